@@ -1,0 +1,250 @@
+//! The audit log: one JSON object per line for every decision, allow or deny.
+//!
+//! Each record is built in memory and appended with a single `write` on a file opened
+//! with `O_APPEND`, so records from concurrent gates never interleave. A log that cannot
+//! be written is reported by the caller: a warning, or a refusal when the configuration
+//! says the log is required.
+
+use std::fs::{DirBuilder, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{Map, Value, json};
+
+use crate::config::AuditLog;
+
+/// One decision, as it is recorded.
+#[derive(Debug, Clone)]
+pub struct Record<'a> {
+    pub call_id: &'a str,
+    pub session_id: &'a str,
+    pub level: &'a str,
+    /// What kind of request: `command`, `script`, `program` or `session`.
+    pub kind: &'a str,
+    /// The command text judged; `None` for a shell session.
+    pub command: Option<&'a str>,
+    /// `allow` or `deny`.
+    pub decision: &'a str,
+    /// rule / remembered / socket / tty / level / deny-rule / timeout / no-approver / error
+    pub decided_by: &'a str,
+    pub rule: Option<&'a str>,
+    pub rule_origin: Option<String>,
+    pub message: Option<&'a str>,
+    /// What the sandbox enforced, for runs at `safe`.
+    pub sandbox: Option<Value>,
+}
+
+/// The path records go to, or `None` when the log is off.
+pub fn resolve_path(
+    log: &AuditLog,
+    var: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> Result<Option<PathBuf>, String> {
+    match log {
+        AuditLog::Off => Ok(None),
+        AuditLog::Path(p) => Ok(Some(p.clone())),
+        AuditLog::Default => {
+            let absolute = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
+            let dir = match absolute("XDG_STATE_HOME") {
+                Some(state) => state.join("gate"),
+                None => match absolute("HOME") {
+                    Some(home) => home.join(".local/state/gate"),
+                    None => {
+                        return Err(
+                            "neither XDG_STATE_HOME nor HOME is set, so the default audit log \
+                             has no place"
+                                .into(),
+                        );
+                    }
+                },
+            };
+            Ok(Some(dir.join("audit.jsonl")))
+        }
+    }
+}
+
+/// The record as one line of JSON, newline included.
+pub fn encode(record: &Record<'_>, now: SystemTime) -> Vec<u8> {
+    let mut object = Map::new();
+    object.insert("time".into(), json!(rfc3339(now)));
+    object.insert("call_id".into(), json!(record.call_id));
+    object.insert("session_id".into(), json!(record.session_id));
+    object.insert("pid".into(), json!(std::process::id()));
+    object.insert("uid".into(), json!(nix::unistd::getuid().as_raw()));
+    let cwd = std::env::current_dir()
+        .map(|p| p.to_string_lossy().into_owned())
+        .ok();
+    object.insert("cwd".into(), json!(cwd));
+    object.insert("level".into(), json!(record.level));
+    object.insert("kind".into(), json!(record.kind));
+    object.insert("command".into(), json!(record.command));
+    object.insert("decision".into(), json!(record.decision));
+    object.insert("decided_by".into(), json!(record.decided_by));
+    object.insert("rule".into(), json!(record.rule));
+    object.insert("rule_origin".into(), json!(record.rule_origin));
+    object.insert("message".into(), json!(record.message));
+    object.insert(
+        "sandbox".into(),
+        record.sandbox.clone().unwrap_or(Value::Null),
+    );
+    let mut line = serde_json::to_vec(&Value::Object(object)).expect("a JSON map always encodes");
+    line.push(b'\n');
+    line
+}
+
+/// Append one record to `path`, creating the file (0600) and its directory (0700).
+pub fn append(path: &Path, line: &[u8]) -> io::Result<()> {
+    let open = || {
+        OpenOptions::new()
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .open(path)
+    };
+    let mut file = match open() {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+            }
+            open()?
+        }
+        other => other?,
+    };
+    let written = file.write(line)?;
+    if written != line.len() {
+        return Err(io::Error::new(
+            io::ErrorKind::WriteZero,
+            format!("only {written} of {} bytes were written", line.len()),
+        ));
+    }
+    Ok(())
+}
+
+/// UTC time as RFC 3339 with milliseconds: `2026-11-29T21:29:22.123Z`.
+pub fn rfc3339(time: SystemTime) -> String {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(i64::try_from(days).unwrap_or(0));
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        since.subsec_millis()
+    )
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian (year, month, day), after Howard
+/// Hinnant's `civil_from_days`.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = u32::try_from(doy - (153 * mp + 2) / 5 + 1).unwrap_or(1);
+    let month = u32::try_from(if mp < 10 { mp + 3 } else { mp - 9 }).unwrap_or(1);
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn time_is_formatted_in_utc() {
+        let t = UNIX_EPOCH + Duration::from_millis(1_796_031_362_123);
+        assert_eq!(rfc3339(t), "2026-11-30T09:36:02.123Z");
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
+        assert_eq!(rfc3339(leap), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn the_default_path_follows_xdg_then_home() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| std::ffi::OsString::from(v))
+            }
+        };
+        assert_eq!(
+            resolve_path(
+                &AuditLog::Default,
+                &env(&[("XDG_STATE_HOME", "/s"), ("HOME", "/h")])
+            ),
+            Ok(Some(PathBuf::from("/s/gate/audit.jsonl")))
+        );
+        assert_eq!(
+            resolve_path(
+                &AuditLog::Default,
+                &env(&[("XDG_STATE_HOME", "rel"), ("HOME", "/h")])
+            ),
+            Ok(Some(PathBuf::from("/h/.local/state/gate/audit.jsonl")))
+        );
+        assert!(resolve_path(&AuditLog::Default, &env(&[])).is_err());
+        assert_eq!(resolve_path(&AuditLog::Off, &env(&[])), Ok(None));
+    }
+
+    #[test]
+    fn a_record_is_one_line_of_json_with_every_field() {
+        let record = Record {
+            call_id: "c1",
+            session_id: "s1",
+            level: "ask",
+            kind: "command",
+            command: Some("echo a\nb"),
+            decision: "deny",
+            decided_by: "deny-rule",
+            rule: Some("echo"),
+            rule_origin: Some("--deny".into()),
+            message: None,
+            sandbox: None,
+        };
+        let line = encode(&record, UNIX_EPOCH);
+        assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
+        assert_eq!(*line.last().unwrap(), b'\n');
+        let v: Value = serde_json::from_slice(&line).unwrap();
+        for key in [
+            "time",
+            "call_id",
+            "session_id",
+            "pid",
+            "uid",
+            "cwd",
+            "level",
+            "kind",
+            "command",
+            "decision",
+            "decided_by",
+            "rule",
+            "rule_origin",
+            "message",
+            "sandbox",
+        ] {
+            assert!(v.get(key).is_some(), "missing {key}");
+        }
+        assert_eq!(v["command"], "echo a\nb");
+        assert_eq!(v["pid"], std::process::id());
+    }
+
+    #[test]
+    fn append_creates_private_directories_and_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a/b/audit.jsonl");
+        append(&path, b"{}\n").unwrap();
+        append(&path, b"{}\n").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"{}\n{}\n");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(mode(&dir.path().join("a/b")), 0o700);
+    }
+}

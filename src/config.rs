@@ -1,0 +1,1297 @@
+//! Configuration: the layers, the system lock, and validation with exact locations.
+//!
+//! Layers, each overriding the one before: built-in defaults → the system file
+//! (`/etc/gate/config.toml`) → the user file (`$XDG_CONFIG_HOME/gate/config.toml`, or
+//! `~/.config/gate/config.toml`; `GATE_CONFIG` / `--config` name another file instead) →
+//! `GATE_*` environment variables → command-line options. Rules accumulate over the
+//! layers; every other key is replaced by a later layer.
+//!
+//! When the system file says `lock = true`, later layers may only make the policy
+//! stricter; anything else is an error that names the layer and key, and nothing runs.
+//! Every error names its source (file and line, variable or option) and key.
+//!
+//! Parsing and merging are pure (text in, [`Settings`] out). [`load`] is the only part
+//! that reads files and the environment.
+
+#![forbid(unsafe_code)]
+
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use toml::de::{DeTable, DeValue};
+
+use crate::invocation::GateArgs;
+use crate::policy::{AllowRules, DenyRules, Level, Origin, Policy, RuleError};
+
+/// The system configuration file. Packagers may move it at build time.
+pub const SYSTEM_CONFIG: &str = match option_env!("GATE_SYSTEM_CONFIG") {
+    Some(path) => path,
+    None => "/etc/gate/config.toml",
+};
+
+/// The default level: `ask`. Nothing runs that no rule allows and nobody approved, so a
+/// fresh install is safe even before anyone configures it, and unlike `deny` it still
+/// runs the commands a user has allowed; unlike `safe` it needs no kernel support.
+pub const DEFAULT_LEVEL: Level = Level::Ask;
+/// The default real shell for `-c`: POSIX sh, like `sh -c`.
+pub const DEFAULT_SHELL: &str = "/bin/sh";
+/// Seconds to wait for an approver: below the two minutes agents give a tool call, so the
+/// model hears "denied" rather than its own timeout.
+pub const DEFAULT_TIMEOUT: u32 = 60;
+pub const MAX_TIMEOUT: u32 = 86_400;
+
+/// Where audit records go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuditLog {
+    /// `$XDG_STATE_HOME/gate/audit.jsonl`, or `~/.local/state/gate/audit.jsonl`.
+    Default,
+    Off,
+    Path(PathBuf),
+}
+
+/// Everything gate needs to decide and run, merged from all layers.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub policy: Policy,
+    pub shell: Option<(PathBuf, Origin)>,
+    pub audit_log: AuditLog,
+    pub audit_required: bool,
+    pub socket: Option<PathBuf>,
+    pub tty: bool,
+    pub timeout: u32,
+    pub session: Option<String>,
+    /// The system file, when it locks the configuration.
+    pub locked_by: Option<Arc<Path>>,
+    /// Configuration files that were read, in order.
+    pub files: Vec<PathBuf>,
+}
+
+/// A configuration problem: gate's own failure, exit 125, nothing runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError(String);
+
+impl ConfigError {
+    fn at(origin: &Origin, key: &str, problem: impl fmt::Display) -> Self {
+        match origin {
+            Origin::File { .. } => ConfigError(format!("{origin}: key `{key}`: {problem}")),
+            _ => ConfigError(format!("{origin}: {problem}")),
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// One layer's settings, each with where it came from.
+#[derive(Debug, Clone, Default)]
+pub struct Layer {
+    pub level: Option<(Level, Origin)>,
+    pub shell: Option<(PathBuf, Origin)>,
+    pub allow: Vec<(String, Origin)>,
+    pub deny: Vec<(String, Origin)>,
+    pub lock: Option<(bool, Origin)>,
+    pub audit_log: Option<(AuditLog, Origin)>,
+    pub audit_required: Option<(bool, Origin)>,
+    pub socket: Option<(PathBuf, Origin)>,
+    pub tty: Option<(bool, Origin)>,
+    pub timeout: Option<(u32, Origin)>,
+    pub session: Option<(String, Origin)>,
+}
+
+// ---------------------------------------------------------------------------------------
+// Files.
+
+/// Which file a layer comes from: only the system file may lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    System,
+    User,
+}
+
+/// Byte offsets of line starts, to turn spans into line numbers cheaply.
+struct Lines(Vec<usize>);
+
+impl Lines {
+    fn new(text: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        Lines(starts)
+    }
+
+    fn line_of(&self, offset: usize) -> u32 {
+        let line = match self.0.binary_search(&offset) {
+            Ok(i) => i + 1,
+            Err(i) => i,
+        };
+        u32::try_from(line).unwrap_or(u32::MAX)
+    }
+}
+
+struct FileCx<'a> {
+    path: Arc<Path>,
+    lines: Lines,
+    home: Option<&'a Path>,
+    kind: FileKind,
+}
+
+impl FileCx<'_> {
+    fn origin(&self, span: std::ops::Range<usize>) -> Origin {
+        Origin::File {
+            path: self.path.clone(),
+            line: self.lines.line_of(span.start),
+        }
+    }
+}
+
+type Spanned<T> = toml::Spanned<T>;
+
+/// Parse one configuration file's text.
+pub fn parse_file(
+    path: &Path,
+    text: &str,
+    kind: FileKind,
+    home: Option<&Path>,
+) -> Result<Layer, ConfigError> {
+    let cx = FileCx {
+        path: Arc::from(path),
+        lines: Lines::new(text),
+        home,
+        kind,
+    };
+    let table = DeTable::parse(text).map_err(|e| {
+        let span = e.span().unwrap_or(0..0);
+        let line = cx.lines.line_of(span.start);
+        let line_text = text
+            .lines()
+            .nth(line.saturating_sub(1) as usize)
+            .unwrap_or("");
+        let key = line_text
+            .split_once('=')
+            .map(|(k, _)| k.trim())
+            .filter(|k| !k.is_empty() && !k.starts_with('#'));
+        let what = e.message().lines().next().unwrap_or("invalid TOML").trim();
+        ConfigError(match key {
+            Some(key) => format!(
+                "{}:{line}: key `{key}`: malformed TOML: {what}",
+                path.display()
+            ),
+            None => format!("{}:{line}: malformed TOML: {what}", path.display()),
+        })
+    })?;
+    let mut layer = Layer::default();
+    walk_top(&cx, table.get_ref(), &mut layer)?;
+    Ok(layer)
+}
+
+const TOP_KEYS: &[&str] = &[
+    "level", "shell", "allow", "deny", "lock", "approval", "audit",
+];
+const APPROVAL_KEYS: &[&str] = &["socket", "tty", "timeout"];
+const AUDIT_KEYS: &[&str] = &["log", "required"];
+
+fn unknown_key(
+    cx: &FileCx<'_>,
+    key: &Spanned<toml::de::DeString<'_>>,
+    path: &str,
+    known: &[&str],
+) -> ConfigError {
+    ConfigError::at(
+        &cx.origin(key.span()),
+        path,
+        format!(
+            "unknown key; the keys here are {}",
+            known
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    )
+}
+
+fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(), ConfigError> {
+    for (key, value) in table {
+        let name: &str = key.get_ref();
+        let origin = cx.origin(value.span());
+        match name {
+            "level" => {
+                let text = expect_str(cx, name, value)?;
+                let level = parse_level(text).map_err(|e| ConfigError::at(&origin, name, e))?;
+                layer.level = Some((level, origin));
+            }
+            "shell" => {
+                let path = expect_path(cx, name, value)?;
+                layer.shell = Some((path, origin));
+            }
+            "allow" | "deny" => {
+                let list = if name == "allow" {
+                    &mut layer.allow
+                } else {
+                    &mut layer.deny
+                };
+                for item in expect_array(cx, name, value)? {
+                    let rule = expect_str(cx, name, item)?;
+                    let item_origin = cx.origin(item.span());
+                    check_rule(rule, name).map_err(|e| ConfigError::at(&item_origin, name, e))?;
+                    list.push((rule.to_owned(), item_origin));
+                }
+            }
+            "lock" => {
+                let lock = expect_bool(cx, name, value)?;
+                if cx.kind != FileKind::System {
+                    return Err(ConfigError::at(
+                        &origin,
+                        name,
+                        format!("only the system file {SYSTEM_CONFIG} can lock the configuration"),
+                    ));
+                }
+                layer.lock = Some((lock, origin));
+            }
+            "approval" => {
+                for (key, value) in expect_table(cx, name, value)? {
+                    let sub: &str = key.get_ref();
+                    let path = format!("approval.{sub}");
+                    let origin = cx.origin(value.span());
+                    match sub {
+                        "socket" => layer.socket = Some((expect_path(cx, &path, value)?, origin)),
+                        "tty" => layer.tty = Some((expect_bool(cx, &path, value)?, origin)),
+                        "timeout" => {
+                            let seconds = expect_int(cx, &path, value)?;
+                            let seconds = check_timeout(seconds)
+                                .map_err(|e| ConfigError::at(&origin, &path, e))?;
+                            layer.timeout = Some((seconds, origin));
+                        }
+                        _ => return Err(unknown_key(cx, key, &path, APPROVAL_KEYS)),
+                    }
+                }
+            }
+            "audit" => {
+                for (key, value) in expect_table(cx, name, value)? {
+                    let sub: &str = key.get_ref();
+                    let path = format!("audit.{sub}");
+                    let origin = cx.origin(value.span());
+                    match sub {
+                        "log" => {
+                            let log = if value.get_ref().as_str() == Some("off") {
+                                AuditLog::Off
+                            } else {
+                                AuditLog::Path(expect_path(cx, &path, value)?)
+                            };
+                            layer.audit_log = Some((log, origin));
+                        }
+                        "required" => {
+                            layer.audit_required = Some((expect_bool(cx, &path, value)?, origin))
+                        }
+                        _ => return Err(unknown_key(cx, key, &path, AUDIT_KEYS)),
+                    }
+                }
+            }
+            _ => return Err(unknown_key(cx, key, name, TOP_KEYS)),
+        }
+    }
+    Ok(())
+}
+
+fn type_error(
+    cx: &FileCx<'_>,
+    key: &str,
+    value: &Spanned<DeValue<'_>>,
+    expected: &str,
+) -> ConfigError {
+    ConfigError::at(
+        &cx.origin(value.span()),
+        key,
+        format!("expected {expected}, found {}", value.get_ref().type_str()),
+    )
+}
+
+fn expect_str<'v>(
+    cx: &FileCx<'_>,
+    key: &str,
+    value: &'v Spanned<DeValue<'_>>,
+) -> Result<&'v str, ConfigError> {
+    value
+        .get_ref()
+        .as_str()
+        .ok_or_else(|| type_error(cx, key, value, "a string"))
+}
+
+fn expect_bool(
+    cx: &FileCx<'_>,
+    key: &str,
+    value: &Spanned<DeValue<'_>>,
+) -> Result<bool, ConfigError> {
+    value
+        .get_ref()
+        .as_bool()
+        .ok_or_else(|| type_error(cx, key, value, "true or false"))
+}
+
+fn expect_int(
+    cx: &FileCx<'_>,
+    key: &str,
+    value: &Spanned<DeValue<'_>>,
+) -> Result<i64, ConfigError> {
+    let int = value
+        .get_ref()
+        .as_integer()
+        .ok_or_else(|| type_error(cx, key, value, "an integer"))?;
+    let digits: String = int.as_str().chars().filter(|&c| c != '_').collect();
+    let (negative, digits) = match digits.strip_prefix('-') {
+        Some(rest) => (true, rest.to_owned()),
+        None => (
+            false,
+            digits.strip_prefix('+').unwrap_or(&digits).to_owned(),
+        ),
+    };
+    let digits = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0o"))
+        .or_else(|| digits.strip_prefix("0b"))
+        .unwrap_or(&digits);
+    let magnitude = i64::from_str_radix(digits, int.radix()).map_err(|_| {
+        ConfigError::at(&cx.origin(value.span()), key, "the integer is out of range")
+    })?;
+    Ok(if negative { -magnitude } else { magnitude })
+}
+
+fn expect_array<'v, 'i>(
+    cx: &FileCx<'_>,
+    key: &str,
+    value: &'v Spanned<DeValue<'i>>,
+) -> Result<&'v [Spanned<DeValue<'i>>], ConfigError> {
+    value
+        .get_ref()
+        .as_array()
+        .map(|a| &a[..])
+        .ok_or_else(|| type_error(cx, key, value, "an array of strings"))
+}
+
+fn expect_table<'v, 'i>(
+    cx: &FileCx<'_>,
+    key: &str,
+    value: &'v Spanned<DeValue<'i>>,
+) -> Result<&'v DeTable<'i>, ConfigError> {
+    value
+        .get_ref()
+        .as_table()
+        .ok_or_else(|| type_error(cx, key, value, "a table"))
+}
+
+/// A path in a file: absolute, or `~/…` under the home directory.
+fn expect_path(
+    cx: &FileCx<'_>,
+    key: &str,
+    value: &Spanned<DeValue<'_>>,
+) -> Result<PathBuf, ConfigError> {
+    let text = expect_str(cx, key, value)?;
+    let origin = cx.origin(value.span());
+    if let Some(rest) = text.strip_prefix("~/") {
+        return match cx.home {
+            Some(home) => Ok(home.join(rest)),
+            None => Err(ConfigError::at(&origin, key, "`~` needs HOME to be set")),
+        };
+    }
+    let path = PathBuf::from(text);
+    if !path.is_absolute() {
+        return Err(ConfigError::at(
+            &origin,
+            key,
+            format!("`{text}` must be an absolute path or start with ~/"),
+        ));
+    }
+    Ok(path)
+}
+
+// ---------------------------------------------------------------------------------------
+// Values shared by every layer.
+
+fn parse_level(text: &str) -> Result<Level, String> {
+    Level::parse(text).ok_or_else(|| {
+        format!(
+            "`{}` is not a level; use deny, ask, safe or full",
+            text.escape_debug()
+        )
+    })
+}
+
+fn check_timeout(seconds: i64) -> Result<u32, String> {
+    u32::try_from(seconds)
+        .ok()
+        .filter(|s| (1..=MAX_TIMEOUT).contains(s))
+        .ok_or_else(|| {
+            format!("the timeout must be between 1 and {MAX_TIMEOUT} seconds, not {seconds}")
+        })
+}
+
+/// Validate a rule as the layer that gives it, so the error points there. The rule sets
+/// validate again when they are built; this early check gives the better location.
+fn check_rule(rule: &str, key: &str) -> Result<(), RuleError> {
+    if key == "deny" {
+        DenyRules::new().add(rule, Origin::BuiltIn)
+    } else {
+        crate::policy::validate_rule(rule).map(|_| ())
+    }
+}
+
+/// A session id names files and appears in messages: short and plain.
+pub fn check_session(id: &str) -> Result<(), String> {
+    let ok = (1..=128).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._:@+-".contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{}` is not a session id: use 1 to 128 letters, digits or ._:@+-",
+            id.escape_debug()
+        ))
+    }
+}
+
+fn utf8<'a>(value: &'a OsStr, origin: &Origin, key: &str) -> Result<&'a str, ConfigError> {
+    value
+        .to_str()
+        .ok_or_else(|| ConfigError::at(origin, key, "the value is not valid UTF-8"))
+}
+
+fn non_empty_path(value: &OsStr, origin: &Origin, key: &str) -> Result<PathBuf, ConfigError> {
+    if value.is_empty() {
+        return Err(ConfigError::at(origin, key, "the path is empty"));
+    }
+    Ok(PathBuf::from(value))
+}
+
+/// Settings given as strings, by variables or options: parse each into `layer`.
+struct TextSettings<'a> {
+    level: Option<(&'a OsStr, Origin)>,
+    shell: Option<(&'a OsStr, Origin)>,
+    audit_log: Option<(&'a OsStr, Origin)>,
+    timeout: Option<(&'a OsStr, Origin)>,
+    session: Option<(&'a OsStr, Origin)>,
+    socket: Option<(&'a OsStr, Origin)>,
+}
+
+fn parse_text_settings(t: TextSettings<'_>, layer: &mut Layer) -> Result<(), ConfigError> {
+    if let Some((value, origin)) = t.level {
+        let level = parse_level(utf8(value, &origin, "level")?)
+            .map_err(|e| ConfigError::at(&origin, "level", e))?;
+        layer.level = Some((level, origin));
+    }
+    if let Some((value, origin)) = t.shell {
+        let path = non_empty_path(value, &origin, "shell")?;
+        if !path.is_absolute() {
+            return Err(ConfigError::at(
+                &origin,
+                "shell",
+                "the shell must be an absolute path",
+            ));
+        }
+        layer.shell = Some((path, origin));
+    }
+    if let Some((value, origin)) = t.audit_log {
+        let log = if value == "off" {
+            AuditLog::Off
+        } else {
+            AuditLog::Path(non_empty_path(value, &origin, "audit.log")?)
+        };
+        layer.audit_log = Some((log, origin));
+    }
+    if let Some((value, origin)) = t.timeout {
+        let text = utf8(value, &origin, "approval.timeout")?;
+        let seconds: i64 = text.trim().parse().map_err(|_| {
+            ConfigError::at(
+                &origin,
+                "approval.timeout",
+                format!("`{}` is not a number of seconds", text.escape_debug()),
+            )
+        })?;
+        let seconds =
+            check_timeout(seconds).map_err(|e| ConfigError::at(&origin, "approval.timeout", e))?;
+        layer.timeout = Some((seconds, origin));
+    }
+    if let Some((value, origin)) = t.session {
+        let id = utf8(value, &origin, "session")?;
+        check_session(id).map_err(|e| ConfigError::at(&origin, "session", e))?;
+        layer.session = Some((id.to_owned(), origin));
+    }
+    if let Some((value, origin)) = t.socket {
+        layer.socket = Some((non_empty_path(value, &origin, "approval.socket")?, origin));
+    }
+    Ok(())
+}
+
+/// The environment layer. Empty variables count as unset.
+pub fn env_layer(env: &dyn Fn(&str) -> Option<OsString>) -> Result<Layer, ConfigError> {
+    let get = |name: &'static str| {
+        env(name)
+            .filter(|v| !v.is_empty())
+            .map(|v| (v, Origin::Env(name)))
+    };
+    let level = get("GATE_LEVEL");
+    let shell = get("GATE_SHELL");
+    let audit_log = get("GATE_AUDIT_LOG");
+    let timeout = get("GATE_TIMEOUT");
+    let session = get("GATE_SESSION");
+    let socket = get("GATE_SOCKET");
+    let mut layer = Layer::default();
+    fn r(o: &Option<(OsString, Origin)>) -> Option<(&OsStr, Origin)> {
+        o.as_ref().map(|(v, o)| (v.as_os_str(), o.clone()))
+    }
+    parse_text_settings(
+        TextSettings {
+            level: r(&level),
+            shell: r(&shell),
+            audit_log: r(&audit_log),
+            timeout: r(&timeout),
+            session: r(&session),
+            socket: r(&socket),
+        },
+        &mut layer,
+    )?;
+    Ok(layer)
+}
+
+/// The command-line layer.
+pub fn flag_layer(args: &GateArgs) -> Result<Layer, ConfigError> {
+    let mut layer = Layer::default();
+    fn f<'a>(v: &'a Option<OsString>, name: &'static str) -> Option<(&'a OsStr, Origin)> {
+        v.as_deref().map(|v| (v, Origin::Flag(name)))
+    }
+    parse_text_settings(
+        TextSettings {
+            level: f(&args.level, "--level"),
+            shell: f(&args.shell, "--shell"),
+            audit_log: f(&args.audit_log, "--audit-log"),
+            timeout: f(&args.timeout, "--timeout"),
+            session: f(&args.session, "--session"),
+            socket: f(&args.socket, "--socket"),
+        },
+        &mut layer,
+    )?;
+    for (list, values, name) in [
+        (&mut layer.allow, &args.allow, "--allow"),
+        (&mut layer.deny, &args.deny, "--deny"),
+    ] {
+        let key = &name[2..];
+        for value in values {
+            let origin = Origin::Flag(name);
+            let rule = utf8(value, &origin, key)?;
+            check_rule(rule, key).map_err(|e| {
+                ConfigError::at(&origin, key, format!("`{}`: {e}", rule.escape_debug()))
+            })?;
+            list.push((rule.to_owned(), origin));
+        }
+    }
+    if args.no_tty {
+        layer.tty = Some((false, Origin::Flag("--no-tty")));
+    }
+    Ok(layer)
+}
+
+// ---------------------------------------------------------------------------------------
+// Merging.
+
+/// Merge layers in order (system file first). When the first layer locks, every later
+/// layer may only tighten.
+pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, ConfigError> {
+    let mut s = Settings {
+        policy: Policy {
+            level: DEFAULT_LEVEL,
+            level_origin: Origin::BuiltIn,
+            allow: AllowRules::new(),
+            deny: DenyRules::new(),
+        },
+        shell: None,
+        audit_log: AuditLog::Default,
+        audit_required: false,
+        socket: None,
+        tty: true,
+        timeout: DEFAULT_TIMEOUT,
+        session: None,
+        locked_by: None,
+        files,
+    };
+    // Keys the locking file set itself: a later layer may not change those.
+    let mut locked_audit_log = false;
+    let mut locked_socket = false;
+
+    for layer in layers {
+        let locked = s.locked_by.is_some();
+        let refuse = |origin: &Origin, key: &str, what: &str| -> ConfigError {
+            let by = s
+                .locked_by
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
+            ConfigError::at(
+                origin,
+                key,
+                format!("{by} locks the configuration (lock = true), so {what}"),
+            )
+        };
+        if let Some((level, origin)) = layer.level {
+            if locked && level != s.policy.level && level != Level::Deny {
+                return Err(refuse(
+                    &origin,
+                    "level",
+                    &format!(
+                        "the level stays `{}` (only `deny` may be chosen instead)",
+                        s.policy.level
+                    ),
+                ));
+            }
+            s.policy.level = level;
+            s.policy.level_origin = origin;
+        }
+        if let Some((path, origin)) = layer.shell {
+            if locked && s.shell.as_ref().map(|(p, _)| p) != Some(&path) {
+                return Err(refuse(&origin, "shell", "the shell cannot be changed"));
+            }
+            s.shell = Some((path, origin));
+        }
+        for (rule, origin) in layer.allow {
+            if locked {
+                return Err(refuse(&origin, "allow", "no allow rules can be added"));
+            }
+            s.policy
+                .allow
+                .add(&rule, origin.clone())
+                .map_err(|e| ConfigError::at(&origin, "allow", e))?;
+        }
+        for (rule, origin) in layer.deny {
+            s.policy
+                .deny
+                .add(&rule, origin.clone())
+                .map_err(|e| ConfigError::at(&origin, "deny", e))?;
+        }
+        if let Some((log, origin)) = layer.audit_log {
+            if locked && (log == AuditLog::Off || (locked_audit_log && log != s.audit_log)) {
+                return Err(refuse(
+                    &origin,
+                    "audit.log",
+                    "the audit log cannot be turned off or moved",
+                ));
+            }
+            if !locked {
+                locked_audit_log = true;
+            }
+            s.audit_log = log;
+        }
+        if let Some((required, origin)) = layer.audit_required {
+            if locked && s.audit_required && !required {
+                return Err(refuse(
+                    &origin,
+                    "audit.required",
+                    "the audit log stays required",
+                ));
+            }
+            s.audit_required = required;
+        }
+        if let Some((socket, origin)) = layer.socket {
+            if locked && locked_socket && s.socket.as_ref() != Some(&socket) {
+                return Err(refuse(
+                    &origin,
+                    "approval.socket",
+                    "the approver socket cannot be changed",
+                ));
+            }
+            if !locked {
+                locked_socket = true;
+            }
+            s.socket = Some(socket);
+        }
+        if let Some((tty, origin)) = layer.tty {
+            if locked && tty && !s.tty {
+                return Err(refuse(
+                    &origin,
+                    "approval.tty",
+                    "asking on the terminal stays off",
+                ));
+            }
+            s.tty = tty;
+        }
+        if let Some((timeout, origin)) = layer.timeout {
+            if locked && timeout > s.timeout {
+                return Err(refuse(
+                    &origin,
+                    "approval.timeout",
+                    &format!(
+                        "the approval timeout can only be shortened (it is {} s)",
+                        s.timeout
+                    ),
+                ));
+            }
+            s.timeout = timeout;
+        }
+        if let Some((session, _)) = layer.session {
+            s.session = Some(session);
+        }
+        if let Some((lock, origin)) = layer.lock {
+            if lock {
+                let Origin::File { path, .. } = origin else {
+                    unreachable!("only files carry `lock`")
+                };
+                s.locked_by = Some(path);
+            }
+        }
+    }
+    Ok(s)
+}
+
+// ---------------------------------------------------------------------------------------
+// Loading: the only I/O here.
+
+/// What [`load`] reads from the process environment.
+pub struct Environment<'a> {
+    pub var: &'a dyn Fn(&str) -> Option<OsString>,
+}
+
+impl Environment<'_> {
+    fn path(&self, name: &str) -> Option<PathBuf> {
+        (self.var)(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    }
+
+    pub fn home(&self) -> Option<PathBuf> {
+        self.path("HOME").filter(|p| p.is_absolute())
+    }
+
+    fn user_config(&self) -> Option<PathBuf> {
+        match self.path("XDG_CONFIG_HOME").filter(|p| p.is_absolute()) {
+            Some(dir) => Some(dir.join("gate/config.toml")),
+            None => self.home().map(|h| h.join(".config/gate/config.toml")),
+        }
+    }
+}
+
+/// Read a file that may be absent (`Ok(None)`); any other failure is an error.
+fn read_optional(path: &Path) -> Result<Option<String>, ConfigError> {
+    match std::fs::read(path) {
+        Ok(bytes) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| ConfigError(format!("{}: the file is not valid UTF-8", path.display()))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(ConfigError(format!(
+            "{}: cannot read it: {e}",
+            path.display()
+        ))),
+    }
+}
+
+/// Load every layer and merge them.
+pub fn load(args: &GateArgs, env: &Environment<'_>) -> Result<Settings, ConfigError> {
+    load_with_system(args, env, Path::new(SYSTEM_CONFIG))
+}
+
+/// [`load`] with the system file's path given (for tests of the pure parts).
+pub fn load_with_system(
+    args: &GateArgs,
+    env: &Environment<'_>,
+    system_path: &Path,
+) -> Result<Settings, ConfigError> {
+    let home = env.home();
+    let mut layers = Vec::with_capacity(4);
+    let mut files = Vec::new();
+
+    let explicit_user = match (
+        &args.config,
+        (env.var)("GATE_CONFIG").filter(|v| !v.is_empty()),
+    ) {
+        (Some(flag), _) => Some((PathBuf::from(flag), "--config")),
+        (None, Some(var)) => Some((PathBuf::from(var), "GATE_CONFIG")),
+        (None, None) => None,
+    };
+    if args.no_config && args.config.is_some() {
+        return Err(ConfigError(
+            "--config and --no-config cannot be used together".into(),
+        ));
+    }
+
+    // The system file is read even with --no-config, because a locked one cannot be
+    // ignored.
+    if let Some(text) = read_optional(system_path)? {
+        let layer = parse_file(system_path, &text, FileKind::System, home.as_deref())?;
+        let locks = matches!(layer.lock, Some((true, _)));
+        if args.no_config {
+            if locks {
+                return Err(ConfigError(format!(
+                    "--no-config: {} locks the configuration (lock = true), so it cannot be ignored",
+                    system_path.display()
+                )));
+            }
+        } else {
+            files.push(system_path.to_owned());
+            layers.push(layer);
+        }
+    }
+
+    if !args.no_config {
+        let (path, required) = match explicit_user {
+            Some((path, source)) => {
+                if path.as_os_str().is_empty() {
+                    return Err(ConfigError(format!("{source}: the path is empty")));
+                }
+                (Some(path), Some(source))
+            }
+            None => (env.user_config(), None),
+        };
+        if let Some(path) = path {
+            match read_optional(&path)? {
+                Some(text) => {
+                    layers.push(parse_file(&path, &text, FileKind::User, home.as_deref())?);
+                    files.push(path);
+                }
+                None => {
+                    if let Some(source) = required {
+                        return Err(ConfigError(format!(
+                            "{source}: {}: no such file",
+                            path.display()
+                        )));
+                    }
+                }
+            }
+        }
+    }
+
+    layers.push(env_layer(env.var)?);
+    layers.push(flag_layer(args)?);
+    merge(layers, files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(text: &str) -> Result<Layer, ConfigError> {
+        parse_file(
+            Path::new("/etc/gate/config.toml"),
+            text,
+            FileKind::System,
+            Some(Path::new("/home/u")),
+        )
+    }
+
+    fn user_file(text: &str) -> Result<Layer, ConfigError> {
+        parse_file(
+            Path::new("/home/u/.config/gate/config.toml"),
+            text,
+            FileKind::User,
+            Some(Path::new("/home/u")),
+        )
+    }
+
+    fn err(r: Result<Layer, ConfigError>) -> String {
+        r.unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_full_file_parses() {
+        let layer = file(
+            r#"
+level = "ask"
+shell = "/bin/bash"
+allow = ["git status", "cargo test"]
+deny = ["git push --force"]
+lock = true
+[approval]
+socket = "~/gate.sock"
+tty = false
+timeout = 30
+[audit]
+log = "~/audit.jsonl"
+required = true
+"#,
+        )
+        .unwrap();
+        assert_eq!(layer.level.unwrap().0, Level::Ask);
+        assert_eq!(layer.shell.unwrap().0, PathBuf::from("/bin/bash"));
+        assert_eq!(layer.allow.len(), 2);
+        assert_eq!(layer.allow[1].0, "cargo test");
+        assert_eq!(
+            layer.allow[1].1,
+            Origin::File {
+                path: Arc::from(Path::new("/etc/gate/config.toml")),
+                line: 4
+            }
+        );
+        assert_eq!(layer.deny[0].0, "git push --force");
+        assert!(layer.lock.unwrap().0);
+        assert_eq!(layer.socket.unwrap().0, PathBuf::from("/home/u/gate.sock"));
+        assert!(!layer.tty.unwrap().0);
+        assert_eq!(layer.timeout.unwrap().0, 30);
+        assert_eq!(
+            layer.audit_log.unwrap().0,
+            AuditLog::Path("/home/u/audit.jsonl".into())
+        );
+        assert!(layer.audit_required.unwrap().0);
+    }
+
+    #[test]
+    fn dotted_keys_are_the_same_keys() {
+        let layer = file("approval.timeout = 5\naudit.log = \"off\"\n").unwrap();
+        assert_eq!(layer.timeout.unwrap().0, 5);
+        assert_eq!(layer.audit_log.unwrap().0, AuditLog::Off);
+    }
+
+    #[test]
+    fn unknown_keys_name_file_line_and_key() {
+        let e = err(file("level = \"ask\"\n\nlevle = \"full\"\n"));
+        assert!(
+            e.starts_with("/etc/gate/config.toml:3: key `levle`: unknown key"),
+            "{e}"
+        );
+        let e = err(file("[approval]\ntty = true\nsockt = \"/x\"\n"));
+        assert!(
+            e.starts_with("/etc/gate/config.toml:3: key `approval.sockt`: unknown key"),
+            "{e}"
+        );
+        let e = err(file("[sandbox]\nnetwork = true\n"));
+        assert!(e.contains("key `sandbox`: unknown key"), "{e}");
+    }
+
+    #[test]
+    fn wrong_types_name_file_line_and_key() {
+        let e = err(file("\nlevel = 3\n"));
+        assert_eq!(
+            e,
+            "/etc/gate/config.toml:2: key `level`: expected a string, found integer"
+        );
+        let e = err(file("allow = \"ls\"\n"));
+        assert!(
+            e.contains(":1: key `allow`: expected an array of strings, found string"),
+            "{e}"
+        );
+        let e = err(file("allow = [\n  \"ls\",\n  3,\n]\n"));
+        assert!(
+            e.contains(":3: key `allow`: expected a string, found integer"),
+            "{e}"
+        );
+        let e = err(file("[approval]\ntty = \"yes\"\n"));
+        assert!(
+            e.contains(":2: key `approval.tty`: expected true or false, found string"),
+            "{e}"
+        );
+        let e = err(file("approval = 1\n"));
+        assert!(e.contains(":1: key `approval`: expected a table"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_name_file_line_and_key() {
+        let e = err(file("level = \"yolo\"\n"));
+        assert!(e.contains(":1: key `level`: `yolo` is not a level"), "{e}");
+        let e = err(file("[approval]\ntimeout = 0\n"));
+        assert!(
+            e.contains(":2: key `approval.timeout`: the timeout must be between"),
+            "{e}"
+        );
+        let e = err(file("[approval]\ntimeout = 99999999999999999999\n"));
+        assert!(e.contains("approval.timeout"), "{e}");
+        let e = err(file("shell = \"bash\"\n"));
+        assert!(
+            e.contains(":1: key `shell`: `bash` must be an absolute path"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn bad_rules_name_file_line_and_key() {
+        let e = err(file(
+            "allow = [\n  \"git status\",\n  \"git status; ls\",\n]\n",
+        ));
+        assert!(e.starts_with("/etc/gate/config.toml:3: key `allow`: a rule cannot contain the shell character ';'"), "{e}");
+        let e = err(file("deny = [\"  \"]\n"));
+        assert!(e.contains(":1: key `deny`: a rule cannot be blank"), "{e}");
+        let e = err(file("deny = [\"FOO=1\"]\n"));
+        assert!(
+            e.contains(":1: key `deny`: a deny rule must name a program"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn malformed_toml_names_file_and_line() {
+        let e = err(file("level = \"ask\"\nallow = [\"ls\"\n"));
+        assert!(e.starts_with("/etc/gate/config.toml:"), "{e}");
+        assert!(e.contains("malformed TOML"), "{e}");
+        let e = err(file("level = \"ask\"\nlevel = \"full\"\n"));
+        assert!(e.contains(":2:") && e.contains("malformed TOML"), "{e}");
+        let e = err(file("shell = /bin/sh\n"));
+        assert!(e.contains(":1: key `shell`: malformed TOML"), "{e}");
+        assert!(!e.contains('\n'));
+    }
+
+    #[test]
+    fn only_the_system_file_may_lock() {
+        let e = err(user_file("lock = true\n"));
+        assert!(e.contains("key `lock`: only the system file"), "{e}");
+    }
+
+    fn layer_with(f: impl FnOnce(&mut Layer)) -> Layer {
+        let mut l = Layer::default();
+        f(&mut l);
+        l
+    }
+
+    fn flag(name: &'static str) -> Origin {
+        Origin::Flag(name)
+    }
+
+    fn locked_system() -> Layer {
+        file("lock = true\nlevel = \"safe\"\nallow = [\"ls\"]\n[approval]\ntimeout = 30\ntty = false\n").unwrap()
+    }
+
+    #[test]
+    fn later_layers_replace_values_and_add_rules() {
+        let s = merge(
+            vec![
+                file("level = \"deny\"\nallow = [\"ls\"]\ndeny = [\"rm\"]\n").unwrap(),
+                layer_with(|l| {
+                    l.level = Some((Level::Full, flag("--level")));
+                    l.allow.push(("git status".into(), flag("--allow")));
+                    l.deny.push(("curl".into(), flag("--deny")));
+                }),
+            ],
+            vec![],
+        )
+        .unwrap();
+        assert_eq!(s.policy.level, Level::Full);
+        assert_eq!(s.policy.level_origin, flag("--level"));
+        assert_eq!(s.policy.allow.len(), 2);
+        assert_eq!(s.policy.deny.len(), 2);
+        assert!(s.locked_by.is_none());
+    }
+
+    #[test]
+    fn defaults_apply_without_layers() {
+        let s = merge(vec![], vec![]).unwrap();
+        assert_eq!(s.policy.level, Level::Ask);
+        assert_eq!(s.policy.level_origin, Origin::BuiltIn);
+        assert_eq!(s.timeout, DEFAULT_TIMEOUT);
+        assert!(s.tty);
+        assert_eq!(s.audit_log, AuditLog::Default);
+        assert!(!s.audit_required);
+    }
+
+    #[test]
+    fn a_lock_refuses_every_loosening() {
+        let cases: Vec<(&str, Layer)> = vec![
+            (
+                "level",
+                layer_with(|l| l.level = Some((Level::Full, flag("--level")))),
+            ),
+            (
+                "level",
+                layer_with(|l| l.level = Some((Level::Ask, flag("--level")))),
+            ),
+            (
+                "allow",
+                layer_with(|l| l.allow.push(("git".into(), flag("--allow")))),
+            ),
+            (
+                "shell",
+                layer_with(|l| l.shell = Some(("/bin/bash".into(), flag("--shell")))),
+            ),
+            (
+                "audit.log",
+                layer_with(|l| l.audit_log = Some((AuditLog::Off, flag("--audit-log")))),
+            ),
+            (
+                "approval.tty",
+                layer_with(|l| l.tty = Some((true, Origin::Env("GATE_X")))),
+            ),
+            (
+                "approval.timeout",
+                layer_with(|l| l.timeout = Some((31, flag("--timeout")))),
+            ),
+        ];
+        for (key, layer) in cases {
+            let e = merge(vec![locked_system(), layer], vec![])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("/etc/gate/config.toml locks the configuration"),
+                "{key}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_lock_allows_tightening() {
+        let s = merge(
+            vec![
+                locked_system(),
+                layer_with(|l| {
+                    l.level = Some((Level::Deny, flag("--level")));
+                    l.deny.push(("rm".into(), flag("--deny")));
+                    l.timeout = Some((10, flag("--timeout")));
+                    l.tty = Some((false, flag("--no-tty")));
+                    l.audit_required = Some((true, flag("x")));
+                    l.audit_log = Some((AuditLog::Path("/var/log/x".into()), flag("--audit-log")));
+                }),
+            ],
+            vec![],
+        )
+        .unwrap();
+        assert_eq!(s.policy.level, Level::Deny);
+        assert_eq!(s.timeout, 10);
+        assert_eq!(s.policy.deny.len(), 1);
+        assert!(s.locked_by.is_some());
+        // Restating the locked level is not a change.
+        merge(
+            vec![
+                locked_system(),
+                layer_with(|l| l.level = Some((Level::Safe, flag("--level")))),
+            ],
+            vec![],
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn a_locked_audit_path_cannot_move() {
+        let sys =
+            file("lock = true\n[audit]\nlog = \"/var/log/gate.jsonl\"\nrequired = true\n").unwrap();
+        let moved = layer_with(|l| {
+            l.audit_log = Some((AuditLog::Path("/tmp/x".into()), flag("--audit-log")))
+        });
+        assert!(merge(vec![sys.clone(), moved], vec![]).is_err());
+        let unrequired = layer_with(|l| l.audit_required = Some((false, flag("x"))));
+        assert!(merge(vec![sys, unrequired], vec![]).is_err());
+    }
+
+    #[test]
+    fn an_unlocked_system_file_can_be_overridden() {
+        let sys = file("level = \"deny\"\n").unwrap();
+        let s = merge(
+            vec![
+                sys,
+                layer_with(|l| l.level = Some((Level::Full, flag("--level")))),
+            ],
+            vec![],
+        )
+        .unwrap();
+        assert_eq!(s.policy.level, Level::Full);
+    }
+
+    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| OsString::from(v))
+        }
+    }
+
+    #[test]
+    fn environment_variables_are_parsed_and_named_in_errors() {
+        let env = env_of(&[
+            ("GATE_LEVEL", "full"),
+            ("GATE_TIMEOUT", "7"),
+            ("GATE_SESSION", "abc-1"),
+            ("GATE_AUDIT_LOG", "off"),
+        ]);
+        let l = env_layer(&env).unwrap();
+        assert_eq!(l.level.unwrap(), (Level::Full, Origin::Env("GATE_LEVEL")));
+        assert_eq!(l.timeout.unwrap().0, 7);
+        assert_eq!(l.session.unwrap().0, "abc-1");
+        assert_eq!(l.audit_log.unwrap().0, AuditLog::Off);
+        for (var, value, expect) in [
+            ("GATE_LEVEL", "FULL", "GATE_LEVEL: `FULL` is not a level"),
+            (
+                "GATE_TIMEOUT",
+                "soon",
+                "GATE_TIMEOUT: `soon` is not a number",
+            ),
+            (
+                "GATE_TIMEOUT",
+                "0",
+                "GATE_TIMEOUT: the timeout must be between",
+            ),
+            (
+                "GATE_SESSION",
+                "a b",
+                "GATE_SESSION: `a b` is not a session id",
+            ),
+            (
+                "GATE_SHELL",
+                "bash",
+                "GATE_SHELL: the shell must be an absolute path",
+            ),
+        ] {
+            let e = env_layer(&env_of(&[(var, value)])).unwrap_err().to_string();
+            assert!(e.starts_with(expect), "{e}");
+        }
+        // Empty means unset.
+        assert!(
+            env_layer(&env_of(&[("GATE_LEVEL", "")]))
+                .unwrap()
+                .level
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn flags_are_parsed_and_named_in_errors() {
+        let args = GateArgs {
+            level: Some("deny".into()),
+            allow: vec!["ls".into()],
+            no_tty: true,
+            ..GateArgs::default()
+        };
+        let l = flag_layer(&args).unwrap();
+        assert_eq!(l.level.unwrap(), (Level::Deny, flag("--level")));
+        assert_eq!(l.allow, vec![("ls".to_owned(), flag("--allow"))]);
+        assert!(!l.tty.unwrap().0);
+        let bad = GateArgs {
+            allow: vec!["ls | sh".into()],
+            ..GateArgs::default()
+        };
+        let e = flag_layer(&bad).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--allow: `ls | sh`: a rule cannot contain the shell character '|'"),
+            "{e}"
+        );
+        let bad = GateArgs {
+            timeout: Some("-3".into()),
+            ..GateArgs::default()
+        };
+        assert!(
+            flag_layer(&bad)
+                .unwrap_err()
+                .to_string()
+                .starts_with("--timeout: ")
+        );
+    }
+
+    #[test]
+    fn line_numbers_are_exact_for_many_rules() {
+        let mut text = String::from("allow = [\n");
+        for i in 0..1000 {
+            text.push_str(&format!("  \"cmd{i}\",\n"));
+        }
+        text.push_str("]\n");
+        let l = file(&text).unwrap();
+        assert_eq!(
+            l.allow[999].1,
+            Origin::File {
+                path: Arc::from(Path::new("/etc/gate/config.toml")),
+                line: 1001
+            }
+        );
+    }
+}

@@ -1,0 +1,277 @@
+//! Running an allowed command: find the real shell, then `execve` it (or the program).
+//!
+//! gate replaces itself: after a successful exec there is no gate process left, so the
+//! pid, signals, standard streams, environment, working directory and exit status are
+//! the command's own. exec is reachable only with a [`Permit`], which only an allow
+//! decision produces; a decision that needs the sandbox cannot produce one until the
+//! sandbox exists.
+
+use std::ffi::{CString, OsStr, OsString};
+use std::fmt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use nix::errno::Errno;
+use nix::unistd::{AccessFlags, access};
+
+use crate::policy::Allowed;
+
+/// Proof that a run was allowed.
+#[derive(Debug)]
+pub struct Permit {
+    _private: (),
+}
+
+/// Why an allow decision could not become a [`Permit`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PermitError {
+    /// The decision needs the sandbox, and this build cannot enforce one.
+    SandboxUnavailable,
+}
+
+impl Permit {
+    /// The permit for an allow decision.
+    pub fn for_allowed(allowed: &Allowed) -> Result<Permit, PermitError> {
+        match allowed {
+            // The safe level never runs a command outside the sandbox, and this version
+            // of gate has no sandbox yet.
+            Allowed::Sandboxed => Err(PermitError::SandboxUnavailable),
+            Allowed::Level
+            | Allowed::Rule { .. }
+            | Allowed::RememberedCommand
+            | Allowed::RememberedRule { .. } => Ok(Permit { _private: () }),
+        }
+    }
+}
+
+/// What to exec: a path (or a name to look up in `PATH`) and the whole argv.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub program: OsString,
+    pub argv: Vec<OsString>,
+    /// Look the program up in `PATH` (the `-- PROGRAM` form); otherwise it is a path.
+    pub search_path: bool,
+}
+
+/// An exec that did not happen. The caller turns it into an exit status.
+#[derive(Debug)]
+pub struct ExecError {
+    pub program: OsString,
+    pub errno: Errno,
+}
+
+impl ExecError {
+    /// The status a shell would give: 127 for a program that does not exist. Everything
+    /// else is gate's failure to run it (125): 126 always means "refused".
+    pub fn exit_status(&self) -> i32 {
+        if self.errno == Errno::ENOENT {
+            127
+        } else {
+            125
+        }
+    }
+}
+
+impl fmt::Display for ExecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = self.program.to_string_lossy();
+        match self.errno {
+            Errno::ENOENT => write!(f, "{name}: command not found"),
+            errno => write!(f, "cannot run {name}: {}", errno.desc()),
+        }
+    }
+}
+
+fn cstring(s: &OsStr) -> Result<CString, Errno> {
+    CString::new(s.as_bytes()).map_err(|_| Errno::EINVAL)
+}
+
+/// Replace this process with the plan's program. Returns only if exec failed.
+pub fn exec(plan: Plan, _permit: Permit) -> ExecError {
+    let fail = |errno| ExecError {
+        program: plan.program.clone(),
+        errno,
+    };
+    let program = match cstring(&plan.program) {
+        Ok(p) => p,
+        Err(e) => return fail(e),
+    };
+    let argv: Result<Vec<CString>, Errno> = plan.argv.iter().map(|a| cstring(a)).collect();
+    let argv = match argv {
+        Ok(a) => a,
+        Err(e) => return fail(e),
+    };
+    tracing::debug!(program = ?plan.program, argv = ?plan.argv, "exec");
+    let result = if plan.search_path {
+        nix::unistd::execvp(&program, &argv)
+    } else {
+        nix::unistd::execv(&program, &argv)
+    };
+    match result {
+        Err(errno) => fail(errno),
+        Ok(never) => match never {},
+    }
+}
+
+/// gate's own executable, as a (device, inode) pair, to recognise it under other names.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+fn self_identity() -> Option<(u64, u64)> {
+    identity(Path::new("/proc/self/exe"))
+}
+
+/// Why the real shell could not be found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellError(pub String);
+
+impl fmt::Display for ShellError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The configured shell for gate's own personality, refusing gate itself.
+pub fn configured_shell(path: &Path) -> Result<PathBuf, ShellError> {
+    let own = self_identity();
+    if own.is_some() && identity(path) == own {
+        return Err(ShellError(format!(
+            "the shell {} is gate itself; set --shell, GATE_SHELL or `shell` to a real shell such as /bin/bash",
+            path.display()
+        )));
+    }
+    Ok(path.to_owned())
+}
+
+/// The real shell called `name` for a shim: the first executable of that name on `PATH`
+/// that is not gate itself and not in gate's own directory. Relative `PATH` entries are
+/// skipped: a shell must not be found in a directory the command can write to by
+/// changing its working directory.
+pub fn shim_shell(
+    name: &str,
+    argv0: &OsStr,
+    path_var: Option<&OsStr>,
+) -> Result<PathBuf, ShellError> {
+    let own = self_identity();
+    let own_dirs: Vec<PathBuf> = [
+        std::fs::read_link("/proc/self/exe").ok(),
+        Some(PathBuf::from(argv0)).filter(|p| p.as_os_str().as_bytes().contains(&b'/')),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(|p| p.parent().map(Path::to_owned))
+    .flat_map(|d| {
+        let canonical = d.canonicalize().ok();
+        [Some(d), canonical]
+    })
+    .flatten()
+    .collect();
+    let default_path = OsStr::new("/usr/local/bin:/usr/bin:/bin");
+    let search = path_var.filter(|p| !p.is_empty()).unwrap_or(default_path);
+    for dir in std::env::split_paths(search) {
+        if !dir.is_absolute() || own_dirs.contains(&dir) {
+            continue;
+        }
+        let candidate = dir.join(name);
+        let Ok(meta) = std::fs::metadata(&candidate) else {
+            continue;
+        };
+        if !meta.is_file() || access(&candidate, AccessFlags::X_OK).is_err() {
+            continue;
+        }
+        if own.is_some() && Some((meta.dev(), meta.ino())) == own {
+            continue;
+        }
+        return Ok(candidate);
+    }
+    Err(ShellError(format!(
+        "no real {name} found on PATH outside gate's own directory, so running it would run \
+         gate again; put the directory of the real {name} on PATH"
+    )))
+}
+
+/// argv0 for the real shell in gate's own personality: the shell's file name, with a
+/// leading `-` when gate itself was started as a login shell.
+pub fn shell_argv0(shell: &Path, gate_argv0: &OsStr) -> OsString {
+    let name = shell.file_name().unwrap_or(shell.as_os_str());
+    if gate_argv0.as_bytes().starts_with(b"-") {
+        let mut login = b"-".to_vec();
+        login.extend_from_slice(name.as_bytes());
+        OsString::from_vec(login)
+    } else {
+        name.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_sandboxed_decision_is_refused_a_permit() {
+        assert!(Permit::for_allowed(&Allowed::Level).is_ok());
+        assert!(Permit::for_allowed(&Allowed::RememberedCommand).is_ok());
+        assert_eq!(
+            Permit::for_allowed(&Allowed::Sandboxed).unwrap_err(),
+            PermitError::SandboxUnavailable
+        );
+    }
+
+    #[test]
+    fn login_shells_keep_their_dash() {
+        assert_eq!(
+            shell_argv0(Path::new("/bin/bash"), OsStr::new("gate")),
+            "bash"
+        );
+        assert_eq!(
+            shell_argv0(Path::new("/bin/bash"), OsStr::new("-gate")),
+            "-bash"
+        );
+    }
+
+    #[test]
+    fn the_shim_search_skips_relative_entries_and_finds_the_real_shell() {
+        let found = shim_shell(
+            "sh",
+            OsStr::new("sh"),
+            Some(OsStr::new(".:bin:/usr/bin:/bin")),
+        )
+        .unwrap();
+        assert!(found.is_absolute());
+        assert!(found.ends_with("sh"));
+    }
+
+    #[test]
+    fn the_shim_search_skips_argv0s_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink("/bin/sh", dir.path().join("sh")).unwrap();
+        let argv0 = dir.path().join("sh");
+        let path = std::env::join_paths([dir.path(), Path::new("/bin")]).unwrap();
+        let found = shim_shell("sh", argv0.as_os_str(), Some(&path)).unwrap();
+        assert_eq!(found, PathBuf::from("/bin/sh"));
+    }
+
+    #[test]
+    fn a_missing_shell_is_an_error_that_says_why() {
+        let err =
+            shim_shell("no-such-shell-x", OsStr::new("x"), Some(OsStr::new("/bin"))).unwrap_err();
+        assert!(err.0.contains("no real no-such-shell-x"), "{err}");
+    }
+
+    #[test]
+    fn exec_errors_map_to_shell_statuses() {
+        let e = ExecError {
+            program: "x".into(),
+            errno: Errno::ENOENT,
+        };
+        assert_eq!(e.exit_status(), 127);
+        assert_eq!(e.to_string(), "x: command not found");
+        let e = ExecError {
+            program: "x".into(),
+            errno: Errno::EACCES,
+        };
+        assert_eq!(e.exit_status(), 125);
+    }
+}

@@ -1,0 +1,256 @@
+//! Words for decisions: the reason for a decision, and the one-line refusal a model
+//! reads on stderr. Shared by the run path, the audit log and `gate check`, so all three
+//! say the same thing.
+
+#![forbid(unsafe_code)]
+
+use crate::policy::{
+    Allowed, CommandText, Decision, Denied, DenyMatch, Level, Policy, describe_char,
+    first_shell_char,
+};
+
+/// What a decision rests on, in fields (for JSON) and in a sentence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Explanation {
+    /// rule / remembered / level / deny-rule / none
+    pub decided_by: &'static str,
+    pub rule: Option<String>,
+    pub rule_origin: Option<String>,
+    /// The simple command a deny rule caught.
+    pub matched: Option<String>,
+    pub reason: String,
+}
+
+/// The longest command shown in a message, in characters.
+const SHOWN_CHARS: usize = 200;
+
+/// A command as a message shows it: on one line, control characters escaped, long
+/// commands cut.
+pub fn display(text: &str) -> String {
+    let mut shown = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i == SHOWN_CHARS {
+            shown.push('…');
+            break;
+        }
+        if c.is_control() {
+            shown.extend(c.escape_default());
+        } else {
+            shown.push(c);
+        }
+    }
+    shown
+}
+
+/// Explain `decision`, reached under `policy` for `command` (`None` for a shell session).
+pub fn explain(decision: &Decision, policy: &Policy, command: Option<&CommandText>) -> Explanation {
+    let level = policy.level;
+    let level_origin = policy.level_origin.to_string();
+    let plain = |decided_by, reason: String| Explanation {
+        decided_by,
+        rule: None,
+        rule_origin: None,
+        matched: None,
+        reason,
+    };
+    match decision {
+        Decision::Allow(Allowed::Level) => plain(
+            "level",
+            format!("level \"{level}\" (from {level_origin}) runs every command"),
+        ),
+        Decision::Allow(Allowed::Sandboxed) => plain(
+            "level",
+            format!(
+                "level \"{level}\" (from {level_origin}) runs every command inside the sandbox"
+            ),
+        ),
+        Decision::Allow(Allowed::Rule { rule, origin }) => Explanation {
+            decided_by: "rule",
+            rule: Some(rule.to_string()),
+            rule_origin: Some(origin.to_string()),
+            matched: None,
+            reason: format!(
+                "it matches the allow rule `{}` (from {origin})",
+                display(rule)
+            ),
+        },
+        Decision::Allow(Allowed::RememberedCommand) => plain(
+            "remembered",
+            "an approver allowed this same command for the rest of the session".into(),
+        ),
+        Decision::Allow(Allowed::RememberedRule { rule }) => Explanation {
+            decided_by: "remembered",
+            rule: Some(rule.to_string()),
+            rule_origin: Some("approver".into()),
+            matched: None,
+            reason: format!(
+                "an approver allowed commands starting with `{}` for the rest of the session",
+                display(rule)
+            ),
+        },
+        Decision::Ask => {
+            let why = match command {
+                None => "a shell with no command to check cannot match an allow rule".to_owned(),
+                Some(c) if !c.is_exact() => {
+                    "it is not valid UTF-8, so it cannot match an allow rule".to_owned()
+                }
+                Some(c) => match first_shell_char(c.as_str()) {
+                    Some(ch) => format!(
+                        "it contains the shell character {}, and a command with shell syntax \
+                         never matches an allow rule",
+                        describe_char(ch)
+                    ),
+                    None if policy.allow.is_empty() => "there are no allow rules".to_owned(),
+                    None => "no allow rule matches it".to_owned(),
+                },
+            };
+            plain(
+                "none",
+                format!("{why}, so level \"{level}\" (from {level_origin}) needs an approver"),
+            )
+        }
+        Decision::Deny(Denied::Level) => plain(
+            "level",
+            format!(
+                "level \"{}\" (from {level_origin}) runs no commands",
+                Level::Deny
+            ),
+        ),
+        Decision::Deny(Denied::Rule(DenyMatch::Rule {
+            rule,
+            origin,
+            found,
+        })) => Explanation {
+            decided_by: "deny-rule",
+            rule: Some(rule.to_string()),
+            rule_origin: Some(origin.to_string()),
+            matched: Some(found.clone()),
+            reason: format!(
+                "the deny rule `{}` (from {origin}) matches `{}`",
+                display(rule),
+                display(found)
+            ),
+        },
+        Decision::Deny(Denied::Rule(DenyMatch::TooComplex)) => plain(
+            "deny-rule",
+            "it is too large or too deeply nested to be checked against the deny rules".into(),
+        ),
+    }
+}
+
+/// What a refusal names: the command, or the shell session.
+pub fn subject(command: Option<&CommandText>) -> String {
+    match command {
+        Some(c) => format!("`{}`", display(c.as_str())),
+        None => "an interactive shell".to_owned(),
+    }
+}
+
+/// The one line a refused caller reads on stderr: what, why, and what to do instead.
+pub fn refusal_line(what: &str, reason: &str, advice: &str) -> String {
+    format!("gate: refused {what}: {reason}; nothing was run. {advice}")
+}
+
+/// Advice for a refusal by policy.
+pub fn advice(decision: &Decision, command: Option<&CommandText>) -> &'static str {
+    match decision {
+        Decision::Deny(Denied::Level) => {
+            "No command can run at this level; tell the user if one is needed."
+        }
+        Decision::Deny(Denied::Rule(DenyMatch::Rule { .. })) => {
+            "Do not try to run it another way; tell the user if it is needed."
+        }
+        Decision::Deny(Denied::Rule(DenyMatch::TooComplex)) => "Split it into smaller commands.",
+        _ => match command {
+            None => "Pass the command to run with -c instead.",
+            Some(c) if first_shell_char(c.as_str()).is_some() => {
+                "Run each part as its own command without shell syntax, use commands the allow \
+                 rules permit (see `gate check`), or ask the user to allow this one."
+            }
+            Some(_) => {
+                "Use commands the allow rules permit (see `gate check`), or ask the user to \
+                 allow this one."
+            }
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{AllowRules, DenyRules, Origin, Remembered, Request, decide};
+
+    fn policy(level: Level, allow: &[&str], deny: &[&str]) -> Policy {
+        let mut p = Policy {
+            level,
+            level_origin: Origin::Flag("--level"),
+            allow: AllowRules::new(),
+            deny: DenyRules::new(),
+        };
+        for r in allow {
+            p.allow.add(r, Origin::Flag("--allow")).unwrap();
+        }
+        for r in deny {
+            p.deny.add(r, Origin::Flag("--deny")).unwrap();
+        }
+        p
+    }
+
+    fn explain_text(p: &Policy, text: &str) -> Explanation {
+        let c = CommandText::new(text);
+        let d = decide(p, &Remembered::new(), Request::Command(&c));
+        explain(&d, p, Some(&c))
+    }
+
+    #[test]
+    fn display_keeps_one_line_and_cuts_long_commands() {
+        assert_eq!(display("a\nb\tc"), "a\\nb\\tc");
+        let long = "x".repeat(500);
+        assert_eq!(display(&long).chars().count(), SHOWN_CHARS + 1);
+    }
+
+    #[test]
+    fn each_decision_names_what_made_it() {
+        let p = policy(Level::Ask, &["git status"], &["rm -rf"]);
+        let e = explain_text(&p, "git status -s");
+        assert_eq!(e.decided_by, "rule");
+        assert_eq!(e.rule.as_deref(), Some("git status"));
+        assert_eq!(e.rule_origin.as_deref(), Some("--allow"));
+
+        let e = explain_text(&p, "ls; rm -rf /");
+        assert_eq!(e.decided_by, "deny-rule");
+        assert_eq!(e.matched.as_deref(), Some("rm -rf /"));
+        assert!(
+            e.reason.contains("the deny rule `rm -rf` (from --deny)"),
+            "{}",
+            e.reason
+        );
+
+        let e = explain_text(&p, "git push");
+        assert_eq!(e.decided_by, "none");
+        assert!(
+            e.reason.contains("no allow rule matches it"),
+            "{}",
+            e.reason
+        );
+        assert!(
+            e.reason.contains("level \"ask\" (from --level)"),
+            "{}",
+            e.reason
+        );
+
+        let e = explain_text(&p, "git status | head");
+        assert!(e.reason.contains("shell character '|'"), "{}", e.reason);
+
+        let e = explain_text(&policy(Level::Deny, &[], &[]), "ls");
+        assert_eq!(e.decided_by, "level");
+        assert!(e.reason.contains("runs no commands"));
+    }
+
+    #[test]
+    fn refusals_are_one_line_starting_with_gate() {
+        let line = refusal_line("`a\\nb`", "because", "Do this.");
+        assert!(line.starts_with("gate: refused "));
+        assert!(!line.contains('\n'));
+    }
+}

@@ -1,0 +1,826 @@
+//! From argv to an [`Invocation`]: which personality gate runs as, gate's own options,
+//! and what the caller wants run. This is the low stage of argument handling: it only
+//! looks at the arguments, never at files or the environment.
+//!
+//! Two personalities:
+//! - **gate** (argv0 is `gate` or anything that is not a shell name): gate's long options,
+//!   subcommands (`gate check`), `gate -- PROGRAM ARGS…`, and every shell-style form
+//!   (`-c`, `-lc`, `-l -c`, `--login`, …) so that gate can be `$SHELL`.
+//! - **shim** (argv0 is `bash`, `sh`, `zsh`…, a link to gate): pure shell parsing. gate's
+//!   own options are not recognised; everything goes to the real shell of that name.
+//!
+//! Shell arguments are passed to the real shell unchanged and in order; gate only takes
+//! out its own options.
+
+#![forbid(unsafe_code)]
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+
+/// Names that make gate behave as a shell shim when it is invoked under them.
+pub const SHIM_NAMES: [&str; 9] = [
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish",
+];
+
+/// gate's own options. All long, so every short option stays the shell's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OptionSpec {
+    pub name: &'static str,
+    pub value: Option<&'static str>,
+    pub help: &'static str,
+}
+
+pub const GATE_OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        name: "--level",
+        value: Some("LEVEL"),
+        help: "Permission level: deny, ask, safe or full [env: GATE_LEVEL] [default: ask]",
+    },
+    OptionSpec {
+        name: "--allow",
+        value: Some("RULE"),
+        help: "Allow commands that are RULE or start with RULE and a space (repeatable)",
+    },
+    OptionSpec {
+        name: "--deny",
+        value: Some("RULE"),
+        help: "Refuse commands that start with RULE, at every level, wherever they hide (repeatable)",
+    },
+    OptionSpec {
+        name: "--shell",
+        value: Some("PATH"),
+        help: "The real shell that runs -c commands [env: GATE_SHELL] [default: /bin/sh]",
+    },
+    OptionSpec {
+        name: "--config",
+        value: Some("FILE"),
+        help: "Read FILE instead of the user configuration file [env: GATE_CONFIG]",
+    },
+    OptionSpec {
+        name: "--no-config",
+        value: None,
+        help: "Read no configuration file (refused when the system file is locked)",
+    },
+    OptionSpec {
+        name: "--audit-log",
+        value: Some("PATH|off"),
+        help: "Append one JSON line per decision to PATH, or turn the log off [env: GATE_AUDIT_LOG]",
+    },
+    OptionSpec {
+        name: "--timeout",
+        value: Some("SECONDS"),
+        help: "How long to wait for an approver; unanswered means denied [env: GATE_TIMEOUT] [default: 60]",
+    },
+    OptionSpec {
+        name: "--session",
+        value: Some("ID"),
+        help: "Session that remembered approvals belong to [env: GATE_SESSION]",
+    },
+    OptionSpec {
+        name: "--socket",
+        value: Some("PATH"),
+        help: "Approver socket [env: GATE_SOCKET]",
+    },
+    OptionSpec {
+        name: "--no-tty",
+        value: None,
+        help: "Never ask on the terminal",
+    },
+];
+
+/// Options that only `gate check` takes.
+pub const CHECK_OPTIONS: &[OptionSpec] = &[OptionSpec {
+    name: "--json",
+    value: None,
+    help: "Print the decision as one JSON object",
+}];
+
+/// bash's long options, passed through to the real shell in gate mode. Those that take a
+/// value take the next argument.
+const SHELL_LONG_OPTIONS: &[&str] = &[
+    "--debug",
+    "--debugger",
+    "--dump-po-strings",
+    "--dump-strings",
+    "--help",
+    "--login",
+    "--noediting",
+    "--noprofile",
+    "--norc",
+    "--posix",
+    "--pretty-print",
+    "--protected",
+    "--restricted",
+    "--verbose",
+    "--version",
+    "--wordexp",
+];
+const SHELL_LONG_OPTIONS_WITH_VALUE: &[&str] = &["--rcfile", "--init-file"];
+
+/// How gate was called.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Personality {
+    Gate,
+    /// Called as a shell of this name (argv0's file name, without a login `-`).
+    Shim {
+        name: String,
+    },
+}
+
+/// gate's own options as given on the command line, not yet validated.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GateArgs {
+    pub level: Option<OsString>,
+    pub allow: Vec<OsString>,
+    pub deny: Vec<OsString>,
+    pub shell: Option<OsString>,
+    pub config: Option<OsString>,
+    pub no_config: bool,
+    pub audit_log: Option<OsString>,
+    pub timeout: Option<OsString>,
+    pub session: Option<OsString>,
+    pub socket: Option<OsString>,
+    pub no_tty: bool,
+    /// `--help` / `--version` in gate's option section.
+    pub help: bool,
+    pub version: bool,
+}
+
+/// What a shell invocation asks the shell to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShellWork {
+    /// `-c COMMAND [NAME [ARGS…]]`.
+    Command(OsString),
+    /// `SCRIPT [ARGS…]`: a file the shell reads.
+    Script(Vec<OsString>),
+    /// No command: an interactive or login shell, or commands read from standard input.
+    Session,
+}
+
+/// What is to be run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// Run the real shell with `args` (everything after argv0 except gate's own options,
+    /// in order and unchanged).
+    Shell {
+        args: Vec<OsString>,
+        work: ShellWork,
+    },
+    /// `gate -- PROGRAM ARGS…`: exec the program directly, no shell.
+    Program { argv: Vec<OsString> },
+}
+
+/// The action an invocation asks of gate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    Run(Target),
+    Check { target: Target, json: bool },
+    Help,
+    Version,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    pub argv0: OsString,
+    pub personality: Personality,
+    pub gate: GateArgs,
+    pub action: Action,
+}
+
+/// A usage error: gate's own failure (exit 125), with a message for the caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+fn usage(message: impl Into<String>) -> UsageError {
+    UsageError(message.into())
+}
+
+/// The personality for an argv0.
+pub fn personality(argv0: &OsStr) -> Personality {
+    let bytes = argv0.as_bytes();
+    let file = bytes.rsplit(|&b| b == b'/').next().unwrap_or(bytes);
+    let file = file.strip_prefix(b"-").unwrap_or(file);
+    match std::str::from_utf8(file) {
+        Ok(name) if SHIM_NAMES.contains(&name) => Personality::Shim {
+            name: name.to_owned(),
+        },
+        _ => Personality::Gate,
+    }
+}
+
+/// Parse a whole argv (argv0 first).
+pub fn parse(argv: Vec<OsString>) -> Result<Invocation, UsageError> {
+    let mut argv = argv.into_iter();
+    let argv0 = argv.next().unwrap_or_else(|| OsString::from("gate"));
+    let args: Vec<OsString> = argv.collect();
+    let personality = personality(&argv0);
+    let mut gate = GateArgs::default();
+    let action = match personality {
+        Personality::Shim { .. } => Action::Run(parse_shell_args(args, None)?),
+        Personality::Gate => match args.first().and_then(|a| a.to_str()) {
+            Some("check") => {
+                let mut json = false;
+                let target = parse_shell_args(
+                    args[1..].to_vec(),
+                    Some(GateMode {
+                        gate: &mut gate,
+                        check_json: Some(&mut json),
+                    }),
+                )?;
+                let target = match target {
+                    Target::Shell {
+                        work: ShellWork::Command(_),
+                        ..
+                    }
+                    | Target::Program { .. } => target,
+                    _ if gate.help || gate.version => target,
+                    _ => {
+                        return Err(usage(
+                            "gate check needs a command: gate check -c COMMAND, or gate check -- PROGRAM [ARGS...]",
+                        ));
+                    }
+                };
+                Action::Check { target, json }
+            }
+            Some("help") if args.len() == 1 => Action::Help,
+            _ => Action::Run(parse_shell_args(
+                args,
+                Some(GateMode {
+                    gate: &mut gate,
+                    check_json: None,
+                }),
+            )?),
+        },
+    };
+    let action = if gate.help {
+        Action::Help
+    } else if gate.version {
+        Action::Version
+    } else {
+        action
+    };
+    Ok(Invocation {
+        argv0,
+        personality,
+        gate,
+        action,
+    })
+}
+
+/// Present when parsing for gate's own personality: where gate's options go.
+struct GateMode<'a> {
+    gate: &'a mut GateArgs,
+    check_json: Option<&'a mut bool>,
+}
+
+/// Parse shell-style arguments, taking out gate's options when `gate_mode` is given.
+fn parse_shell_args(
+    args: Vec<OsString>,
+    mut gate_mode: Option<GateMode<'_>>,
+) -> Result<Target, UsageError> {
+    let mut shell_args: Vec<OsString> = Vec::with_capacity(args.len());
+    let mut command_flag = false;
+    let mut stdin_flag = false;
+    let mut args = args.into_iter().peekable();
+
+    // The option section: shell options and, in gate mode, gate's options.
+    while let Some(arg) = args.peek() {
+        let bytes = arg.as_bytes();
+        if bytes == b"--" {
+            if gate_mode.is_some() && !command_flag {
+                args.next();
+                let argv: Vec<OsString> = args.collect();
+                if argv.is_empty() {
+                    return Err(usage("`--` must be followed by a PROGRAM to run"));
+                }
+                if let Some(first) = shell_args.first() {
+                    return Err(usage(format!(
+                        "the shell option {} cannot be combined with `-- PROGRAM`, which runs \
+                         the program without a shell",
+                        first.to_string_lossy()
+                    )));
+                }
+                return Ok(Target::Program { argv });
+            }
+            shell_args.push(args.next().expect("peeked"));
+            break;
+        }
+        if bytes == b"-" {
+            // Like `--` for a shell: the end of the options.
+            shell_args.push(args.next().expect("peeked"));
+            break;
+        }
+        if bytes.starts_with(b"--") {
+            let arg = args.next().expect("peeked");
+            if let Some(mode) = gate_mode.as_mut() {
+                take_gate_long_option(arg, &mut args, mode, &mut shell_args)?;
+            } else {
+                let takes_value = SHELL_LONG_OPTIONS_WITH_VALUE
+                    .iter()
+                    .any(|o| o.as_bytes() == arg.as_bytes());
+                shell_args.push(arg);
+                if takes_value {
+                    if let Some(value) = args.next() {
+                        shell_args.push(value);
+                    }
+                }
+            }
+            continue;
+        }
+        if bytes.len() >= 2 && (bytes[0] == b'-' || bytes[0] == b'+') {
+            let arg = args.next().expect("peeked");
+            let minus = arg.as_bytes()[0] == b'-';
+            let mut values = 0;
+            for &letter in &arg.as_bytes()[1..] {
+                match letter {
+                    b'c' if minus => command_flag = true,
+                    b's' if minus => stdin_flag = true,
+                    b'o' | b'O' => values += 1,
+                    _ => {}
+                }
+            }
+            shell_args.push(arg);
+            for _ in 0..values {
+                if let Some(value) = args.next() {
+                    shell_args.push(value);
+                }
+            }
+            continue;
+        }
+        break;
+    }
+
+    // The operands: everything else, unchanged.
+    let operands: Vec<OsString> = args.collect();
+    if gate_mode
+        .as_ref()
+        .is_some_and(|m| m.gate.help || m.gate.version)
+    {
+        // Help wins over whatever else is wrong with the arguments.
+        return Ok(Target::Shell {
+            args: shell_args,
+            work: ShellWork::Session,
+        });
+    }
+    let work = if command_flag {
+        match operands.first() {
+            Some(command) => ShellWork::Command(command.clone()),
+            None => return Err(usage("-c needs a COMMAND argument")),
+        }
+    } else if stdin_flag || operands.is_empty() {
+        ShellWork::Session
+    } else {
+        ShellWork::Script(operands.clone())
+    };
+    shell_args.extend(operands);
+    Ok(Target::Shell {
+        args: shell_args,
+        work,
+    })
+}
+
+fn take_gate_long_option(
+    arg: OsString,
+    rest: &mut std::iter::Peekable<std::vec::IntoIter<OsString>>,
+    mode: &mut GateMode<'_>,
+    shell_args: &mut Vec<OsString>,
+) -> Result<(), UsageError> {
+    let bytes = arg.as_bytes();
+    let (name, inline) = match bytes.iter().position(|&b| b == b'=') {
+        Some(eq) => (
+            &bytes[..eq],
+            Some(OsStr::from_bytes(&bytes[eq + 1..]).to_owned()),
+        ),
+        None => (bytes, None),
+    };
+    let name_str = String::from_utf8_lossy(name).into_owned();
+
+    if let Some(spec) = GATE_OPTIONS.iter().find(|o| o.name.as_bytes() == name) {
+        let gate = &mut *mode.gate;
+        let Some(value_name) = spec.value else {
+            if inline.is_some() {
+                return Err(usage(format!("{name_str} takes no value")));
+            }
+            match spec.name {
+                "--no-config" => gate.no_config = true,
+                "--no-tty" => gate.no_tty = true,
+                other => unreachable!("flag {other} has no handler"),
+            }
+            return Ok(());
+        };
+        let value = match inline {
+            Some(v) => v,
+            None => rest
+                .next()
+                .ok_or_else(|| usage(format!("{name_str} needs a value ({value_name})")))?,
+        };
+        let single = |slot: &mut Option<OsString>| {
+            if slot.is_some() {
+                return Err(usage(format!("{name_str} was given twice")));
+            }
+            *slot = Some(value.clone());
+            Ok(())
+        };
+        match spec.name {
+            "--level" => single(&mut gate.level)?,
+            "--allow" => gate.allow.push(value),
+            "--deny" => gate.deny.push(value),
+            "--shell" => single(&mut gate.shell)?,
+            "--config" => single(&mut gate.config)?,
+            "--audit-log" => single(&mut gate.audit_log)?,
+            "--timeout" => single(&mut gate.timeout)?,
+            "--session" => single(&mut gate.session)?,
+            "--socket" => single(&mut gate.socket)?,
+            other => unreachable!("option {other} has no handler"),
+        }
+        return Ok(());
+    }
+    if inline.is_none() && (name == b"--help" || name == b"--version") {
+        if name == b"--help" {
+            mode.gate.help = true;
+        } else {
+            mode.gate.version = true;
+        }
+        return Ok(());
+    }
+    if let Some(json) = mode.check_json.as_deref_mut() {
+        if name == b"--json" && inline.is_none() {
+            *json = true;
+            return Ok(());
+        }
+    }
+    if inline.is_none() && SHELL_LONG_OPTIONS.iter().any(|o| o.as_bytes() == name) {
+        shell_args.push(arg);
+        return Ok(());
+    }
+    if inline.is_none()
+        && SHELL_LONG_OPTIONS_WITH_VALUE
+            .iter()
+            .any(|o| o.as_bytes() == name)
+    {
+        shell_args.push(arg);
+        if let Some(value) = rest.next() {
+            shell_args.push(value);
+        }
+        return Ok(());
+    }
+    Err(usage(format!(
+        "unknown option {name_str}; gate's options are {}; see gate --help",
+        GATE_OPTIONS
+            .iter()
+            .map(|o| o.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(list: &[&str]) -> Vec<OsString> {
+        list.iter().map(OsString::from).collect()
+    }
+
+    fn parse_strs(list: &[&str]) -> Result<Invocation, UsageError> {
+        parse(os(list))
+    }
+
+    fn run_target(list: &[&str]) -> Target {
+        match parse_strs(list).unwrap().action {
+            Action::Run(t) => t,
+            other => panic!("not a run: {other:?}"),
+        }
+    }
+
+    fn shell(args: &[&str], work: ShellWork) -> Target {
+        Target::Shell {
+            args: os(args),
+            work,
+        }
+    }
+
+    fn cmd(text: &str) -> ShellWork {
+        ShellWork::Command(text.into())
+    }
+
+    #[test]
+    fn argv0_picks_the_personality() {
+        assert_eq!(personality(OsStr::new("gate")), Personality::Gate);
+        assert_eq!(personality(OsStr::new("/usr/bin/gate")), Personality::Gate);
+        assert_eq!(personality(OsStr::new("gate-dev")), Personality::Gate);
+        assert_eq!(
+            personality(OsStr::new("/usr/lib/gate/bin/bash")),
+            Personality::Shim {
+                name: "bash".into()
+            }
+        );
+        assert_eq!(
+            personality(OsStr::new("-bash")),
+            Personality::Shim {
+                name: "bash".into()
+            }
+        );
+        assert_eq!(
+            personality(OsStr::new("sh")),
+            Personality::Shim { name: "sh".into() }
+        );
+        assert_eq!(personality(OsStr::new("bash5")), Personality::Gate);
+        assert_eq!(personality(OsStr::from_bytes(b"\xff")), Personality::Gate);
+    }
+
+    #[test]
+    fn dash_c_forms_all_find_the_command() {
+        for form in [
+            &["gate", "-c", "ls -l"][..],
+            &["gate", "-lc", "ls -l"],
+            &["gate", "-l", "-c", "ls -l"],
+            &["gate", "-c", "-l", "ls -l"],
+            &["gate", "--login", "-c", "ls -l"],
+            &["gate", "-e", "-c", "ls -l"],
+            &["gate", "-o", "pipefail", "-c", "ls -l"],
+            &["gate", "-eo", "pipefail", "-c", "ls -l"],
+            &["gate", "+O", "extglob", "-c", "ls -l"],
+            &["gate", "-i", "-c", "ls -l"],
+            &["gate", "-c", "--", "ls -l"],
+            &["gate", "--norc", "--noprofile", "-c", "ls -l"],
+            &["gate", "--rcfile", "x", "-c", "ls -l"],
+        ] {
+            let t = run_target(form);
+            let Target::Shell { args, work } = t else {
+                panic!()
+            };
+            assert_eq!(work, cmd("ls -l"), "{form:?}");
+            assert_eq!(
+                args,
+                os(&form[1..]),
+                "shell args are passed unchanged: {form:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn positional_arguments_follow_the_command_unchanged() {
+        assert_eq!(
+            run_target(&["gate", "-c", "echo $0 $1", "name", "--level", "-c"]),
+            shell(
+                &["-c", "echo $0 $1", "name", "--level", "-c"],
+                cmd("echo $0 $1")
+            )
+        );
+    }
+
+    #[test]
+    fn gate_options_are_taken_out_of_the_shell_args() {
+        let inv = parse_strs(&[
+            "gate",
+            "--level",
+            "full",
+            "-l",
+            "--allow=ls",
+            "--allow",
+            "git status",
+            "-c",
+            "ls",
+        ])
+        .unwrap();
+        assert_eq!(inv.gate.level, Some("full".into()));
+        assert_eq!(inv.gate.allow, os(&["ls", "git status"]));
+        assert_eq!(
+            inv.action,
+            Action::Run(shell(&["-l", "-c", "ls"], cmd("ls")))
+        );
+    }
+
+    #[test]
+    fn every_gate_option_is_parsed() {
+        let inv = parse_strs(&[
+            "gate",
+            "--level=ask",
+            "--allow",
+            "a",
+            "--deny",
+            "b",
+            "--shell",
+            "/bin/bash",
+            "--config",
+            "/c",
+            "--audit-log",
+            "off",
+            "--timeout",
+            "5",
+            "--session",
+            "s1",
+            "--socket",
+            "/s",
+            "--no-tty",
+            "-c",
+            "x",
+        ])
+        .unwrap();
+        let g = inv.gate;
+        assert_eq!(g.level, Some("ask".into()));
+        assert_eq!(g.allow, os(&["a"]));
+        assert_eq!(g.deny, os(&["b"]));
+        assert_eq!(g.shell, Some("/bin/bash".into()));
+        assert_eq!(g.config, Some("/c".into()));
+        assert_eq!(g.audit_log, Some("off".into()));
+        assert_eq!(g.timeout, Some("5".into()));
+        assert_eq!(g.session, Some("s1".into()));
+        assert_eq!(g.socket, Some("/s".into()));
+        assert!(g.no_tty);
+        assert!(!g.no_config);
+        assert!(
+            parse_strs(&["gate", "--no-config", "-c", "x"])
+                .unwrap()
+                .gate
+                .no_config
+        );
+    }
+
+    #[test]
+    fn gate_options_after_the_command_belong_to_the_command() {
+        let inv = parse_strs(&["gate", "-c", "ls", "--level", "full"]).unwrap();
+        assert_eq!(inv.gate.level, None);
+    }
+
+    #[test]
+    fn a_missing_or_repeated_value_is_an_error() {
+        assert!(parse_strs(&["gate", "--level"]).is_err());
+        assert!(parse_strs(&["gate", "--level", "ask", "--level", "full", "-c", "x"]).is_err());
+        assert!(parse_strs(&["gate", "--no-tty=1", "-c", "x"]).is_err());
+        assert!(parse_strs(&["gate", "-c"]).is_err());
+        assert!(parse_strs(&["gate", "--"]).is_err());
+    }
+
+    #[test]
+    fn unknown_long_options_are_refused_in_gate_mode() {
+        let err = parse_strs(&["gate", "--levle", "full", "-c", "x"]).unwrap_err();
+        assert!(err.0.contains("--levle"), "{err}");
+        assert!(err.0.contains("--level"), "{err}");
+    }
+
+    #[test]
+    fn double_dash_runs_a_program_directly() {
+        assert_eq!(
+            run_target(&["gate", "--level", "full", "--", "ls", "-l", "--level"]),
+            Target::Program {
+                argv: os(&["ls", "-l", "--level"])
+            }
+        );
+    }
+
+    #[test]
+    fn shell_options_cannot_precede_a_direct_program() {
+        assert!(parse_strs(&["gate", "-l", "--", "ls"]).is_err());
+    }
+
+    #[test]
+    fn no_command_is_a_session() {
+        for form in [
+            &["gate"][..],
+            &["gate", "-l"],
+            &["gate", "-i"],
+            &["gate", "--login"],
+            &["gate", "-s"],
+            &["gate", "-s", "arg1", "arg2"],
+        ] {
+            let Target::Shell { args, work } = run_target(form) else {
+                panic!()
+            };
+            assert_eq!(work, ShellWork::Session, "{form:?}");
+            assert_eq!(args, os(&form[1..]));
+        }
+    }
+
+    #[test]
+    fn an_operand_without_dash_c_is_a_script() {
+        assert_eq!(
+            run_target(&["gate", "-e", "build.sh", "a", "-c"]),
+            shell(
+                &["-e", "build.sh", "a", "-c"],
+                ShellWork::Script(os(&["build.sh", "a", "-c"]))
+            )
+        );
+        assert_eq!(
+            run_target(&["gate", "-", "-x"]),
+            shell(&["-", "-x"], ShellWork::Script(os(&["-x"])))
+        );
+    }
+
+    #[test]
+    fn shims_parse_like_a_shell_and_know_no_gate_options() {
+        let inv = parse_strs(&["bash", "--level", "full", "-c", "x"]).unwrap();
+        assert_eq!(inv.gate, GateArgs::default());
+        assert_eq!(
+            inv.action,
+            Action::Run(shell(
+                &["--level", "full", "-c", "x"],
+                ShellWork::Script(os(&["full", "-c", "x"]))
+            ))
+        );
+        // `--` in a shim ends the options; it does not mean "run a program".
+        assert_eq!(
+            run_target(&["bash", "-c", "--", "ls"]),
+            shell(&["-c", "--", "ls"], cmd("ls"))
+        );
+        assert_eq!(
+            run_target(&["sh", "--", "script.sh"]),
+            shell(&["--", "script.sh"], ShellWork::Script(os(&["script.sh"])))
+        );
+        assert_eq!(
+            parse_strs(&["bash", "check", "-c", "x"]).unwrap().action,
+            Action::Run(shell(
+                &["check", "-c", "x"],
+                ShellWork::Script(os(&["check", "-c", "x"]))
+            ))
+        );
+        assert_eq!(
+            run_target(&["bash", "--version"]),
+            shell(&["--version"], ShellWork::Session)
+        );
+    }
+
+    #[test]
+    fn check_takes_gate_options_and_json() {
+        let inv = parse_strs(&["gate", "check", "--json", "--allow", "ls", "-c", "ls -l"]).unwrap();
+        assert_eq!(inv.gate.allow, os(&["ls"]));
+        assert_eq!(
+            inv.action,
+            Action::Check {
+                target: shell(&["-c", "ls -l"], cmd("ls -l")),
+                json: true
+            }
+        );
+        let inv = parse_strs(&["gate", "check", "--", "git", "status"]).unwrap();
+        assert_eq!(
+            inv.action,
+            Action::Check {
+                target: Target::Program {
+                    argv: os(&["git", "status"])
+                },
+                json: false
+            }
+        );
+        assert!(parse_strs(&["gate", "check"]).is_err());
+        assert!(parse_strs(&["gate", "check", "script.sh"]).is_err());
+        assert!(parse_strs(&["gate", "--json", "-c", "x"]).is_err());
+    }
+
+    #[test]
+    fn help_and_version() {
+        assert_eq!(
+            parse_strs(&["gate", "--help"]).unwrap().action,
+            Action::Help
+        );
+        assert_eq!(parse_strs(&["gate", "help"]).unwrap().action, Action::Help);
+        assert_eq!(
+            parse_strs(&["gate", "--version"]).unwrap().action,
+            Action::Version
+        );
+        assert_eq!(
+            parse_strs(&["gate", "--help", "-c"]).unwrap().action,
+            Action::Help
+        );
+        assert_eq!(
+            parse_strs(&["gate", "check", "--help"]).unwrap().action,
+            Action::Help
+        );
+        // After the command they are the command's.
+        assert!(matches!(
+            parse_strs(&["gate", "-c", "x", "--help"]).unwrap().action,
+            Action::Run(_)
+        ));
+        assert!(matches!(
+            parse_strs(&["gate", "--", "ls", "--help"]).unwrap().action,
+            Action::Run(_)
+        ));
+    }
+
+    #[test]
+    fn non_utf8_arguments_do_not_panic() {
+        let argv = vec![
+            OsString::from("gate"),
+            OsString::from("-c"),
+            OsString::from_vec(vec![b'l', b's', 0xff]),
+            OsString::from_vec(vec![0xfe]),
+        ];
+        let inv = parse(argv).unwrap();
+        assert!(matches!(inv.action, Action::Run(_)));
+        let argv = vec![
+            OsString::from("gate"),
+            OsString::from_vec(b"--\xff".to_vec()),
+        ];
+        assert!(parse(argv).is_err());
+    }
+
+    use std::os::unix::ffi::OsStringExt;
+}

@@ -1,0 +1,42 @@
+//! gate: the policy gate between an AI agent and a shell.
+//!
+//! For every command: apply the permission level, check the deny and allow rules, and
+//! then `exec` the real shell or program — or refuse with one line that says why.
+//!
+//! Layout (dependencies point one way, toward exec):
+//! - [`invocation`]: argv → what was asked (pure).
+//! - [`config`]: files, environment and options → [`config::Settings`].
+//! - [`policy`]: the decision, pure.
+//! - [`explain`]: decisions in words.
+//! - [`audit`], [`session`], [`diag`]: records and diagnostics.
+//! - [`exec`]: finding the real shell and replacing gate with it.
+//! - [`run`]: the sequence, and the exit status policy.
+
+pub mod audit;
+pub mod cli;
+pub mod config;
+pub mod diag;
+pub mod exec;
+pub mod explain;
+pub mod invocation;
+pub mod policy;
+pub mod run;
+pub mod session;
+
+use std::ffi::OsString;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+/// gate's whole life: returns the exit status, unless the command was exec'd.
+///
+/// Exit status policy, in one place: the command's own status once it is exec'd; 126
+/// when policy refused it; 125 when gate itself failed (bad option or configuration,
+/// sandbox unavailable, real shell missing, a bug); 127 when a program does not exist.
+pub fn main(argv: Vec<OsString>) -> i32 {
+    match catch_unwind(AssertUnwindSafe(|| run::run(argv))) {
+        Ok(status) => status,
+        Err(_) => {
+            run::say("gate: internal error (a bug in gate); nothing was run");
+            run::GATE_ERROR
+        }
+    }
+}

@@ -1,0 +1,310 @@
+//! The decision function and the values it returns.
+
+use std::collections::HashSet;
+
+use super::deny::{DenyMatch, DenyRules};
+use super::rules::AllowRules;
+use super::{CommandText, Level, Origin};
+
+/// The policy a decision is made under: a level and the two rule sets.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub level: Level,
+    pub level_origin: Origin,
+    pub allow: AllowRules,
+    pub deny: DenyRules,
+}
+
+/// What an approver allowed earlier in the session: exact commands (trimmed text) and
+/// command prefixes (validated like allow rules).
+#[derive(Debug, Clone, Default)]
+pub struct Remembered {
+    commands: HashSet<Box<str>>,
+    prefixes: AllowRules,
+}
+
+impl Remembered {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn remember_command(&mut self, command: &str) {
+        self.commands.insert(command.trim().into());
+    }
+
+    pub fn remember_prefix(&mut self, rule: &str) -> Result<(), super::RuleError> {
+        self.prefixes.add(rule, Origin::Approver)
+    }
+
+    fn allows(&self, command: &CommandText) -> Option<Allowed> {
+        if !command.is_exact() {
+            return None;
+        }
+        if self.commands.contains(command.as_str().trim()) {
+            return Some(Allowed::RememberedCommand);
+        }
+        self.prefixes
+            .find(command.as_str())
+            .map(|(rule, _)| Allowed::RememberedRule { rule: rule.into() })
+    }
+}
+
+/// What is to be decided.
+#[derive(Debug, Clone, Copy)]
+pub enum Request<'a> {
+    /// One command text: `-c COMMAND`, a script and its arguments, or a program's argv
+    /// joined with shell quoting.
+    Command(&'a CommandText),
+    /// A shell with no command to judge: interactive, a login shell, or commands read
+    /// from standard input.
+    Session,
+}
+
+/// Why a request may run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Allowed {
+    /// The level runs everything (`full`).
+    Level,
+    /// The level runs everything inside the sandbox (`safe`).
+    Sandboxed,
+    /// An allow rule matched.
+    Rule { rule: Box<str>, origin: Origin },
+    /// The same command was approved with "remember" earlier in the session.
+    RememberedCommand,
+    /// An approver allowed this prefix for the session.
+    RememberedRule { rule: Box<str> },
+}
+
+/// Why a request may not run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Denied {
+    /// The level is `deny`.
+    Level,
+    /// A deny rule matched.
+    Rule(DenyMatch),
+}
+
+/// The outcome of [`decide`]. It must be acted on: dropping it would mean neither
+/// running nor refusing.
+#[must_use]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    Allow(Allowed),
+    /// Nothing allows it and nothing denies it: a person must say.
+    Ask,
+    Deny(Denied),
+}
+
+impl Decision {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Decision::Allow(_) => "allow",
+            Decision::Ask => "ask",
+            Decision::Deny(_) => "deny",
+        }
+    }
+}
+
+/// Decide one request.
+///
+/// 1. Level `deny` refuses everything; a matching deny rule refuses at every level.
+/// 2. `full` allows; `safe` allows inside the sandbox.
+/// 3. `ask` allows what an allow rule or a remembered approval covers, and asks about
+///    the rest. A shell session (no command text) always needs asking at `ask`.
+pub fn decide(policy: &Policy, remembered: &Remembered, request: Request<'_>) -> Decision {
+    if policy.level == Level::Deny {
+        return Decision::Deny(Denied::Level);
+    }
+    if let Request::Command(command) = request {
+        if let Some(found) = policy.deny.find(command) {
+            return Decision::Deny(Denied::Rule(found));
+        }
+    }
+    match policy.level {
+        Level::Deny => unreachable!("handled above"),
+        Level::Full => Decision::Allow(Allowed::Level),
+        Level::Safe => Decision::Allow(Allowed::Sandboxed),
+        Level::Ask => match request {
+            Request::Session => Decision::Ask,
+            Request::Command(command) => {
+                if command.is_exact() {
+                    if let Some((rule, origin)) = policy.allow.find(command.as_str()) {
+                        return Decision::Allow(Allowed::Rule {
+                            rule: rule.into(),
+                            origin: origin.clone(),
+                        });
+                    }
+                }
+                remembered
+                    .allows(command)
+                    .map_or(Decision::Ask, Decision::Allow)
+            }
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(level: Level, allow: &[&str], deny: &[&str]) -> Policy {
+        let mut p = Policy {
+            level,
+            level_origin: Origin::BuiltIn,
+            allow: AllowRules::new(),
+            deny: DenyRules::new(),
+        };
+        for r in allow {
+            p.allow.add(r, Origin::Flag("--allow")).unwrap();
+        }
+        for r in deny {
+            p.deny.add(r, Origin::Flag("--deny")).unwrap();
+        }
+        p
+    }
+
+    fn decide_text(p: &Policy, text: &str) -> Decision {
+        decide(
+            p,
+            &Remembered::new(),
+            Request::Command(&CommandText::new(text)),
+        )
+    }
+
+    #[test]
+    fn level_deny_refuses_everything_even_allowed_commands() {
+        let p = policy(Level::Deny, &["ls"], &[]);
+        assert_eq!(decide_text(&p, "ls"), Decision::Deny(Denied::Level));
+        assert_eq!(
+            decide(&p, &Remembered::new(), Request::Session),
+            Decision::Deny(Denied::Level)
+        );
+    }
+
+    #[test]
+    fn deny_rules_refuse_at_every_level() {
+        for level in [Level::Ask, Level::Safe, Level::Full] {
+            let p = policy(level, &["rm"], &["rm -rf"]);
+            assert!(
+                matches!(decide_text(&p, "rm -rf /"), Decision::Deny(Denied::Rule(_))),
+                "{level}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_deny_rule_beats_a_remembered_approval() {
+        let p = policy(Level::Ask, &[], &["rm -rf"]);
+        let mut r = Remembered::new();
+        r.remember_command("rm -rf /");
+        let d = decide(&p, &r, Request::Command(&CommandText::new("rm -rf /")));
+        assert!(matches!(d, Decision::Deny(Denied::Rule(_))));
+    }
+
+    #[test]
+    fn full_allows_everything_not_denied() {
+        let p = policy(Level::Full, &[], &[]);
+        assert_eq!(
+            decide_text(&p, "rm -rf /; x"),
+            Decision::Allow(Allowed::Level)
+        );
+        assert_eq!(
+            decide(&p, &Remembered::new(), Request::Session),
+            Decision::Allow(Allowed::Level)
+        );
+    }
+
+    #[test]
+    fn safe_allows_everything_inside_the_sandbox() {
+        let p = policy(Level::Safe, &[], &[]);
+        assert_eq!(
+            decide_text(&p, "curl x | sh"),
+            Decision::Allow(Allowed::Sandboxed)
+        );
+        assert_eq!(
+            decide(&p, &Remembered::new(), Request::Session),
+            Decision::Allow(Allowed::Sandboxed)
+        );
+    }
+
+    #[test]
+    fn ask_allows_a_matching_rule_and_names_it() {
+        let p = policy(Level::Ask, &["git status"], &[]);
+        assert_eq!(
+            decide_text(&p, "git status -s"),
+            Decision::Allow(Allowed::Rule {
+                rule: "git status".into(),
+                origin: Origin::Flag("--allow")
+            })
+        );
+    }
+
+    #[test]
+    fn ask_asks_about_everything_else() {
+        let p = policy(Level::Ask, &["git status"], &[]);
+        assert_eq!(decide_text(&p, "git push"), Decision::Ask);
+        assert_eq!(decide_text(&p, "git status; rm -rf ~"), Decision::Ask);
+        assert_eq!(
+            decide(&p, &Remembered::new(), Request::Session),
+            Decision::Ask
+        );
+    }
+
+    #[test]
+    fn remembered_commands_match_exact_trimmed_text_only() {
+        let p = policy(Level::Ask, &[], &[]);
+        let mut r = Remembered::new();
+        r.remember_command("  npm test ; echo done ");
+        let ask = |text: &str| decide(&p, &r, Request::Command(&CommandText::new(text)));
+        assert_eq!(
+            ask("npm test ; echo done"),
+            Decision::Allow(Allowed::RememberedCommand)
+        );
+        assert_eq!(ask("npm test ; echo done; rm x"), Decision::Ask);
+        assert_eq!(ask("npm test"), Decision::Ask);
+    }
+
+    #[test]
+    fn remembered_prefixes_follow_the_allow_rule_semantics() {
+        let p = policy(Level::Ask, &[], &[]);
+        let mut r = Remembered::new();
+        r.remember_prefix("npm test").unwrap();
+        assert!(r.remember_prefix("npm test; ls").is_err());
+        let ask = |text: &str| decide(&p, &r, Request::Command(&CommandText::new(text)));
+        assert_eq!(
+            ask("npm test -- --watch"),
+            Decision::Allow(Allowed::RememberedRule {
+                rule: "npm test".into()
+            })
+        );
+        assert_eq!(ask("npm test && rm x"), Decision::Ask);
+    }
+
+    #[test]
+    fn inexact_text_never_matches_an_allow_rule_or_a_memory() {
+        let p = policy(Level::Ask, &["ls"], &[]);
+        let mut r = Remembered::new();
+        r.remember_command("ls \u{fffd}");
+        let text = CommandText::from_bytes(b"ls \xff");
+        assert!(!text.is_exact());
+        assert_eq!(decide(&p, &r, Request::Command(&text)), Decision::Ask);
+    }
+
+    #[test]
+    fn every_level_and_request_kind_has_a_decision() {
+        // Exhaustive over the small input space: level × allowed/denied/neither × kind.
+        for level in Level::ALL {
+            let p = policy(level, &["ok"], &["bad"]);
+            for (text, expect_at_ask) in [("ok 1", "allow"), ("bad 1", "deny"), ("other", "ask")] {
+                let d = decide_text(&p, text);
+                let expected = match (level, text) {
+                    (Level::Deny, _) => "deny",
+                    (_, "bad 1") => "deny",
+                    (Level::Full | Level::Safe, _) => "allow",
+                    (Level::Ask, _) => expect_at_ask,
+                };
+                assert_eq!(d.kind(), expected, "{level} {text}");
+            }
+        }
+    }
+}

@@ -1,0 +1,302 @@
+//! Deny rules: checked at every level, against every simple command the text could run.
+//!
+//! A deny rule is a command prefix in words, validated like an allow rule. It matches a
+//! simple command (as found by [`super::scan`]) whose words start with the rule's words.
+//! The first word is compared by program name (`rm` also catches `/bin/rm`), and a word
+//! whose value is only known when the shell runs matches any rule word.
+
+use std::collections::HashMap;
+
+use super::rules::{RuleError, validate_rule};
+use super::scan::{self, SimpleCommand};
+use super::{CommandText, Origin};
+
+#[derive(Debug, Clone)]
+struct DenyRule {
+    text: Box<str>,
+    /// The rule's words after quote removal; the first is a program name unless it has
+    /// a slash.
+    words: Vec<String>,
+    origin: Origin,
+}
+
+/// A validated set of deny rules.
+#[derive(Debug, Clone, Default)]
+pub struct DenyRules {
+    rules: Vec<DenyRule>,
+    /// Rules by their first word (a program name, or a path), for commands whose
+    /// program is known.
+    by_program: HashMap<String, Vec<usize>>,
+}
+
+/// Why the deny rules refuse a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DenyMatch {
+    /// A rule matched one of the simple commands.
+    Rule {
+        rule: Box<str>,
+        origin: Origin,
+        /// The simple command, as words joined by spaces, that the rule caught.
+        found: String,
+    },
+    /// The text is too large or too deeply wrapped to check in bounded time, so it
+    /// cannot be shown to be free of denied commands.
+    TooComplex,
+}
+
+impl DenyRules {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn add(&mut self, raw: &str, origin: Origin) -> Result<(), RuleError> {
+        let text = validate_rule(raw)?;
+        if self.rules.iter().any(|r| &*r.text == text) {
+            return Ok(());
+        }
+        let words: Vec<String> = scan::candidate_commands(text)
+            .ok()
+            .and_then(|c| c.into_iter().next())
+            .map(|c| c.into_iter().map(|w| w.text).collect())
+            .unwrap_or_default();
+        if words.is_empty() {
+            return Err(RuleError::NoProgram);
+        }
+        let index = self.rules.len();
+        self.by_program
+            .entry(words[0].clone())
+            .or_default()
+            .push(index);
+        self.rules.push(DenyRule {
+            text: text.into(),
+            words,
+            origin,
+        });
+        Ok(())
+    }
+
+    pub fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Origin)> {
+        self.rules.iter().map(|r| (&*r.text, &r.origin))
+    }
+
+    /// The first deny rule that catches any simple command in `command`.
+    pub fn find(&self, command: &CommandText) -> Option<DenyMatch> {
+        if self.rules.is_empty() {
+            return None;
+        }
+        let Ok(candidates) = scan::candidate_commands(command.as_str()) else {
+            return Some(DenyMatch::TooComplex);
+        };
+        for candidate in candidates {
+            if let Some(rule) = self.find_in(&candidate) {
+                return Some(DenyMatch::Rule {
+                    rule: rule.text.clone(),
+                    origin: rule.origin.clone(),
+                    found: candidate
+                        .iter()
+                        .map(|w| {
+                            if w.dynamic && w.text.is_empty() {
+                                "…"
+                            } else {
+                                &w.text
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                });
+            }
+        }
+        None
+    }
+
+    fn find_in(&self, command: &SimpleCommand) -> Option<&DenyRule> {
+        let first = &command[0];
+        let matches = |rule: &&DenyRule| words_match(&rule.words, command);
+        if first.dynamic {
+            // The program is computed at run time: it could be any of them.
+            return self.rules.iter().find(matches);
+        }
+        let by_name = self
+            .by_program
+            .get(scan::program_name(&first.text))
+            .into_iter()
+            .flatten();
+        let by_path = self
+            .by_program
+            .get(first.text.as_str())
+            .into_iter()
+            .flatten();
+        by_name
+            .chain(by_path)
+            .map(|&i| &self.rules[i])
+            .find(matches)
+    }
+}
+
+fn words_match(rule: &[String], command: &SimpleCommand) -> bool {
+    if command.len() < rule.len() {
+        return false;
+    }
+    rule.iter().zip(command).enumerate().all(|(i, (r, w))| {
+        w.dynamic
+            || r == &w.text
+            || (i == 0 && !r.contains('/') && scan::program_name(&w.text) == r)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deny(rules: &[&str]) -> DenyRules {
+        let mut d = DenyRules::new();
+        for r in rules {
+            d.add(r, Origin::Flag("--deny")).unwrap();
+        }
+        d
+    }
+
+    fn caught(rules: &[&str], command: &str) -> bool {
+        deny(rules).find(&CommandText::new(command)).is_some()
+    }
+
+    #[test]
+    fn a_plain_prefix_is_caught() {
+        assert!(caught(&["git push --force"], "git push --force"));
+        assert!(caught(
+            &["git push --force"],
+            "git push --force origin main"
+        ));
+        assert!(!caught(&["git push --force"], "git push origin"));
+        assert!(!caught(
+            &["git push --force"],
+            "git push --force-with-lease"
+        ));
+    }
+
+    #[test]
+    fn repeated_blanks_do_not_hide_a_command() {
+        assert!(caught(&["git push --force"], "git   push\t\t--force"));
+        assert!(caught(&["git push --force"], "  git push --force  "));
+    }
+
+    #[test]
+    fn shell_syntax_does_not_hide_a_command() {
+        let rule = ["rm -rf"];
+        for command in [
+            "ls; rm -rf /",
+            "ls && rm -rf /",
+            "ls || rm -rf /",
+            "ls | rm -rf /",
+            "ls & rm -rf /",
+            "ls\nrm -rf /",
+            "echo $(rm -rf /)",
+            "echo `rm -rf /`",
+            "(rm -rf /)",
+            "{ rm -rf /; }",
+            "FOO=1 rm -rf /",
+            "env rm -rf /",
+            "env -i FOO=bar rm -rf /",
+            "nohup rm -rf /",
+            "timeout 5 rm -rf /",
+            "timeout -s KILL 5 rm -rf /",
+            "nice -n 5 rm -rf /",
+            "sudo rm -rf /",
+            "command rm -rf /",
+            "exec rm -rf /",
+            "/bin/rm -rf /",
+            "\"rm\" -rf /",
+            "r'm' -rf /",
+            "\\rm -rf /",
+            "bash -c 'rm -rf /'",
+            "sh -c \"cd /; rm -rf .\"",
+            "eval 'rm -rf /'",
+            "$'\\x72\\x6d' -rf /",
+            "{rm,-rf,/}",
+            ">/dev/null rm -rf /",
+            "cat <(rm -rf /)",
+        ] {
+            assert!(caught(&rule, command), "{command:?} was not caught");
+        }
+    }
+
+    #[test]
+    fn a_computed_program_name_is_caught() {
+        assert!(caught(&["rm -rf"], "$RM -rf /"));
+        assert!(caught(&["rm -rf"], "$(which rm) -rf /"));
+        assert!(caught(&["rm -rf"], "rm $FLAGS /"));
+    }
+
+    #[test]
+    fn quoted_text_is_data_not_a_command() {
+        assert!(!caught(&["rm -rf"], "echo 'rm -rf /'"));
+        assert!(!caught(&["rm -rf"], "grep -r 'rm -rf' ."));
+        assert!(!caught(&["rm -rf"], "echo rm -rf"));
+    }
+
+    #[test]
+    fn a_rule_with_a_path_matches_that_path_only() {
+        assert!(caught(&["/bin/rm"], "/bin/rm x"));
+        assert!(!caught(&["/bin/rm"], "rm x"));
+    }
+
+    #[test]
+    fn a_rule_naming_a_wrapper_catches_the_wrapper() {
+        assert!(caught(&["sudo"], "sudo ls"));
+        assert!(caught(&["sudo"], "FOO=1 sudo ls"));
+        assert!(caught(&["env"], "env ls"));
+        assert!(caught(&["nohup"], "env nohup ls"));
+    }
+
+    #[test]
+    fn the_match_reports_the_rule_and_the_command() {
+        let m = deny(&["rm -rf"])
+            .find(&CommandText::new("ls; rm  -rf /"))
+            .unwrap();
+        assert_eq!(
+            m,
+            DenyMatch::Rule {
+                rule: "rm -rf".into(),
+                origin: Origin::Flag("--deny"),
+                found: "rm -rf /".into()
+            }
+        );
+    }
+
+    #[test]
+    fn bad_deny_rules_are_refused() {
+        let mut d = DenyRules::new();
+        assert_eq!(d.add("  ", Origin::BuiltIn), Err(RuleError::Blank));
+        assert_eq!(
+            d.add("rm; ls", Origin::BuiltIn),
+            Err(RuleError::ShellChar(';'))
+        );
+        assert_eq!(d.add("FOO=1", Origin::BuiltIn), Err(RuleError::NoProgram));
+    }
+
+    #[test]
+    fn a_command_too_complex_to_check_is_refused() {
+        let text = format!("{}ls", "env ".repeat(20_000));
+        assert_eq!(
+            deny(&["rm"]).find(&CommandText::new(text.clone())),
+            Some(DenyMatch::TooComplex)
+        );
+        // Without deny rules there is nothing to check.
+        assert_eq!(DenyRules::new().find(&CommandText::new(text)), None);
+    }
+
+    #[test]
+    fn invalid_utf8_still_meets_deny_rules() {
+        let d = deny(&["rm -rf"]);
+        let command = CommandText::from_bytes(b"rm -rf /\xff");
+        assert!(d.find(&command).is_some());
+    }
+}

@@ -1,0 +1,133 @@
+//! The decision: level, deny rules, allow rules and remembered approvals applied to one
+//! request, giving allow, ask or deny with the reason. Pure: no files, environment,
+//! sockets or terminals here, so every branch is tested with tables.
+
+#![forbid(unsafe_code)]
+
+mod decide;
+mod deny;
+mod rules;
+pub mod scan;
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+pub use decide::{Allowed, Decision, Denied, Policy, Remembered, Request, decide};
+pub use deny::{DenyMatch, DenyRules};
+pub use rules::{
+    AllowRules, Rule, RuleError, SHELL_CHARS, allow_rule_matches, describe_char, first_shell_char,
+    validate_rule,
+};
+
+/// The permission level: how much runs without a person's say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Level {
+    /// Nothing runs and nothing is asked.
+    Deny,
+    /// Allow rules run; anything else waits for an approver; unanswered means denied.
+    Ask,
+    /// Everything runs, unasked, inside the sandbox.
+    Safe,
+    /// Everything runs.
+    Full,
+}
+
+impl Level {
+    pub const ALL: [Level; 4] = [Level::Deny, Level::Ask, Level::Safe, Level::Full];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Deny => "deny",
+            Level::Ask => "ask",
+            Level::Safe => "safe",
+            Level::Full => "full",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Level> {
+        Level::ALL.into_iter().find(|l| l.as_str() == text)
+    }
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a setting or rule came from, so that every message can name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    BuiltIn,
+    /// A configuration file and the 1-based line of the value.
+    File {
+        path: Arc<Path>,
+        line: u32,
+    },
+    /// An environment variable, by name.
+    Env(&'static str),
+    /// A command-line option, by name (`--allow`).
+    Flag(&'static str),
+    /// An approver's answer earlier in the session.
+    Approver,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::BuiltIn => f.write_str("the built-in default"),
+            Origin::File { path, line } => write!(f, "{}:{line}", path.display()),
+            Origin::Env(name) => f.write_str(name),
+            Origin::Flag(name) => f.write_str(name),
+            Origin::Approver => f.write_str("an approver, earlier in this session"),
+        }
+    }
+}
+
+/// The text of a command as gate judges it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandText {
+    text: String,
+    /// The original bytes were valid UTF-8, so `text` is exactly what will run.
+    exact: bool,
+}
+
+impl CommandText {
+    /// A command given as valid UTF-8.
+    pub fn new(text: impl Into<String>) -> Self {
+        CommandText {
+            text: text.into(),
+            exact: true,
+        }
+    }
+
+    /// A command from raw bytes. Invalid UTF-8 is replaced for display and for deny
+    /// rules, and such a command never matches an allow rule or a remembered approval.
+    pub fn from_bytes(bytes: &[u8]) -> Self {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => CommandText::new(text),
+            Err(_) => CommandText {
+                text: String::from_utf8_lossy(bytes).into_owned(),
+                exact: false,
+            },
+        }
+    }
+
+    /// A command whose text could only be shown approximately (an argument was not
+    /// UTF-8): it can meet deny rules, never an allow rule.
+    pub fn inexact(text: impl Into<String>) -> Self {
+        CommandText {
+            text: text.into(),
+            exact: false,
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    pub fn is_exact(&self) -> bool {
+        self.exact
+    }
+}

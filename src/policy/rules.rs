@@ -1,0 +1,378 @@
+//! Allow rules: validation when they are loaded, and matching with the exact prefix
+//! semantics gate promises.
+//!
+//! A command matches an allow rule when, after trimming white space from both ends of
+//! each, the command equals the rule or starts with the rule followed by a space. A
+//! command that contains a shell character anywhere (in its untrimmed form) matches no
+//! rule at all: a prefix rule such as `git status` must never approve
+//! `git status; rm -rf ~`. A rule that is blank or contains a shell character is refused
+//! when the configuration is loaded, so a bad rule is found before any command arrives.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use super::Origin;
+
+/// Characters that make a command more than one plain program invocation: separators,
+/// pipes, redirections, substitutions, grouping, escapes and the newline.
+pub const SHELL_CHARS: [char; 13] = [
+    ';', '&', '|', '<', '>', '$', '`', '(', ')', '{', '}', '\\', '\n',
+];
+
+/// The first shell character in `text`, if any.
+pub fn first_shell_char(text: &str) -> Option<char> {
+    // Every shell character is ASCII, so a byte scan finds exactly the same characters
+    // as a char scan and is faster on long commands.
+    text.bytes()
+        .find(|b| b.is_ascii() && SHELL_CHARS.contains(&char::from(*b)))
+        .map(char::from)
+}
+
+/// Why a rule was refused at load time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleError {
+    Blank,
+    ShellChar(char),
+    /// A deny rule made only of assignments (`FOO=1`) names no program to deny.
+    NoProgram,
+}
+
+impl fmt::Display for RuleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RuleError::Blank => f.write_str("a rule cannot be blank"),
+            RuleError::ShellChar(c) => write!(
+                f,
+                "a rule cannot contain the shell character {}, because a command containing \
+                 one never matches; write the plain command prefix instead",
+                describe_char(*c)
+            ),
+            RuleError::NoProgram => {
+                f.write_str("a deny rule must name a program, not only variable assignments")
+            }
+        }
+    }
+}
+
+impl std::error::Error for RuleError {}
+
+/// A character as a person would name it in a message, on one line.
+pub fn describe_char(c: char) -> String {
+    match c {
+        '\n' => "newline".to_owned(),
+        c => format!("'{c}'"),
+    }
+}
+
+/// Check one rule as written and return its trimmed text.
+pub fn validate_rule(raw: &str) -> Result<&str, RuleError> {
+    if let Some(c) = first_shell_char(raw) {
+        return Err(RuleError::ShellChar(c));
+    }
+    let trimmed = raw.trim();
+    if trimmed.is_empty() {
+        return Err(RuleError::Blank);
+    }
+    Ok(trimmed)
+}
+
+/// The reference form of the matching rule, for one rule and one command. The indexed
+/// [`AllowRules::find`] must agree with it on every input (a property test checks this).
+pub fn allow_rule_matches(rule: &str, command: &str) -> bool {
+    if first_shell_char(command).is_some() || first_shell_char(rule).is_some() {
+        return false;
+    }
+    let rule = rule.trim();
+    let command = command.trim();
+    if rule.is_empty() {
+        return false;
+    }
+    command == rule
+        || (command.starts_with(rule) && command.as_bytes().get(rule.len()) == Some(&b' '))
+}
+
+/// A validated allow rule and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    pub text: Box<str>,
+    pub origin: Origin,
+}
+
+/// A set of validated allow rules, indexed so that matching costs one hash lookup per
+/// space in the command, however many rules there are.
+#[derive(Debug, Clone, Default)]
+pub struct AllowRules {
+    by_text: HashMap<Box<str>, Origin>,
+}
+
+impl AllowRules {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Add a rule, validating it. The first origin of a duplicated rule is kept.
+    pub fn add(&mut self, raw: &str, origin: Origin) -> Result<(), RuleError> {
+        let text = validate_rule(raw)?;
+        self.by_text.entry(text.into()).or_insert(origin);
+        Ok(())
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_text.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_text.is_empty()
+    }
+
+    pub fn contains(&self, rule: &str) -> bool {
+        self.by_text.contains_key(rule.trim())
+    }
+
+    /// The most specific (longest) rule that the command matches.
+    pub fn find(&self, command: &str) -> Option<(&str, &Origin)> {
+        if self.by_text.is_empty() || first_shell_char(command).is_some() {
+            return None;
+        }
+        let command = command.trim();
+        let lookup = |candidate: &str| {
+            self.by_text
+                .get_key_value(candidate)
+                .map(|(k, origin)| (&**k, origin))
+        };
+        if let Some(found) = lookup(command) {
+            return Some(found);
+        }
+        // A rule followed by a space: every prefix that ends just before a space, longest
+        // first. A prefix ending in white space cannot equal a rule (rules are trimmed),
+        // so runs of spaces cost a lookup each but never match wrongly.
+        command
+            .bytes()
+            .enumerate()
+            .rev()
+            .filter(|&(_, b)| b == b' ')
+            .find_map(|(i, _)| lookup(&command[..i]))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Origin)> {
+        self.by_text.iter().map(|(k, v)| (&**k, v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn rules(list: &[&str]) -> AllowRules {
+        let mut r = AllowRules::new();
+        for rule in list {
+            r.add(rule, Origin::Flag("--allow")).unwrap();
+        }
+        r
+    }
+
+    fn matches(rule: &str, command: &str) -> bool {
+        let indexed = rules(&[rule]).find(command).is_some();
+        assert_eq!(
+            indexed,
+            allow_rule_matches(rule, command),
+            "indexed and reference matching disagree for rule {rule:?}, command {command:?}"
+        );
+        indexed
+    }
+
+    // The example table of the seed, row by row.
+    #[test]
+    fn seed_table_exact_command_matches() {
+        assert!(matches("git status", "git status"));
+    }
+
+    #[test]
+    fn seed_table_command_with_arguments_matches() {
+        assert!(matches("git status", "git status -s"));
+    }
+
+    #[test]
+    fn seed_table_longer_word_does_not_match() {
+        assert!(!matches("git status", "git statusx"));
+    }
+
+    #[test]
+    fn seed_table_rule_with_many_arguments_matches() {
+        assert!(matches("pytest", "pytest tests/ -k parser"));
+    }
+
+    #[test]
+    fn seed_table_rule_later_in_command_does_not_match() {
+        assert!(!matches("pytest", "python -m pytest"));
+    }
+
+    #[test]
+    fn leading_and_trailing_space_is_ignored_on_rule_and_command() {
+        assert!(matches("  git status  ", "git status"));
+        assert!(matches("git status", "   git status   "));
+        assert!(matches("\tgit status\t", " \t git status -s \t "));
+    }
+
+    #[test]
+    fn only_a_space_continues_a_rule() {
+        assert!(!matches("git status", "git status\t-s"));
+        assert!(!matches("git status", "git status-s"));
+        assert!(!matches("git status", "git status/x"));
+    }
+
+    #[test]
+    fn inner_space_is_literal() {
+        assert!(!matches("git status", "git  status"));
+        assert!(matches("git  status", "git  status -s"));
+    }
+
+    #[test]
+    fn a_rule_is_not_a_substring_match() {
+        assert!(!matches("status", "git status"));
+        assert!(!matches("git status -s", "git status"));
+    }
+
+    #[test]
+    fn every_shell_character_inside_at_start_and_at_end_prevents_a_match() {
+        for c in SHELL_CHARS {
+            for command in [
+                format!("git status{c}rm -rf ~"),
+                format!("git status {c} rm -rf ~"),
+                format!("{c}git status"),
+                format!("git status{c}"),
+                format!("git status -s{c}"),
+                format!("git status -{c}s"),
+            ] {
+                assert!(!matches("git status", &command), "{command:?} matched");
+                assert!(!matches("git", &command), "{command:?} matched `git`");
+            }
+        }
+    }
+
+    #[test]
+    fn a_trailing_newline_is_a_shell_character_not_white_space() {
+        // Trimming happens for the prefix comparison only; the shell-character check looks
+        // at the command as received, so a newline anywhere refuses the match.
+        assert!(!matches("git status", "git status\n"));
+        assert!(!matches("git status", "\ngit status"));
+    }
+
+    #[test]
+    fn blank_rules_are_refused() {
+        for raw in ["", " ", "\t", "  \t  ", "\u{a0}"] {
+            assert_eq!(validate_rule(raw), Err(RuleError::Blank), "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn rules_with_a_shell_character_are_refused_wherever_it_is() {
+        for c in SHELL_CHARS {
+            for raw in [
+                format!("git status{c} ls"),
+                format!("{c}ls"),
+                format!("ls{c}"),
+            ] {
+                assert_eq!(validate_rule(&raw), Err(RuleError::ShellChar(c)), "{raw:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_error_for_a_newline_names_it_in_words() {
+        let err = validate_rule("ls\n").unwrap_err().to_string();
+        assert!(err.contains("newline"), "{err}");
+        assert!(
+            !err.contains('\n'),
+            "message must stay on one line: {err:?}"
+        );
+    }
+
+    #[test]
+    fn the_most_specific_rule_is_reported() {
+        let r = rules(&["git", "git status", "git status -s"]);
+        assert_eq!(r.find("git status -s").unwrap().0, "git status -s");
+        assert_eq!(r.find("git status --short").unwrap().0, "git status");
+        assert_eq!(r.find("git log").unwrap().0, "git");
+        assert!(r.find("gitk").is_none());
+    }
+
+    #[test]
+    fn duplicate_rules_keep_their_first_origin() {
+        let mut r = AllowRules::new();
+        r.add("ls", Origin::Flag("--allow")).unwrap();
+        r.add(" ls ", Origin::Env("GATE_X")).unwrap();
+        assert_eq!(r.len(), 1);
+        assert_eq!(r.find("ls").unwrap().1, &Origin::Flag("--allow"));
+    }
+
+    #[test]
+    fn an_empty_rule_set_matches_nothing() {
+        assert!(AllowRules::new().find("ls").is_none());
+        assert!(AllowRules::new().find("").is_none());
+    }
+
+    #[test]
+    fn a_blank_command_matches_no_rule() {
+        let r = rules(&["ls"]);
+        assert!(r.find("").is_none());
+        assert!(r.find("   ").is_none());
+    }
+
+    #[test]
+    fn non_ascii_commands_are_matched_on_characters_not_bytes() {
+        assert!(matches("echo héllo", "echo héllo wörld"));
+        assert!(!matches("echo h", "echo héllo"));
+    }
+
+    fn shell_char() -> impl Strategy<Value = char> {
+        proptest::sample::select(SHELL_CHARS.to_vec())
+    }
+
+    proptest! {
+        #[test]
+        fn no_command_with_a_shell_character_matches_any_rule(
+            rule in "[a-z][a-z0-9 ./_=-]{0,20}",
+            before in "[ -~]{0,20}",
+            after in "[ -~]{0,20}",
+            c in shell_char(),
+        ) {
+            prop_assume!(validate_rule(&rule).is_ok());
+            let command = format!("{before}{c}{after}");
+            prop_assert!(!matches(&rule, &command));
+            let prefixed = format!("{} {before}{c}{after}", rule.trim());
+            prop_assert!(!matches(&rule, &prefixed));
+        }
+
+        #[test]
+        fn a_command_without_shell_characters_matches_itself_as_a_rule(
+            command in "[^;&|<>$`(){}\\\\\\p{C}]{1,40}",
+        ) {
+            prop_assert!(first_shell_char(&command).is_none());
+            prop_assume!(!command.trim().is_empty());
+            prop_assert!(matches(&command, &command));
+        }
+
+        #[test]
+        fn indexed_matching_agrees_with_the_reference(
+            rule in "[a-c ]{1,8}",
+            command in "[a-c ;]{0,12}",
+        ) {
+            prop_assume!(validate_rule(&rule).is_ok());
+            // `matches` asserts the agreement itself.
+            let _ = matches(&rule, &command);
+        }
+
+        #[test]
+        fn a_match_means_the_command_starts_with_the_rule(
+            rule in "[a-c ]{1,8}",
+            command in "[a-c ]{0,12}",
+        ) {
+            prop_assume!(validate_rule(&rule).is_ok());
+            if matches(&rule, &command) {
+                prop_assert!(command.trim().starts_with(rule.trim()));
+            }
+        }
+    }
+}

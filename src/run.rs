@@ -1,0 +1,358 @@
+//! The high stage: settings loaded, request judged, decision acted on. Every path ends
+//! in an exec or an exit status; see [`crate::main`] for the status policy.
+
+use std::ffi::{OsStr, OsString};
+use std::io::{self, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use crate::audit;
+use crate::config::{self, DEFAULT_SHELL, Environment, Settings};
+use crate::exec::{self, Permit, PermitError, Plan};
+use crate::explain::{self, Explanation};
+use crate::invocation::{self, Action, Invocation, Personality, ShellWork, Target};
+use crate::policy::{CommandText, Decision, Remembered, Request, decide};
+use crate::session;
+
+/// Exit status: refused by policy.
+pub const REFUSED: i32 = 126;
+/// Exit status: gate itself failed; nothing ran.
+pub const GATE_ERROR: i32 = 125;
+
+/// Write one line to stderr. A closed or broken stderr must not turn a refusal into a
+/// crash, so write errors are ignored.
+pub fn say(line: &str) {
+    let _ = writeln!(io::stderr().lock(), "{line}");
+}
+
+fn print(text: &str) -> i32 {
+    let mut out = io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => 0,
+        Err(_) => GATE_ERROR,
+    }
+}
+
+fn fail(message: impl std::fmt::Display) -> i32 {
+    say(&format!("gate: {message}"));
+    GATE_ERROR
+}
+
+fn var(name: &str) -> Option<OsString> {
+    std::env::var_os(name)
+}
+
+/// Run one invocation to its exit status (or exec, never returning).
+pub fn run(argv: Vec<OsString>) -> i32 {
+    let inv = match invocation::parse(argv) {
+        Ok(inv) => inv,
+        Err(e) => return fail(format!("{e}; nothing was run")),
+    };
+    let log_filter = var("GATE_LOG");
+    if let Err(e) = crate::diag::init(log_filter.as_deref().and_then(OsStr::to_str)) {
+        return fail(format!("{e}; nothing was run"));
+    }
+    match &inv.action {
+        Action::Help => print(&crate::cli::help_text()),
+        Action::Version => print(&format!("gate {}\n", crate::cli::VERSION)),
+        Action::Check { target, json } => check(&inv, target, *json),
+        Action::Run(target) => run_target(&inv, target),
+    }
+}
+
+fn load_settings(inv: &Invocation) -> Result<Settings, i32> {
+    let env = Environment { var: &var };
+    config::load(&inv.gate, &env).map_err(|e| fail(format!("{e}; nothing was run")))
+}
+
+/// What gate judges for a target.
+struct Judged {
+    /// command / script / program / session
+    kind: &'static str,
+    text: Option<CommandText>,
+}
+
+impl Judged {
+    fn of(target: &Target) -> Judged {
+        match target {
+            Target::Shell { work, .. } => match work {
+                ShellWork::Command(c) => Judged {
+                    kind: "command",
+                    text: Some(CommandText::from_bytes(c.as_bytes())),
+                },
+                ShellWork::Script(operands) => Judged {
+                    kind: "script",
+                    text: Some(join(operands)),
+                },
+                ShellWork::Session => Judged {
+                    kind: "session",
+                    text: None,
+                },
+            },
+            Target::Program { argv } => Judged {
+                kind: "program",
+                text: Some(join(argv)),
+            },
+        }
+    }
+
+    fn request(&self) -> Request<'_> {
+        match &self.text {
+            Some(text) => Request::Command(text),
+            None => Request::Session,
+        }
+    }
+}
+
+/// Arguments joined with shell quoting, as gate judges a program's argv.
+fn join(args: &[OsString]) -> CommandText {
+    let strs: Option<Vec<&str>> = args.iter().map(|a| a.to_str()).collect();
+    match strs {
+        Some(strs) => CommandText::new(shell_words::join(strs)),
+        None => {
+            let lossy: Vec<String> = args
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            CommandText::inexact(shell_words::join(lossy))
+        }
+    }
+}
+
+/// The audit trail for one call; the session and call ids are made only when a record
+/// is written.
+struct Trail<'a> {
+    settings: &'a Settings,
+    judged: &'a Judged,
+}
+
+impl Trail<'_> {
+    /// Append the record. `Err` carries the line to print when the log cannot be
+    /// written; whether that blocks the run is the caller's choice, by
+    /// `settings.audit_required`.
+    fn record(&self, decision: &str, e: &Explanation, message: Option<&str>) -> Result<(), String> {
+        let path = match audit::resolve_path(&self.settings.audit_log, &var) {
+            Ok(Some(path)) => path,
+            Ok(None) => return Ok(()),
+            Err(why) => return Err(format!("cannot write the audit log: {why}")),
+        };
+        let session_id = session::session_id(self.settings.session.as_deref());
+        let call_id = session::call_id();
+        let record = audit::Record {
+            call_id: &call_id,
+            session_id: &session_id,
+            level: self.settings.policy.level.as_str(),
+            kind: self.judged.kind,
+            command: self.judged.text.as_ref().map(CommandText::as_str),
+            decision,
+            decided_by: e.decided_by,
+            rule: e.rule.as_deref(),
+            rule_origin: e.rule_origin.clone(),
+            message: Some(message.unwrap_or(&e.reason)),
+            sandbox: None,
+        };
+        let line = audit::encode(&record, SystemTime::now());
+        audit::append(&path, &line)
+            .map_err(|err| format!("cannot write the audit log {}: {err}", path.display()))
+    }
+
+    /// Record a refusal. The refusal stands either way; a log that cannot be written is
+    /// reported.
+    fn refused(&self, e: &Explanation, message: &str) {
+        if let Err(line) = self.record("deny", e, Some(message)) {
+            say(&format!("gate: warning: {line}"));
+        }
+    }
+}
+
+fn run_target(inv: &Invocation, target: &Target) -> i32 {
+    let settings = match load_settings(inv) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let judged = Judged::of(target);
+    let decision = decide(&settings.policy, &Remembered::new(), judged.request());
+    let explanation = explain::explain(&decision, &settings.policy, judged.text.as_ref());
+    tracing::debug!(?decision, reason = %explanation.reason, "decided");
+    let trail = Trail {
+        settings: &settings,
+        judged: &judged,
+    };
+    let subject = explain::subject(judged.text.as_ref());
+
+    match &decision {
+        Decision::Allow(allowed) => {
+            let permit = match Permit::for_allowed(allowed) {
+                Ok(permit) => permit,
+                Err(PermitError::SandboxUnavailable) => {
+                    let message = format!(
+                        "cannot run {subject} at level \"safe\": this version of gate has no \
+                         sandbox, and safe never runs a command unsandboxed; nothing was run. \
+                         Use --level ask with allow rules, or --level full"
+                    );
+                    let e = Explanation {
+                        decided_by: "error",
+                        ..explanation
+                    };
+                    trail.refused(&e, &message);
+                    return fail(message);
+                }
+            };
+            let plan = match plan(inv, target, &settings) {
+                Ok(plan) => plan,
+                Err(message) => {
+                    let e = Explanation {
+                        decided_by: "error",
+                        ..explanation
+                    };
+                    trail.refused(&e, &message);
+                    return fail(format!("{message}; nothing was run"));
+                }
+            };
+            if let Err(line) = trail.record("allow", &explanation, None) {
+                if settings.audit_required {
+                    return fail(format!(
+                        "{line}; the configuration requires the audit log (audit.required), so nothing was run"
+                    ));
+                }
+                say(&format!("gate: warning: {line}"));
+            }
+            let err = exec::exec(plan, permit);
+            say(&format!("gate: {err}"));
+            err.exit_status()
+        }
+        Decision::Ask => {
+            // No approval channel exists in this version: nobody to ask, so refused.
+            let reason = format!("{}, and there is no approver to ask", explanation.reason);
+            let line = explain::refusal_line(
+                &subject,
+                &reason,
+                explain::advice(&decision, judged.text.as_ref()),
+            );
+            let e = Explanation {
+                decided_by: "no-approver",
+                ..explanation
+            };
+            trail.refused(&e, &reason);
+            say(&line);
+            REFUSED
+        }
+        Decision::Deny(_) => {
+            let line = explain::refusal_line(
+                &subject,
+                &explanation.reason,
+                explain::advice(&decision, judged.text.as_ref()),
+            );
+            trail.refused(&explanation, &explanation.reason);
+            say(&line);
+            REFUSED
+        }
+    }
+}
+
+/// What exactly to exec for an allowed target.
+fn plan(inv: &Invocation, target: &Target, settings: &Settings) -> Result<Plan, String> {
+    match target {
+        Target::Program { argv } => Ok(Plan {
+            program: argv[0].clone(),
+            argv: argv.clone(),
+            search_path: true,
+        }),
+        Target::Shell { args, .. } => {
+            let (shell, argv0) = match &inv.personality {
+                Personality::Shim { name } => {
+                    let path_var = var("PATH");
+                    let shell = exec::shim_shell(name, &inv.argv0, path_var.as_deref())
+                        .map_err(|e| e.to_string())?;
+                    (shell, inv.argv0.clone())
+                }
+                Personality::Gate => {
+                    let configured = settings
+                        .shell
+                        .as_ref()
+                        .map_or_else(|| PathBuf::from(DEFAULT_SHELL), |(p, _)| p.clone());
+                    let shell = exec::configured_shell(&configured).map_err(|e| e.to_string())?;
+                    let argv0 = exec::shell_argv0(&shell, &inv.argv0);
+                    (shell, argv0)
+                }
+            };
+            let mut argv = Vec::with_capacity(args.len() + 1);
+            argv.push(argv0);
+            argv.extend(args.iter().cloned());
+            Ok(Plan {
+                program: shell.into_os_string(),
+                argv,
+                search_path: false,
+            })
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// gate check
+
+fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
+    let settings = match load_settings(inv) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let judged = Judged::of(target);
+    let decision = decide(&settings.policy, &Remembered::new(), judged.request());
+    let e = explain::explain(&decision, &settings.policy, judged.text.as_ref());
+    let (outcome, outcome_text) = match &decision {
+        Decision::Allow(crate::policy::Allowed::Sandboxed) => (
+            "error",
+            "gate would not run it: the safe level needs the sandbox, which this version of gate does not have (exit 125)",
+        ),
+        Decision::Allow(_) => ("run", "gate would run it"),
+        Decision::Ask => (
+            "refuse",
+            "gate would refuse it: no approver can be asked in this version of gate (exit 126)",
+        ),
+        Decision::Deny(_) => ("refuse", "gate would refuse it (exit 126)"),
+    };
+    let status = match decision {
+        Decision::Allow(_) => 0,
+        Decision::Ask => 1,
+        Decision::Deny(_) => 2,
+    };
+    let command = judged.text.as_ref().map(CommandText::as_str).unwrap_or("");
+    let text = if json {
+        let value = serde_json::json!({
+            "command": command,
+            "kind": judged.kind,
+            "exact": judged.text.as_ref().is_none_or(CommandText::is_exact),
+            "level": settings.policy.level.as_str(),
+            "level_origin": settings.policy.level_origin.to_string(),
+            "decision": decision.kind(),
+            "decided_by": e.decided_by,
+            "rule": e.rule,
+            "rule_origin": e.rule_origin,
+            "matched": e.matched,
+            "reason": e.reason,
+            "outcome": outcome,
+            "config_files": settings.files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+            "locked_by": settings.locked_by.as_ref().map(|p| p.display().to_string()),
+        });
+        format!("{value}\n")
+    } else {
+        let mut t = String::new();
+        t.push_str(&format!("command:  {}\n", explain::display(command)));
+        t.push_str(&format!(
+            "level:    {} (from {})\n",
+            settings.policy.level, settings.policy.level_origin
+        ));
+        t.push_str(&format!("decision: {}\n", decision.kind()));
+        t.push_str(&format!("reason:   {}\n", e.reason));
+        t.push_str(&format!("outcome:  {outcome_text}\n"));
+        if let Some(lock) = &settings.locked_by {
+            t.push_str(&format!("locked:   by {}\n", lock.display()));
+        }
+        t
+    };
+    match print(&text) {
+        0 => status,
+        code => code,
+    }
+}

@@ -1,0 +1,66 @@
+//! Identifiers: the session a request belongs to and the id of one call.
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The session id: the configured one, else derived from the parent process (its pid and
+/// start time, so that a reused pid does not inherit another session's approvals).
+pub fn session_id(configured: Option<&str>) -> String {
+    if let Some(id) = configured {
+        return id.to_owned();
+    }
+    let ppid = nix::unistd::getppid().as_raw();
+    match process_start_time(ppid) {
+        Some(start) => format!("ppid-{ppid}-{start}"),
+        None => format!("ppid-{ppid}"),
+    }
+}
+
+/// A process's start time in clock ticks since boot (field 22 of `/proc/PID/stat`).
+fn process_start_time(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces and ')'.
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    // Field 3 is the first after the name; field 22 is the 20th from there.
+    after_name.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// A new call id: 16 hex digits, unpredictable (seeded from the OS's randomness) and
+/// unique per call.
+pub fn call_id() -> String {
+    let mut hasher = RandomState::new().build_hasher();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    hasher.write_u128(now);
+    hasher.write_u32(std::process::id());
+    format!("{:016x}", hasher.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_configured_session_is_used_as_is() {
+        assert_eq!(session_id(Some("abc")), "abc");
+    }
+
+    #[test]
+    fn the_derived_session_names_the_parent_and_its_start_time() {
+        let id = session_id(None);
+        let ppid = nix::unistd::getppid().as_raw();
+        assert!(id.starts_with(&format!("ppid-{ppid}-")), "{id}");
+        assert_eq!(id, session_id(None), "stable within one process");
+    }
+
+    #[test]
+    fn call_ids_differ() {
+        let a = call_id();
+        let b = call_id();
+        assert_eq!(a.len(), 16);
+        assert_ne!(a, b);
+    }
+}
