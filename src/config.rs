@@ -95,8 +95,8 @@ impl std::error::Error for ConfigError {}
 pub struct Layer {
     pub level: Option<(Level, Origin)>,
     pub shell: Option<(PathBuf, Origin)>,
-    pub allow: Vec<(String, Origin)>,
-    pub deny: Vec<(String, Origin)>,
+    pub allow: AllowRules,
+    pub deny: DenyRules,
     pub lock: Option<(bool, Origin)>,
     pub audit_log: Option<(AuditLog, Origin)>,
     pub audit_required: Option<(bool, Origin)>,
@@ -232,16 +232,15 @@ fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(
                 layer.shell = Some((path, origin));
             }
             "allow" | "deny" => {
-                let list = if name == "allow" {
-                    &mut layer.allow
-                } else {
-                    &mut layer.deny
-                };
-                for item in expect_array(cx, name, value)? {
+                let items = expect_array(cx, name, value)?;
+                if name == "allow" {
+                    layer.allow.reserve(items.len());
+                }
+                for item in items {
                     let rule = expect_str(cx, name, item)?;
                     let item_origin = cx.origin(item.span());
-                    check_rule(rule, name).map_err(|e| ConfigError::at(&item_origin, name, e))?;
-                    list.push((rule.to_owned(), item_origin));
+                    add_rule(layer, name, rule, item_origin.clone())
+                        .map_err(|e| ConfigError::at(&item_origin, name, e))?;
                 }
             }
             "lock" => {
@@ -432,13 +431,12 @@ fn check_timeout(seconds: i64) -> Result<u32, String> {
         })
 }
 
-/// Validate a rule as the layer that gives it, so the error points there. The rule sets
-/// validate again when they are built; this early check gives the better location.
-fn check_rule(rule: &str, key: &str) -> Result<(), RuleError> {
+/// Validate a rule and add it to its layer's set; the caller names the location.
+fn add_rule(layer: &mut Layer, key: &str, rule: &str, origin: Origin) -> Result<(), RuleError> {
     if key == "deny" {
-        DenyRules::new().add(rule, Origin::BuiltIn)
+        layer.deny.add(rule, origin)
     } else {
-        crate::policy::validate_rule(rule).map(|_| ())
+        layer.allow.add(rule, origin)
     }
 }
 
@@ -578,18 +576,14 @@ pub fn flag_layer(args: &GateArgs) -> Result<Layer, ConfigError> {
         },
         &mut layer,
     )?;
-    for (list, values, name) in [
-        (&mut layer.allow, &args.allow, "--allow"),
-        (&mut layer.deny, &args.deny, "--deny"),
-    ] {
+    for (values, name) in [(&args.allow, "--allow"), (&args.deny, "--deny")] {
         let key = &name[2..];
         for value in values {
             let origin = Origin::Flag(name);
             let rule = utf8(value, &origin, key)?;
-            check_rule(rule, key).map_err(|e| {
+            add_rule(&mut layer, key, rule, origin.clone()).map_err(|e| {
                 ConfigError::at(&origin, key, format!("`{}`: {e}", rule.escape_debug()))
             })?;
-            list.push((rule.to_owned(), origin));
         }
     }
     if args.no_tty {
@@ -659,21 +653,18 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
             }
             s.shell = Some((path, origin));
         }
-        for (rule, origin) in layer.allow {
-            if locked {
-                return Err(refuse(&origin, "allow", "no allow rules can be added"));
+        if locked {
+            // Report one added rule, the same one every time.
+            if let Some((rule, origin)) = layer.allow.iter().min_by_key(|(rule, _)| *rule) {
+                return Err(refuse(
+                    origin,
+                    "allow",
+                    &format!("no allow rules can be added (`{rule}`)"),
+                ));
             }
-            s.policy
-                .allow
-                .add(&rule, origin.clone())
-                .map_err(|e| ConfigError::at(&origin, "allow", e))?;
         }
-        for (rule, origin) in layer.deny {
-            s.policy
-                .deny
-                .add(&rule, origin.clone())
-                .map_err(|e| ConfigError::at(&origin, "deny", e))?;
-        }
+        s.policy.allow.extend(layer.allow);
+        s.policy.deny.extend(layer.deny);
         if let Some((log, origin)) = layer.audit_log {
             if locked && (log == AuditLog::Off || (locked_audit_log && log != s.audit_log)) {
                 return Err(refuse(
@@ -917,15 +908,14 @@ required = true
         assert_eq!(layer.level.unwrap().0, Level::Ask);
         assert_eq!(layer.shell.unwrap().0, PathBuf::from("/bin/bash"));
         assert_eq!(layer.allow.len(), 2);
-        assert_eq!(layer.allow[1].0, "cargo test");
         assert_eq!(
-            layer.allow[1].1,
+            *layer.allow.find("cargo test").unwrap().1,
             Origin::File {
                 path: Arc::from(Path::new("/etc/gate/config.toml")),
                 line: 4
             }
         );
-        assert_eq!(layer.deny[0].0, "git push --force");
+        assert_eq!(layer.deny.iter().next().unwrap().0, "git push --force");
         assert!(layer.lock.unwrap().0);
         assert_eq!(layer.socket.unwrap().0, PathBuf::from("/home/u/gate.sock"));
         assert!(!layer.tty.unwrap().0);
@@ -1058,8 +1048,8 @@ required = true
                 file("level = \"deny\"\nallow = [\"ls\"]\ndeny = [\"rm\"]\n").unwrap(),
                 layer_with(|l| {
                     l.level = Some((Level::Full, flag("--level")));
-                    l.allow.push(("git status".into(), flag("--allow")));
-                    l.deny.push(("curl".into(), flag("--deny")));
+                    l.allow.add("git status", flag("--allow")).unwrap();
+                    l.deny.add("curl", flag("--deny")).unwrap();
                 }),
             ],
             vec![],
@@ -1096,7 +1086,7 @@ required = true
             ),
             (
                 "allow",
-                layer_with(|l| l.allow.push(("git".into(), flag("--allow")))),
+                layer_with(|l| l.allow.add("git", flag("--allow")).unwrap()),
             ),
             (
                 "shell",
@@ -1133,7 +1123,7 @@ required = true
                 locked_system(),
                 layer_with(|l| {
                     l.level = Some((Level::Deny, flag("--level")));
-                    l.deny.push(("rm".into(), flag("--deny")));
+                    l.deny.add("rm", flag("--deny")).unwrap();
                     l.timeout = Some((10, flag("--timeout")));
                     l.tty = Some((false, flag("--no-tty")));
                     l.audit_required = Some((true, flag("x")));
@@ -1255,7 +1245,10 @@ required = true
         };
         let l = flag_layer(&args).unwrap();
         assert_eq!(l.level.unwrap(), (Level::Deny, flag("--level")));
-        assert_eq!(l.allow, vec![("ls".to_owned(), flag("--allow"))]);
+        assert_eq!(
+            l.allow.iter().collect::<Vec<_>>(),
+            vec![("ls", &flag("--allow"))]
+        );
         assert!(!l.tty.unwrap().0);
         let bad = GateArgs {
             allow: vec!["ls | sh".into()],
@@ -1287,7 +1280,7 @@ required = true
         text.push_str("]\n");
         let l = file(&text).unwrap();
         assert_eq!(
-            l.allow[999].1,
+            *l.allow.find("cmd999").unwrap().1,
             Origin::File {
                 path: Arc::from(Path::new("/etc/gate/config.toml")),
                 line: 1001

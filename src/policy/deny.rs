@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use super::rules::{RuleError, validate_rule};
 use super::scan::{self, SimpleCommand};
-use super::{CommandText, Origin};
+use super::{CommandText, Origin, RuleHashBuilder};
 
 #[derive(Debug, Clone)]
 struct DenyRule {
@@ -26,7 +26,7 @@ pub struct DenyRules {
     rules: Vec<DenyRule>,
     /// Rules by their first word (a program name, or a path), for commands whose
     /// program is known.
-    by_program: HashMap<String, Vec<usize>>,
+    by_program: HashMap<String, Vec<usize>, RuleHashBuilder>,
 }
 
 /// Why the deny rules refuse a command.
@@ -73,6 +73,20 @@ impl DenyRules {
             origin,
         });
         Ok(())
+    }
+
+    /// Add every rule of `other` (already validated).
+    pub fn extend(&mut self, other: DenyRules) {
+        for rule in other.rules {
+            if self.rules.iter().any(|r| r.text == rule.text) {
+                continue;
+            }
+            self.by_program
+                .entry(rule.words[0].clone())
+                .or_default()
+                .push(self.rules.len());
+            self.rules.push(rule);
+        }
     }
 
     pub fn len(&self) -> usize {

@@ -10,13 +10,14 @@ mod rules;
 pub mod scan;
 
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
 use std::sync::Arc;
 
 pub use decide::{Allowed, Decision, Denied, Policy, Remembered, Request, decide};
 pub use deny::{DenyMatch, DenyRules};
 pub use rules::{
-    AllowRules, Rule, RuleError, SHELL_CHARS, allow_rule_matches, describe_char, first_shell_char,
+    AllowRules, RuleError, SHELL_CHARS, allow_rule_matches, describe_char, first_shell_char,
     validate_rule,
 };
 
@@ -131,3 +132,44 @@ impl CommandText {
         self.exact
     }
 }
+
+/// A fast hasher for rule tables. It is not keyed: the keys are rules from configuration,
+/// and the lookups are prefixes of one command, so there is no table to flood. It also
+/// spares gate the random seed that std's default hasher fetches from the kernel.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RuleHasher(u64);
+
+const HASH_MULTIPLIER: u64 = 0x517c_c1b7_2722_0a95;
+
+impl RuleHasher {
+    fn mix(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(HASH_MULTIPLIER);
+    }
+}
+
+impl Hasher for RuleHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.mix(u64::from_le_bytes(word));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.mix(u64::from_le_bytes(word) ^ ((rest.len() as u64) << 56));
+        }
+    }
+
+    fn write_u8(&mut self, byte: u8) {
+        self.mix(u64::from(byte));
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+pub type RuleHashBuilder = BuildHasherDefault<RuleHasher>;

@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use super::Origin;
+use super::{Origin, RuleHashBuilder};
 
 /// Characters that make a command more than one plain program invocation: separators,
 /// pipes, redirections, substitutions, grouping, escapes and the newline.
@@ -91,18 +91,11 @@ pub fn allow_rule_matches(rule: &str, command: &str) -> bool {
         || (command.starts_with(rule) && command.as_bytes().get(rule.len()) == Some(&b' '))
 }
 
-/// A validated allow rule and where it came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rule {
-    pub text: Box<str>,
-    pub origin: Origin,
-}
-
 /// A set of validated allow rules, indexed so that matching costs one hash lookup per
 /// space in the command, however many rules there are.
 #[derive(Debug, Clone, Default)]
 pub struct AllowRules {
-    by_text: HashMap<Box<str>, Origin>,
+    by_text: HashMap<Box<str>, Origin, RuleHashBuilder>,
 }
 
 impl AllowRules {
@@ -110,11 +103,27 @@ impl AllowRules {
         Self::default()
     }
 
+    /// Make room for `additional` more rules.
+    pub fn reserve(&mut self, additional: usize) {
+        self.by_text.reserve(additional);
+    }
+
     /// Add a rule, validating it. The first origin of a duplicated rule is kept.
     pub fn add(&mut self, raw: &str, origin: Origin) -> Result<(), RuleError> {
         let text = validate_rule(raw)?;
         self.by_text.entry(text.into()).or_insert(origin);
         Ok(())
+    }
+
+    /// Add every rule of `other`; a rule both have keeps this set's origin.
+    pub fn extend(&mut self, other: AllowRules) {
+        if self.by_text.is_empty() {
+            self.by_text = other.by_text;
+            return;
+        }
+        for (text, origin) in other.by_text {
+            self.by_text.entry(text).or_insert(origin);
+        }
     }
 
     pub fn len(&self) -> usize {
