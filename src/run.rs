@@ -63,7 +63,17 @@ pub fn run(argv: Vec<OsString>) -> i32 {
 
 fn load_settings(inv: &Invocation) -> Result<Settings, i32> {
     let env = Environment { var: &var };
-    config::load(&inv.gate, &env).map_err(|e| fail(format!("{e}; nothing was run")))
+    let settings =
+        config::load(&inv.gate, &env).map_err(|e| fail(format!("{e}; nothing was run")))?;
+    tracing::debug!(
+        files = ?settings.files,
+        level = %settings.policy.level,
+        allow_rules = settings.policy.allow.len(),
+        deny_rules = settings.policy.deny.len(),
+        locked_by = ?settings.locked_by,
+        "configuration loaded"
+    );
+    Ok(settings)
 }
 
 /// What gate judges for a target.
