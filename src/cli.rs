@@ -49,7 +49,7 @@ Files:
 
 Exit status: the command's own when it runs; 126 refused by policy; 125 gate's own error
 (bad option or configuration, sandbox unavailable, real shell missing); 127 program not
-found. gate check: 0 allow, 1 ask, 2 deny.";
+found. gate check: 0 it would run, 1 it needs an approver, 2 it would not run.";
 
 fn arg(spec: &OptionSpec) -> Arg {
     let long = spec.name.trim_start_matches('-');
@@ -60,10 +60,19 @@ fn arg(spec: &OptionSpec) -> Arg {
     }
 }
 
+fn help_flag() -> Arg {
+    Arg::new("help")
+        .long("help")
+        .action(ArgAction::Help)
+        .help("Print this help")
+}
+
 /// The whole command line interface, for help, man pages and completions.
 pub fn command() -> Command {
     let check = Command::new("check")
         .about("Print the decision for a command and why, without running anything")
+        .disable_help_flag(true)
+        .arg(help_flag())
         .override_usage("gate check [OPTIONS] [--json] (-c COMMAND | -- PROGRAM [ARGS...])")
         .args(GATE_OPTIONS.iter().chain(CHECK_OPTIONS).map(arg))
         .arg(
@@ -84,6 +93,17 @@ pub fn command() -> Command {
         .about(ABOUT)
         .override_usage(USAGE)
         .disable_help_subcommand(true)
+        // Every short option is the shell's (`-h` is bash's hashall): gate's own
+        // --help and --version are long only.
+        .disable_help_flag(true)
+        .disable_version_flag(true)
+        .arg(help_flag())
+        .arg(
+            Arg::new("version")
+                .long("version")
+                .action(ArgAction::Version)
+                .help("Print gate's version"),
+        )
         .args(GATE_OPTIONS.iter().map(arg))
         .arg(
             Arg::new("command")
@@ -127,6 +147,10 @@ mod tests {
                 spec.name
             );
         }
+        assert!(
+            !help.contains("-h,") && !help.contains("-V,"),
+            "short help flags: {help}"
+        );
         for level in ["deny", "ask", "safe", "full"] {
             assert!(help.contains(level));
         }

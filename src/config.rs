@@ -469,6 +469,23 @@ fn non_empty_path(value: &OsStr, origin: &Origin, key: &str) -> Result<PathBuf, 
     Ok(PathBuf::from(value))
 }
 
+/// A path that must not depend on the directory a command happens to run in.
+fn absolute_path(value: &OsStr, origin: &Origin, key: &str) -> Result<PathBuf, ConfigError> {
+    let path = non_empty_path(value, origin, key)?;
+    if !path.is_absolute() {
+        return Err(ConfigError::at(
+            origin,
+            key,
+            format!(
+                "`{}` must be an absolute path (a relative one would follow each command's \
+                 working directory)",
+                path.display()
+            ),
+        ));
+    }
+    Ok(path)
+}
+
 /// Settings given as strings, by variables or options: parse each into `layer`.
 struct TextSettings<'a> {
     level: Option<(&'a OsStr, Origin)>,
@@ -486,21 +503,13 @@ fn parse_text_settings(t: TextSettings<'_>, layer: &mut Layer) -> Result<(), Con
         layer.level = Some((level, origin));
     }
     if let Some((value, origin)) = t.shell {
-        let path = non_empty_path(value, &origin, "shell")?;
-        if !path.is_absolute() {
-            return Err(ConfigError::at(
-                &origin,
-                "shell",
-                "the shell must be an absolute path",
-            ));
-        }
-        layer.shell = Some((path, origin));
+        layer.shell = Some((absolute_path(value, &origin, "shell")?, origin));
     }
     if let Some((value, origin)) = t.audit_log {
         let log = if value == "off" {
             AuditLog::Off
         } else {
-            AuditLog::Path(non_empty_path(value, &origin, "audit.log")?)
+            AuditLog::Path(absolute_path(value, &origin, "audit.log")?)
         };
         layer.audit_log = Some((log, origin));
     }
@@ -523,7 +532,7 @@ fn parse_text_settings(t: TextSettings<'_>, layer: &mut Layer) -> Result<(), Con
         layer.session = Some((id.to_owned(), origin));
     }
     if let Some((value, origin)) = t.socket {
-        layer.socket = Some((non_empty_path(value, &origin, "approval.socket")?, origin));
+        layer.socket = Some((absolute_path(value, &origin, "approval.socket")?, origin));
     }
     Ok(())
 }
@@ -618,6 +627,8 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
     // Keys the locking file set itself: a later layer may not change those.
     let mut locked_audit_log = false;
     let mut locked_socket = false;
+    let mut audit_log_origin = Origin::BuiltIn;
+    let mut audit_required_origin = Origin::BuiltIn;
 
     for layer in layers {
         let locked = s.locked_by.is_some();
@@ -677,6 +688,7 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
                 locked_audit_log = true;
             }
             s.audit_log = log;
+            audit_log_origin = origin;
         }
         if let Some((required, origin)) = layer.audit_required {
             if locked && s.audit_required && !required {
@@ -687,6 +699,7 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
                 ));
             }
             s.audit_required = required;
+            audit_required_origin = origin;
         }
         if let Some((socket, origin)) = layer.socket {
             if locked && locked_socket && s.socket.as_ref() != Some(&socket) {
@@ -735,6 +748,16 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
                 s.locked_by = Some(path);
             }
         }
+    }
+    if s.audit_required && s.audit_log == AuditLog::Off {
+        return Err(ConfigError::at(
+            &audit_log_origin,
+            "audit.log",
+            format!(
+                "the audit log is turned off, but {audit_required_origin} requires it \
+                 (audit.required = true); remove one of the two"
+            ),
+        ));
     }
     Ok(s)
 }
@@ -1161,6 +1184,19 @@ required = true
     }
 
     #[test]
+    fn a_required_audit_log_cannot_be_off() {
+        let sys = file("[audit]\nrequired = true\n").unwrap();
+        let off = layer_with(|l| l.audit_log = Some((AuditLog::Off, flag("--audit-log"))));
+        let e = merge(vec![sys, off], vec![]).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "--audit-log: the audit log is turned off, but /etc/gate/config.toml:2 requires it"
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn an_unlocked_system_file_can_be_overridden() {
         let sys = file("level = \"deny\"\n").unwrap();
         let s = merge(
@@ -1220,7 +1256,17 @@ required = true
             (
                 "GATE_SHELL",
                 "bash",
-                "GATE_SHELL: the shell must be an absolute path",
+                "GATE_SHELL: `bash` must be an absolute path",
+            ),
+            (
+                "GATE_AUDIT_LOG",
+                "log.jsonl",
+                "GATE_AUDIT_LOG: `log.jsonl` must be an absolute path",
+            ),
+            (
+                "GATE_SOCKET",
+                "s.sock",
+                "GATE_SOCKET: `s.sock` must be an absolute path",
             ),
         ] {
             let e = env_layer(&env_of(&[(var, value)])).unwrap_err().to_string();

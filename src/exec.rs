@@ -45,27 +45,37 @@ impl Permit {
     }
 }
 
+/// What is exec'd.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanKind {
+    /// The caller's program (`-- PROGRAM`), looked up in `PATH` like a shell would.
+    Program,
+    /// The real shell, by path.
+    Shell,
+}
+
 /// What to exec: a path (or a name to look up in `PATH`) and the whole argv.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
     pub program: OsString,
     pub argv: Vec<OsString>,
-    /// Look the program up in `PATH` (the `-- PROGRAM` form); otherwise it is a path.
-    pub search_path: bool,
+    pub kind: PlanKind,
 }
 
 /// An exec that did not happen. The caller turns it into an exit status.
 #[derive(Debug)]
 pub struct ExecError {
     pub program: OsString,
+    pub kind: PlanKind,
     pub errno: Errno,
 }
 
 impl ExecError {
-    /// The status a shell would give: 127 for a program that does not exist. Everything
-    /// else is gate's failure to run it (125): 126 always means "refused".
+    /// 127 for a program that does not exist, as a shell would say. Everything else,
+    /// including a real shell that is missing, is gate's failure to run it (125): 126
+    /// always means "refused".
     pub fn exit_status(&self) -> i32 {
-        if self.errno == Errno::ENOENT {
+        if self.kind == PlanKind::Program && self.errno == Errno::ENOENT {
             127
         } else {
             125
@@ -76,9 +86,14 @@ impl ExecError {
 impl fmt::Display for ExecError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name = self.program.to_string_lossy();
-        match self.errno {
-            Errno::ENOENT => write!(f, "{name}: command not found"),
-            errno => write!(f, "cannot run {name}: {}", errno.desc()),
+        match (self.kind, self.errno) {
+            (PlanKind::Program, Errno::ENOENT) => write!(f, "{name}: command not found"),
+            (PlanKind::Program, errno) => write!(f, "cannot run {name}: {}", errno.desc()),
+            (PlanKind::Shell, errno) => write!(
+                f,
+                "cannot run the shell {name}: {}; set --shell, GATE_SHELL or `shell` to a real shell",
+                errno.desc()
+            ),
         }
     }
 }
@@ -91,6 +106,7 @@ fn cstring(s: &OsStr) -> Result<CString, Errno> {
 pub fn exec(plan: Plan, _permit: Permit) -> ExecError {
     let fail = |errno| ExecError {
         program: plan.program.clone(),
+        kind: plan.kind,
         errno,
     };
     let program = match cstring(&plan.program) {
@@ -103,7 +119,7 @@ pub fn exec(plan: Plan, _permit: Permit) -> ExecError {
         Err(e) => return fail(e),
     };
     tracing::debug!(program = ?plan.program, argv = ?plan.argv, "exec");
-    let result = if plan.search_path {
+    let result = if plan.kind == PlanKind::Program {
         nix::unistd::execvp(&program, &argv)
     } else {
         nix::unistd::execv(&program, &argv)
@@ -262,16 +278,22 @@ mod tests {
 
     #[test]
     fn exec_errors_map_to_shell_statuses() {
-        let e = ExecError {
+        let e = |kind, errno| ExecError {
             program: "x".into(),
-            errno: Errno::ENOENT,
+            kind,
+            errno,
         };
-        assert_eq!(e.exit_status(), 127);
-        assert_eq!(e.to_string(), "x: command not found");
-        let e = ExecError {
-            program: "x".into(),
-            errno: Errno::EACCES,
-        };
-        assert_eq!(e.exit_status(), 125);
+        assert_eq!(e(PlanKind::Program, Errno::ENOENT).exit_status(), 127);
+        assert_eq!(
+            e(PlanKind::Program, Errno::ENOENT).to_string(),
+            "x: command not found"
+        );
+        assert_eq!(e(PlanKind::Program, Errno::EACCES).exit_status(), 125);
+        assert_eq!(e(PlanKind::Shell, Errno::ENOENT).exit_status(), 125);
+        assert!(
+            e(PlanKind::Shell, Errno::ENOENT)
+                .to_string()
+                .starts_with("cannot run the shell x")
+        );
     }
 }

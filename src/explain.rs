@@ -5,8 +5,8 @@
 #![forbid(unsafe_code)]
 
 use crate::policy::{
-    Allowed, CommandText, Decision, Denied, DenyMatch, Level, Policy, describe_char,
-    first_shell_char,
+    Allowed, CommandText, Decision, Denied, DenyMatch, Level, Policy, SHELL_CHARS, describe_char,
+    first_unmatchable_char,
 };
 
 /// What a decision rests on, in fields (for JSON) and in a sentence.
@@ -94,10 +94,14 @@ pub fn explain(decision: &Decision, policy: &Policy, command: Option<&CommandTex
                 Some(c) if !c.is_exact() => {
                     "it is not valid UTF-8, so it cannot match an allow rule".to_owned()
                 }
-                Some(c) => match first_shell_char(c.as_str()) {
-                    Some(ch) => format!(
+                Some(c) => match first_unmatchable_char(c.as_str()) {
+                    Some(ch) if SHELL_CHARS.contains(&ch) => format!(
                         "it contains the shell character {}, and a command with shell syntax \
                          never matches an allow rule",
+                        describe_char(ch)
+                    ),
+                    Some(ch) => format!(
+                        "it contains the {}, and such a command never matches an allow rule",
                         describe_char(ch)
                     ),
                     None if policy.allow.is_empty() => "there are no allow rules".to_owned(),
@@ -163,7 +167,7 @@ pub fn advice(decision: &Decision, command: Option<&CommandText>) -> &'static st
         Decision::Deny(Denied::Rule(DenyMatch::TooComplex)) => "Split it into smaller commands.",
         _ => match command {
             None => "Pass the command to run with -c instead.",
-            Some(c) if first_shell_char(c.as_str()).is_some() => {
+            Some(c) if first_unmatchable_char(c.as_str()).is_some() => {
                 "Run each part as its own command without shell syntax, use commands the allow \
                  rules permit (see `gate check`), or ask the user to allow this one."
             }

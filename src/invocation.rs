@@ -225,11 +225,13 @@ pub fn parse(argv: Vec<OsString>) -> Result<Invocation, UsageError> {
     let mut gate = GateArgs::default();
     let action = match personality {
         Personality::Shim { .. } => Action::Run(parse_shell_args(args, None)?),
-        Personality::Gate => match args.first().and_then(|a| a.to_str()) {
-            Some("check") => {
+        Personality::Gate => match subcommand_at(&args).map(|i| (i, args[i].to_str())) {
+            Some((at, Some("check"))) => {
                 let mut json = false;
+                let mut rest = args;
+                rest.remove(at);
                 let target = parse_shell_args(
-                    args[1..].to_vec(),
+                    rest,
                     Some(GateMode {
                         gate: &mut gate,
                         check_json: Some(&mut json),
@@ -250,7 +252,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<Invocation, UsageError> {
                 };
                 Action::Check { target, json }
             }
-            Some("help") if args.len() == 1 => Action::Help,
+            Some((0, Some("help"))) if args.len() == 1 => Action::Help,
             _ => Action::Run(parse_shell_args(
                 args,
                 Some(GateMode {
@@ -273,6 +275,30 @@ pub fn parse(argv: Vec<OsString>) -> Result<Invocation, UsageError> {
         gate,
         action,
     })
+}
+
+/// Where a subcommand name would stand: the first argument after gate's own long
+/// options (`gate --no-config check …`). Any other option first means there is none,
+/// so `gate -l check` still runs a script called `check`.
+fn subcommand_at(args: &[OsString]) -> Option<usize> {
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        let bytes = arg.as_bytes();
+        if !bytes.starts_with(b"--") || bytes.len() == 2 {
+            return (!bytes.starts_with(b"-")).then_some(i);
+        }
+        let (name, inline) = match bytes.iter().position(|&b| b == b'=') {
+            Some(eq) => (&bytes[..eq], true),
+            None => (bytes, false),
+        };
+        let spec = GATE_OPTIONS.iter().find(|o| o.name.as_bytes() == name)?;
+        i += if spec.value.is_some() && !inline {
+            2
+        } else {
+            1
+        };
+    }
+    None
 }
 
 /// Present when parsing for gate's own personality: where gate's options go.
@@ -770,6 +796,25 @@ mod tests {
                 json: false
             }
         );
+        let inv = parse_strs(&[
+            "gate",
+            "--no-config",
+            "--level=full",
+            "--allow",
+            "ls",
+            "check",
+            "-c",
+            "ls",
+        ])
+        .unwrap();
+        assert!(inv.gate.no_config);
+        assert_eq!(inv.gate.allow, os(&["ls"]));
+        assert!(matches!(inv.action, Action::Check { .. }));
+        // After a shell option, `check` is a script name as it would be for a shell.
+        assert!(matches!(
+            parse_strs(&["gate", "-e", "check"]).unwrap().action,
+            Action::Run(_)
+        ));
         assert!(parse_strs(&["gate", "check"]).is_err());
         assert!(parse_strs(&["gate", "check", "script.sh"]).is_err());
         assert!(parse_strs(&["gate", "--json", "-c", "x"]).is_err());

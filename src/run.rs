@@ -9,7 +9,7 @@ use std::time::SystemTime;
 
 use crate::audit;
 use crate::config::{self, DEFAULT_SHELL, Environment, Settings};
-use crate::exec::{self, Permit, PermitError, Plan};
+use crate::exec::{self, Permit, PermitError, Plan, PlanKind};
 use crate::explain::{self, Explanation};
 use crate::invocation::{self, Action, Invocation, Personality, ShellWork, Target};
 use crate::policy::{CommandText, Decision, Remembered, Request, decide};
@@ -135,6 +135,8 @@ fn join(args: &[OsString]) -> CommandText {
 struct Trail<'a> {
     settings: &'a Settings,
     judged: &'a Judged,
+    /// One id for every record of this call (an allow, then an exec failure).
+    call_id: std::cell::OnceCell<String>,
 }
 
 impl Trail<'_> {
@@ -148,9 +150,9 @@ impl Trail<'_> {
             Err(why) => return Err(format!("cannot write the audit log: {why}")),
         };
         let session_id = session::session_id(self.settings.session.as_deref());
-        let call_id = session::call_id();
+        let call_id = self.call_id.get_or_init(session::call_id);
         let record = audit::Record {
-            call_id: &call_id,
+            call_id,
             session_id: &session_id,
             level: self.settings.policy.level.as_str(),
             kind: self.judged.kind,
@@ -188,6 +190,7 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
     let trail = Trail {
         settings: &settings,
         judged: &judged,
+        call_id: std::cell::OnceCell::new(),
     };
     let subject = explain::subject(judged.text.as_ref());
 
@@ -229,7 +232,17 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
                 say(&format!("gate: warning: {line}"));
             }
             let err = exec::exec(plan, permit);
-            say(&format!("gate: {err}"));
+            // The allow record is already written: a second record with the same call
+            // id says that nothing ran after all.
+            let message = err.to_string();
+            let e = Explanation {
+                decided_by: "error",
+                ..explanation
+            };
+            if let Err(line) = trail.record("error", &e, Some(&message)) {
+                say(&format!("gate: warning: {line}"));
+            }
+            say(&format!("gate: {message}"));
             err.exit_status()
         }
         Decision::Ask => {
@@ -267,7 +280,7 @@ fn plan(inv: &Invocation, target: &Target, settings: &Settings) -> Result<Plan, 
         Target::Program { argv } => Ok(Plan {
             program: argv[0].clone(),
             argv: argv.clone(),
-            search_path: true,
+            kind: PlanKind::Program,
         }),
         Target::Shell { args, .. } => {
             let (shell, argv0) = match &inv.personality {
@@ -293,7 +306,7 @@ fn plan(inv: &Invocation, target: &Target, settings: &Settings) -> Result<Plan, 
             Ok(Plan {
                 program: shell.into_os_string(),
                 argv,
-                search_path: false,
+                kind: PlanKind::Shell,
             })
         }
     }
@@ -322,10 +335,12 @@ fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
         ),
         Decision::Deny(_) => ("refuse", "gate would refuse it (exit 126)"),
     };
-    let status = match decision {
-        Decision::Allow(_) => 0,
-        Decision::Ask => 1,
-        Decision::Deny(_) => 2,
+    // The status says what would happen: 0 it runs, 1 it needs an approver, 2 it does
+    // not run.
+    let status = match outcome {
+        "run" => 0,
+        _ if matches!(decision, Decision::Ask) => 1,
+        _ => 2,
     };
     let command = judged.text.as_ref().map(CommandText::as_str).unwrap_or("");
     let text = if json {

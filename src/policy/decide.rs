@@ -29,7 +29,7 @@ impl Remembered {
     }
 
     pub fn remember_command(&mut self, command: &str) {
-        self.commands.insert(command.trim().into());
+        self.commands.insert(super::trim_blanks(command).into());
     }
 
     pub fn remember_prefix(&mut self, rule: &str) -> Result<(), super::RuleError> {
@@ -40,7 +40,7 @@ impl Remembered {
         if !command.is_exact() {
             return None;
         }
-        if self.commands.contains(command.as_str().trim()) {
+        if self.commands.contains(super::trim_blanks(command.as_str())) {
             return Some(Allowed::RememberedCommand);
         }
         self.prefixes

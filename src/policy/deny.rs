@@ -155,15 +155,22 @@ impl DenyRules {
     }
 }
 
+/// Whether the command's words start with the rule's words. A word computed at run time
+/// may expand to any number of words, so from there on anything matches.
 fn words_match(rule: &[String], command: &SimpleCommand) -> bool {
-    if command.len() < rule.len() {
-        return false;
+    for (i, r) in rule.iter().enumerate() {
+        let Some(w) = command.get(i) else {
+            return false;
+        };
+        if w.dynamic {
+            return true;
+        }
+        let same = r == &w.text || (i == 0 && !r.contains('/') && scan::program_name(&w.text) == r);
+        if !same {
+            return false;
+        }
     }
-    rule.iter().zip(command).enumerate().all(|(i, (r, w))| {
-        w.dynamic
-            || r == &w.text
-            || (i == 0 && !r.contains('/') && scan::program_name(&w.text) == r)
-    })
+    true
 }
 
 #[cfg(test)]
@@ -247,6 +254,33 @@ mod tests {
         assert!(caught(&["rm -rf"], "$RM -rf /"));
         assert!(caught(&["rm -rf"], "$(which rm) -rf /"));
         assert!(caught(&["rm -rf"], "rm $FLAGS /"));
+    }
+
+    #[test]
+    fn a_computed_word_may_stand_for_several() {
+        assert!(caught(&["rm -rf"], "X='rm -rf /'; $X"));
+        assert!(caught(&["rm -rf"], "\"$@\""));
+        assert!(caught(&["git push --force"], "git $ARGS"));
+        assert!(caught(&["rm -rf"], "eval \"$CMD\""));
+        assert!(caught(&["rm -rf"], "bash -c \"$CMD\""));
+        // A computed word after a word that already differs changes nothing.
+        assert!(!caught(&["rm -rf"], "echo $X"));
+    }
+
+    #[test]
+    fn reserved_words_do_not_hide_a_command() {
+        assert!(caught(&["rm"], "for f in a; do rm -rf /; done"));
+        assert!(caught(&["rm"], "if true; then rm x; fi"));
+        assert!(caught(&["rm"], "! rm x"));
+    }
+
+    #[test]
+    fn deep_nesting_is_refused() {
+        let text = format!("{}ls", "eval ".repeat(20));
+        assert_eq!(
+            deny(&["rm"]).find(&CommandText::new(text)),
+            Some(DenyMatch::TooComplex)
+        );
     }
 
     #[test]

@@ -18,7 +18,7 @@ pub use decide::{Allowed, Decision, Denied, Policy, Remembered, Request, decide}
 pub use deny::{DenyMatch, DenyRules};
 pub use rules::{
     AllowRules, RuleError, SHELL_CHARS, allow_rule_matches, describe_char, first_shell_char,
-    validate_rule,
+    first_unmatchable_char, trim_blanks, validate_rule,
 };
 
 /// The permission level: how much runs without a person's say.

@@ -1,12 +1,17 @@
 //! Allow rules: validation when they are loaded, and matching with the exact prefix
 //! semantics gate promises.
 //!
-//! A command matches an allow rule when, after trimming white space from both ends of
-//! each, the command equals the rule or starts with the rule followed by a space. A
-//! command that contains a shell character anywhere (in its untrimmed form) matches no
+//! A command matches an allow rule when, after trimming blanks (spaces and tabs) from both
+//! ends of each, the command equals the rule or starts with the rule followed by a space.
+//! A command that contains a shell character anywhere (in its untrimmed form) matches no
 //! rule at all: a prefix rule such as `git status` must never approve
 //! `git status; rm -rf ~`. A rule that is blank or contains a shell character is refused
 //! when the configuration is loaded, so a bad rule is found before any command arrives.
+//!
+//! Two deliberate tightenings, both in the direction of asking more often: only the
+//! blanks a shell itself skips are trimmed (a no-break space or a carriage return is part
+//! of the program name to the shell, so it must be part of it here too), and a control
+//! character other than tab makes a command match nothing, like a shell character.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -28,6 +33,24 @@ pub fn first_shell_char(text: &str) -> Option<char> {
         .map(char::from)
 }
 
+/// The first character that keeps a command from matching any allow rule: a shell
+/// character, or a control character other than tab.
+pub fn first_unmatchable_char(text: &str) -> Option<char> {
+    if text.is_ascii() {
+        return text
+            .bytes()
+            .find(|&b| SHELL_CHARS.contains(&char::from(b)) || (b.is_ascii_control() && b != b'\t'))
+            .map(char::from);
+    }
+    text.chars()
+        .find(|&c| SHELL_CHARS.contains(&c) || (c.is_control() && c != '\t'))
+}
+
+/// Trim what a shell skips around words: spaces and tabs.
+pub fn trim_blanks(text: &str) -> &str {
+    text.trim_matches([' ', '\t'])
+}
+
 /// Why a rule was refused at load time.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RuleError {
@@ -43,8 +66,13 @@ impl fmt::Display for RuleError {
             RuleError::Blank => f.write_str("a rule cannot be blank"),
             RuleError::ShellChar(c) => write!(
                 f,
-                "a rule cannot contain the shell character {}, because a command containing \
-                 one never matches; write the plain command prefix instead",
+                "a rule cannot contain the {}{}; write the plain command prefix (allow rules \
+                 never match shell syntax, and deny rules look inside it by themselves)",
+                if SHELL_CHARS.contains(c) {
+                    "shell character "
+                } else {
+                    ""
+                },
                 describe_char(*c)
             ),
             RuleError::NoProgram => {
@@ -60,33 +88,34 @@ impl std::error::Error for RuleError {}
 pub fn describe_char(c: char) -> String {
     match c {
         '\n' => "newline".to_owned(),
+        c if c.is_control() => format!("control character U+{:04X}", u32::from(c)),
         c => format!("'{c}'"),
     }
 }
 
 /// Check one rule as written and return its trimmed text.
 pub fn validate_rule(raw: &str) -> Result<&str, RuleError> {
-    if let Some(c) = first_shell_char(raw) {
+    if let Some(c) = first_unmatchable_char(raw) {
         return Err(RuleError::ShellChar(c));
     }
-    let trimmed = raw.trim();
-    if trimmed.is_empty() {
+    // Blank means nothing visible, whatever kind of white space it is.
+    if raw.trim().is_empty() {
         return Err(RuleError::Blank);
     }
-    Ok(trimmed)
+    Ok(trim_blanks(raw))
 }
 
 /// The reference form of the matching rule, for one rule and one command. The indexed
 /// [`AllowRules::find`] must agree with it on every input (a property test checks this).
 pub fn allow_rule_matches(rule: &str, command: &str) -> bool {
-    if first_shell_char(command).is_some() || first_shell_char(rule).is_some() {
+    if first_unmatchable_char(command).is_some() || first_unmatchable_char(rule).is_some() {
         return false;
     }
-    let rule = rule.trim();
-    let command = command.trim();
-    if rule.is_empty() {
+    if rule.trim().is_empty() {
         return false;
     }
+    let rule = trim_blanks(rule);
+    let command = trim_blanks(command);
     command == rule
         || (command.starts_with(rule) && command.as_bytes().get(rule.len()) == Some(&b' '))
 }
@@ -135,15 +164,15 @@ impl AllowRules {
     }
 
     pub fn contains(&self, rule: &str) -> bool {
-        self.by_text.contains_key(rule.trim())
+        self.by_text.contains_key(trim_blanks(rule))
     }
 
     /// The most specific (longest) rule that the command matches.
     pub fn find(&self, command: &str) -> Option<(&str, &Origin)> {
-        if self.by_text.is_empty() || first_shell_char(command).is_some() {
+        if self.by_text.is_empty() || first_unmatchable_char(command).is_some() {
             return None;
         }
-        let command = command.trim();
+        let command = trim_blanks(command);
         let lookup = |candidate: &str| {
             self.by_text
                 .get_key_value(candidate)
@@ -269,6 +298,28 @@ mod tests {
     }
 
     #[test]
+    fn only_spaces_and_tabs_are_trimmed() {
+        // To a shell these are part of the program name: `\u{a0}ls` is not `ls`.
+        assert!(!matches("ls", "\u{a0}ls -la"));
+        assert!(!matches("ls", "ls\u{a0}"));
+        assert!(!matches("git status", "git status\r"));
+        assert!(!matches("ls", "\rls"));
+        assert!(matches("ls", " \t ls -la \t "));
+    }
+
+    #[test]
+    fn control_characters_prevent_a_match_and_are_refused_in_rules() {
+        for c in ['\r', '\x1b', '\x00', '\x7f', '\u{85}'] {
+            assert!(!matches("echo", &format!("echo a{c}b")), "{c:?}");
+            assert_eq!(
+                validate_rule(&format!("echo{c}")),
+                Err(RuleError::ShellChar(c))
+            );
+        }
+        assert!(matches("echo", "echo a\tb"));
+    }
+
+    #[test]
     fn blank_rules_are_refused() {
         for raw in ["", " ", "\t", "  \t  ", "\u{a0}"] {
             assert_eq!(validate_rule(raw), Err(RuleError::Blank), "{raw:?}");
@@ -380,7 +431,7 @@ mod tests {
         ) {
             prop_assume!(validate_rule(&rule).is_ok());
             if matches(&rule, &command) {
-                prop_assert!(command.trim().starts_with(rule.trim()));
+                prop_assert!(trim_blanks(&command).starts_with(trim_blanks(&rule)));
             }
         }
     }

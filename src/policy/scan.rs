@@ -81,18 +81,30 @@ fn expand_candidates(
     out: &mut Candidates,
 ) -> Result<(), TooComplex> {
     loop {
-        skip_assignments(&mut words);
+        skip_prefixes(&mut words);
         if words.is_empty() {
             return Ok(());
         }
         out.push(words.clone())?;
-        if depth < MAX_NESTED_SHELLS {
-            for nested in nested_shell_text(&words) {
-                collect(&nested, depth + 1, out)?;
+        let nested = nested_shell_text(&words);
+        let tails = exec_like_tails(&words);
+        if depth >= MAX_NESTED_SHELLS && (!nested.is_empty() || !tails.is_empty()) {
+            // Deeper than any real command goes: refuse to guess rather than let it by.
+            return Err(TooComplex);
+        }
+        for text in nested {
+            if text.dynamic {
+                // A command string computed at run time (`eval "$CMD"`) could be
+                // anything.
+                out.push(vec![Word {
+                    text: String::new(),
+                    dynamic: true,
+                }])?;
             }
-            for tail in exec_like_tails(&words) {
-                expand_candidates(tail, depth + 1, out)?;
-            }
+            collect(&text.text, depth + 1, out)?;
+        }
+        for tail in tails {
+            expand_candidates(tail, depth + 1, out)?;
         }
         match strip_wrapper(&words) {
             Some(rest) => words = rest,
@@ -101,8 +113,14 @@ fn expand_candidates(
     }
 }
 
-fn skip_assignments(words: &mut SimpleCommand) {
-    let n = words.iter().take_while(|w| is_assignment(w)).count();
+/// Remove what may stand before a command: assignments and reserved words.
+fn skip_prefixes(words: &mut SimpleCommand) {
+    let n = words
+        .iter()
+        .take_while(|w| {
+            is_assignment(w) || (!w.dynamic && RESERVED_PREFIXES.contains(&w.text.as_str()))
+        })
+        .count();
     words.drain(..n);
 }
 
@@ -121,19 +139,37 @@ pub fn program_name(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
 }
 
-const SHELLS: [&str; 8] = ["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash"];
+const SHELLS: [&str; 9] = [
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish",
+];
+
+/// Reserved words that may stand before a command in a compound command
+/// (`if rm …; then rm …; fi`, `while …; do rm …; done`, `! rm …`).
+const RESERVED_PREFIXES: [&str; 9] = [
+    "!", "if", "then", "elif", "else", "while", "until", "do", "coproc",
+];
+
+/// A command string handed to another shell, and whether part of it is computed at run
+/// time.
+struct NestedText {
+    text: String,
+    dynamic: bool,
+}
 
 /// The command strings that a word list hands to another shell: `bash -c STR`,
 /// `eval ARGS…`, `su -c STR`, `flock … -c STR`.
-fn nested_shell_text(words: &[Word]) -> Vec<String> {
+fn nested_shell_text(words: &[Word]) -> Vec<NestedText> {
     let name = program_name(&words[0].text);
     let args = &words[1..];
     let mut found = Vec::new();
     match name {
         "eval" => {
-            let joined: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
-            if !joined.is_empty() {
-                found.push(joined.join(" "));
+            if !args.is_empty() {
+                let joined: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
+                found.push(NestedText {
+                    text: joined.join(" "),
+                    dynamic: args.iter().any(|w| w.dynamic),
+                });
             }
         }
         _ if SHELLS.contains(&name) || name == "su" || name == "flock" || name == "runuser" => {
@@ -142,7 +178,10 @@ fn nested_shell_text(words: &[Word]) -> Vec<String> {
             let mut want_next = false;
             for word in args {
                 if want_next {
-                    found.push(word.text.clone());
+                    found.push(NestedText {
+                        text: word.text.clone(),
+                        dynamic: word.dynamic,
+                    });
                     want_next = false;
                     continue;
                 }
@@ -150,7 +189,10 @@ fn nested_shell_text(words: &[Word]) -> Vec<String> {
                 if t == "--command" || t == "-c" {
                     want_next = true;
                 } else if let Some(cmd) = t.strip_prefix("--command=") {
-                    found.push(cmd.to_owned());
+                    found.push(NestedText {
+                        text: cmd.to_owned(),
+                        dynamic: word.dynamic,
+                    });
                 } else if t.starts_with('-') && !t.starts_with("--") && t[1..].contains('c') {
                     want_next = true;
                 }
@@ -1071,13 +1113,52 @@ mod tests {
     }
 
     #[test]
-    fn nesting_depth_is_bounded() {
+    fn nesting_past_the_bound_is_refused_not_let_through() {
         let text = format!("{}rm -rf /", "eval ".repeat(40));
-        // Returns (without blowing the stack); the innermost command is too deep to see.
-        let found = candidate_commands(&text).unwrap();
-        assert!(found.len() <= MAX_NESTED_SHELLS + 1, "{}", found.len());
+        assert_eq!(candidate_commands(&text), Err(TooComplex));
         let text = format!("{}rm -rf /", "find -exec ".repeat(40));
-        let _ = candidate_commands(&text).unwrap();
+        assert_eq!(candidate_commands(&text), Err(TooComplex));
+        let mut text = "rm x".to_owned();
+        for _ in 0..(MAX_NESTED_SHELLS + 1) {
+            text = format!("sh -c {}", shell_words::quote(&text));
+        }
+        assert_eq!(candidate_commands(&text), Err(TooComplex));
+        // Within the bound, the innermost command is found.
+        let text = format!("{}rm -rf /", "eval ".repeat(MAX_NESTED_SHELLS));
+        assert!(candidates(&text).contains(&"rm -rf /".to_owned()));
+    }
+
+    #[test]
+    fn reserved_words_do_not_hide_commands() {
+        for text in [
+            "for f in a; do rm -rf /; done",
+            "if true; then rm -rf /; fi",
+            "if rm -rf /; then :; fi",
+            "if false; then :; elif rm -rf /; then :; fi",
+            "if false; then :; else rm -rf /; fi",
+            "while rm -rf /; do :; done",
+            "until rm -rf /; do :; done",
+            "! rm -rf /",
+            "coproc rm -rf /",
+            "case x in x) rm -rf /;; esac",
+        ] {
+            let found = candidates(text);
+            assert!(
+                found.iter().any(|c| c.starts_with("rm -rf")),
+                "{text:?} gave {found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn computed_command_strings_are_wildcards() {
+        for text in ["eval \"$CMD\"", "bash -c \"$CMD\"", "sh -c \"rm $X\""] {
+            let found = candidate_commands(text).unwrap();
+            assert!(
+                found.iter().any(|c| c.len() == 1 && c[0].dynamic),
+                "{text:?} gave {found:?}"
+            );
+        }
     }
 
     #[test]
