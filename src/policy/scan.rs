@@ -163,14 +163,12 @@ fn nested_shell_text(words: &[Word]) -> Vec<NestedText> {
     let args = &words[1..];
     let mut found = Vec::new();
     match name {
-        "eval" => {
-            if !args.is_empty() {
-                let joined: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
-                found.push(NestedText {
-                    text: joined.join(" "),
-                    dynamic: args.iter().any(|w| w.dynamic),
-                });
-            }
+        "eval" if !args.is_empty() => {
+            let joined: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
+            found.push(NestedText {
+                text: joined.join(" "),
+                dynamic: args.iter().any(|w| w.dynamic),
+            });
         }
         _ if SHELLS.contains(&name) || name == "su" || name == "flock" || name == "runuser" => {
             // The argument after an option cluster containing `c` (`-c`, `-lc`, `-ec`…),
