@@ -1,0 +1,583 @@
+//! Policy end to end: levels, allow rules and deny rules decide what really runs.
+//!
+//! Every "runs nothing" test checks for a side effect (a file the command would create)
+//! and first runs a control that shows the same user *can* create it, so the absence of
+//! the file proves that gate ran nothing. The security tests run twice, as the current
+//! user and as an unprivileged one (see `for_each_user!`).
+
+#[macro_use]
+mod common;
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+
+use common::*;
+
+const NO_CONFIG: [&str; 3] = ["--no-config", "--audit-log", "off"];
+
+/// The command forms that hide `touch F` behind shell syntax. Each one creates F when
+/// run at level full without deny rules (checked by the tests as a control).
+fn hidden_touch_commands() -> Vec<String> {
+    let touch = require_program("touch");
+    require_program("bash");
+    require_program("env");
+    require_program("nohup");
+    require_program("timeout");
+    vec![
+        "x; touch F".into(),
+        "true && touch F".into(),
+        "echo $(touch F)".into(),
+        "echo `touch F`".into(),
+        "FOO=1 touch F".into(),
+        "env touch F".into(),
+        "nohup touch F".into(),
+        "timeout 5 touch F".into(),
+        "bash -c 'touch F'".into(),
+        format!("{} F", touch.display()),
+        "\"touch\" F".into(),
+    ]
+}
+
+/// Commands that hide `touch F` behind the shell's reserved words.
+const RESERVED_WORD_COMMANDS: &[&str] = &[
+    "! touch F",
+    "if true; then touch F; fi",
+    "if touch F; then :; fi",
+    "if false; then :; else touch F; fi",
+    "if false; then :; elif touch F; then :; fi",
+    "for i in 1; do touch F; done",
+    "while touch F; do break; done",
+    "until touch F; do :; done",
+    "true || ! touch F; touch F",
+];
+
+/// Run `command` at level full with `--deny touch`: it must be refused with one line
+/// naming the rule, and F never created. A control run without the deny rule first shows
+/// that the same command does create F. Returns what went wrong, if anything.
+fn deny_rule_problem(
+    env: &TestEnv,
+    user: User,
+    shell: Option<&str>,
+    command: &str,
+) -> Option<String> {
+    let f = env.file("F");
+    let _ = std::fs::remove_file(&f);
+    let shell_args: Vec<&str> = shell.map(|s| vec!["--shell", s]).unwrap_or_default();
+
+    let control = env
+        .gate()
+        .user(user)
+        .args(NO_CONFIG)
+        .args(["--level", "full"])
+        .args(&shell_args)
+        .args(["-c", command])
+        .run();
+    if !f.exists() {
+        return Some(format!(
+            "control: {command:?} does not create F even without a deny rule\n{}",
+            control.report()
+        ));
+    }
+    std::fs::remove_file(&f).unwrap();
+
+    let out = env
+        .gate()
+        .user(user)
+        .args(NO_CONFIG)
+        .args(["--level", "full", "--deny", "touch"])
+        .args(&shell_args)
+        .args(["-c", command])
+        .run();
+    let stderr = out.stderr();
+    if f.exists() {
+        let _ = std::fs::remove_file(&f);
+        Some(format!(
+            "{command:?} ran touch F despite --deny touch\n{}",
+            out.report()
+        ))
+    } else if out.code() != Some(REFUSED)
+        || !stderr.starts_with("gate: refused")
+        || stderr.matches('\n').count() != 1
+        || !stderr.contains("deny rule `touch` (from --deny)")
+    {
+        Some(format!(
+            "{command:?} was not refused with one line naming the rule\n{}",
+            out.report()
+        ))
+    } else {
+        None
+    }
+}
+
+/// Check every command and report all that get past the deny rule at once.
+#[track_caller]
+fn assert_deny_rule_catches_all(
+    env: &TestEnv,
+    user: User,
+    shell: Option<&str>,
+    commands: &[String],
+) {
+    let problems: Vec<String> = commands
+        .iter()
+        .filter_map(|c| deny_rule_problem(env, user, shell, c))
+        .collect();
+    assert!(
+        problems.is_empty(),
+        "{} of {} commands got past `--deny touch`:\n\n{}",
+        problems.len(),
+        commands.len(),
+        problems.join("\n\n")
+    );
+}
+
+for_each_user! {
+    fn deny_level_runs_nothing(user) {
+        let env = TestEnv::new();
+        env.assert_side_effects_are_visible(user);
+        let f = env.file("F");
+        for form in [
+            &["-c", "touch F"][..],
+            &["--", "touch", "F"],
+            &["--allow", "touch", "-c", "touch F"],
+            &["--allow", "touch", "--", "touch", "F"],
+        ] {
+            let out = env
+                .gate()
+                .user(user)
+                .args(NO_CONFIG)
+                .args(["--level", "deny"])
+                .args(form)
+                .run();
+            assert_absent(&f, &out);
+            out.assert_refused().assert_stderr_contains("level \"deny\"");
+        }
+    }
+
+    fn unmatched_command_at_ask_runs_nothing(user) {
+        let env = TestEnv::new();
+        env.assert_side_effects_are_visible(user);
+        let f = env.file("F");
+        for level in [&[][..], &["--level", "ask"]] {
+            for form in [&["-c", "touch F"][..], &["--", "touch", "F"]] {
+                let out = env
+                    .gate()
+                    .user(user)
+                    .args(NO_CONFIG)
+                    .args(level)
+                    .args(["--allow", "echo hello"])
+                    .args(form)
+                    .run();
+                assert_absent(&f, &out);
+                out.assert_refused()
+                    .assert_stderr_contains("no allow rule matches it")
+                    .assert_stderr_contains("no approver");
+            }
+        }
+    }
+
+    fn safe_level_runs_nothing(user) {
+        let env = TestEnv::new();
+        env.assert_side_effects_are_visible(user);
+        let f = env.file("F");
+        for form in [
+            &["-c", "touch F"][..],
+            &["--", "touch", "F"],
+            &["--allow", "touch", "-c", "touch F"],
+        ] {
+            let out = env
+                .gate()
+                .user(user)
+                .args(NO_CONFIG)
+                .args(["--level", "safe"])
+                .args(form)
+                .run();
+            assert_absent(&f, &out);
+            out.assert_gate_error()
+                .assert_stderr_contains("safe")
+                .assert_stderr_contains("nothing was run");
+        }
+    }
+
+    fn allow_rule_with_a_shell_character_appended_runs_nothing(user) {
+        let env = TestEnv::new();
+        env.assert_side_effects_are_visible(user);
+        let f = env.file("F");
+        for command in [
+            "echo hi; touch F",
+            "echo hi;touch F",
+            "echo hi && touch F",
+            "echo hi || touch F",
+            "echo hi & touch F",
+            "echo hi | touch F",
+            "echo hi > F",
+            "echo hi >> F",
+            "echo hi $(touch F)",
+            "echo hi `touch F`",
+            "echo hi\ntouch F",
+            "echo hi; (touch F)",
+            "echo hi; { touch F; }",
+        ] {
+            let out = env
+                .gate()
+                .user(user)
+                .args(NO_CONFIG)
+                .args(["--allow", "echo"])
+                .args(["-c", command])
+                .run();
+            assert_absent(&f, &out);
+            out.assert_refused().assert_stderr_contains("shell character");
+        }
+    }
+
+    fn deny_rules_hidden_behind_shell_syntax_run_nothing(user) {
+        let env = TestEnv::new();
+        assert_deny_rule_catches_all(&env, user, None, &hidden_touch_commands());
+    }
+
+    fn deny_rules_hidden_behind_shell_reserved_words_run_nothing(user) {
+        // `!`, `if … then … elif … else`, `while`, `until`, `for … do` start a command
+        // like `;` does: the word after them is a command the shell runs.
+        let env = TestEnv::new();
+        let commands: Vec<String> = RESERVED_WORD_COMMANDS.iter().map(|c| c.to_string()).collect();
+        assert_deny_rule_catches_all(&env, user, None, &commands);
+        // bash's `coproc` too.
+        let bash = bash();
+        let coproc = ["coproc touch F; wait".to_string()];
+        assert_deny_rule_catches_all(&env, user, bash.to_str(), &coproc);
+    }
+
+    fn deny_rules_apply_when_plus_c_introduces_the_command(user) {
+        // sh and bash both treat `+c` like `-c`: the next operand is the command text.
+        // gate must judge it as a command, not as the name of a script.
+        let env = TestEnv::new();
+        let f = env.file("F");
+        let bash = bash();
+        for shell in [None, Some(bash.to_str().unwrap())] {
+            let shell_args: Vec<&str> = shell.map(|s| vec!["--shell", s]).unwrap_or_default();
+            let control = env
+                .gate()
+                .user(user)
+                .args(NO_CONFIG)
+                .args(["--level", "full"])
+                .args(&shell_args)
+                .args(["+c", "touch F"])
+                .run();
+            assert!(
+                f.exists(),
+                "control: `+c 'touch F'` does not run touch F\n{}",
+                control.report()
+            );
+            std::fs::remove_file(&f).unwrap();
+
+            let out = env
+                .gate()
+                .user(user)
+                .args(NO_CONFIG)
+                .args(["--level", "full", "--deny", "touch"])
+                .args(&shell_args)
+                .args(["+c", "touch F"])
+                .run();
+            assert_absent(&f, &out);
+            out.assert_refused();
+        }
+    }
+
+    fn gate_options_after_the_command_do_not_raise_the_level(user) {
+        // Everything after the command text is the command's $0 and arguments.
+        let env = TestEnv::new();
+        env.assert_side_effects_are_visible(user);
+        let f = env.file("F");
+        let out = env
+            .gate()
+            .user(user)
+            .args(NO_CONFIG)
+            .args(["-c", "touch F", "name", "--level", "full"])
+            .run();
+        assert_absent(&f, &out);
+        out.assert_refused();
+    }
+
+    fn a_deny_rule_beats_an_allow_rule(user) {
+        let env = TestEnv::new();
+        env.assert_side_effects_are_visible(user);
+        let f = env.file("F");
+        let out = env
+            .gate()
+            .user(user)
+            .args(NO_CONFIG)
+            .args(["--allow", "touch", "--deny", "touch", "-c", "touch F"])
+            .run();
+        assert_absent(&f, &out);
+        out.assert_refused().assert_stderr_contains("deny rule `touch`");
+    }
+
+    fn full_level_runs_everything(user) {
+        let env = TestEnv::new();
+        let out = env
+            .gate()
+            .user(user)
+            .args(NO_CONFIG)
+            .args(["--level", "full", "-c", "touch F; echo a | cat; echo $(echo b)"])
+            .run();
+        out.assert_code(0).assert_stdout("a\nb\n").assert_stderr_empty();
+        assert!(env.file("F").exists(), "{}", out.report());
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Allow rules: the seed semantics, end to end.
+
+fn allow_echo_hello(env: &TestEnv, command: &str) -> Outcome {
+    env.gate()
+        .args(NO_CONFIG)
+        .args(["--allow", "echo hello", "-c", command])
+        .run()
+}
+
+#[test]
+fn allow_rule_runs_the_exact_command() {
+    let env = TestEnv::new();
+    allow_echo_hello(&env, "echo hello")
+        .assert_code(0)
+        .assert_stdout("hello\n")
+        .assert_stderr_empty();
+}
+
+#[test]
+fn allow_rule_runs_the_command_with_more_arguments() {
+    let env = TestEnv::new();
+    allow_echo_hello(&env, "echo hello world")
+        .assert_code(0)
+        .assert_stdout("hello world\n");
+}
+
+#[test]
+fn allow_rule_does_not_run_a_longer_word() {
+    let env = TestEnv::new();
+    let out = allow_echo_hello(&env, "echo helloworld");
+    out.assert_refused().assert_stdout("");
+}
+
+#[test]
+fn allow_rule_does_not_run_a_command_after_a_semicolon() {
+    let env = TestEnv::new();
+    let out = allow_echo_hello(&env, "echo hello; touch F");
+    assert_absent(&env.file("F"), &out);
+    out.assert_refused().assert_stdout("");
+}
+
+#[test]
+fn allow_rule_does_not_run_a_pipeline() {
+    let env = TestEnv::new();
+    let out = allow_echo_hello(&env, "echo hello | cat");
+    out.assert_refused()
+        .assert_stdout("")
+        .assert_stderr_contains("'|'");
+}
+
+#[test]
+fn allow_rule_ignores_leading_and_trailing_spaces_on_rule_and_command() {
+    let env = TestEnv::new();
+    for (rule, command) in [
+        ("  echo hello  ", "echo hello"),
+        ("echo hello", "   echo hello   "),
+        ("  echo hello ", "  echo hello there  "),
+    ] {
+        env.gate()
+            .args(NO_CONFIG)
+            .args(["--allow", rule, "-c", command])
+            .run()
+            .assert_code(0)
+            .assert_stdout_contains("hello");
+    }
+}
+
+#[test]
+fn allow_rule_trims_tabs_but_no_other_white_space() {
+    // To a shell, a leading no-break space is part of the program name and a trailing
+    // carriage return part of the last word: neither is the allowed command.
+    let env = TestEnv::new();
+    allow_echo_hello(&env, "\techo hello\t")
+        .assert_code(0)
+        .assert_stdout("hello\n");
+    allow_echo_hello(&env, "\u{a0}echo hello").assert_refused();
+    allow_echo_hello(&env, "echo hello\u{a0}").assert_refused();
+    allow_echo_hello(&env, "echo hello\r").assert_refused();
+    allow_echo_hello(&env, "\u{b}echo hello").assert_refused();
+}
+
+#[test]
+fn allow_rule_treats_inner_spaces_and_tabs_literally() {
+    let env = TestEnv::new();
+    allow_echo_hello(&env, "echo  hello").assert_refused();
+    allow_echo_hello(&env, "echo hello\tworld").assert_refused();
+    allow_echo_hello(&env, "echo\thello").assert_refused();
+}
+
+#[test]
+fn a_newline_inside_the_command_matches_no_allow_rule() {
+    let env = TestEnv::new();
+    let f = env.file("F");
+    for command in ["echo hello\ntouch F", "echo hello\n", "\necho hello"] {
+        let out = allow_echo_hello(&env, command);
+        assert_absent(&f, &out);
+        out.assert_refused()
+            .assert_stderr_contains("newline")
+            .assert_stdout("");
+    }
+}
+
+#[test]
+fn allow_rule_is_a_prefix_of_words_not_a_substring() {
+    let env = TestEnv::new();
+    let out = env
+        .gate()
+        .args(NO_CONFIG)
+        .args(["--allow", "hello", "-c", "echo hello"])
+        .run();
+    out.assert_refused();
+}
+
+#[test]
+fn a_program_is_judged_as_its_shell_quoted_arguments() {
+    let env = TestEnv::new();
+    let f = env.file("F");
+    env.gate()
+        .args(NO_CONFIG)
+        .args(["--allow", "echo hello", "--", "echo", "hello", "world"])
+        .run()
+        .assert_code(0)
+        .assert_stdout("hello world\n");
+    // One argument holding a space is quoted, so it is not the words `echo hello`.
+    env.gate()
+        .args(NO_CONFIG)
+        .args(["--allow", "echo hello", "--", "echo hello"])
+        .run()
+        .assert_refused();
+    let out = env
+        .gate()
+        .args(NO_CONFIG)
+        .args([
+            "--allow",
+            "echo hello",
+            "--",
+            "sh",
+            "-c",
+            "echo hello; touch F",
+        ])
+        .run();
+    assert_absent(&f, &out);
+    out.assert_refused();
+}
+
+#[test]
+fn a_deny_rule_refusal_names_the_rule_and_where_it_came_from() {
+    let env = TestEnv::new();
+    let out = env
+        .gate()
+        .args(NO_CONFIG)
+        .args([
+            "--level",
+            "full",
+            "--deny",
+            "touch",
+            "-c",
+            "echo ok; touch F",
+        ])
+        .run();
+    assert_absent(&env.file("F"), &out);
+    out.assert_refused()
+        .assert_stderr_contains("the deny rule `touch` (from --deny) matches `touch F`")
+        .assert_stdout("");
+}
+
+#[test]
+fn a_deny_rule_does_not_catch_quoted_text() {
+    let env = TestEnv::new();
+    env.gate()
+        .args(NO_CONFIG)
+        .args(["--level", "full", "--deny", "touch", "-c", "echo 'touch F'"])
+        .run()
+        .assert_code(0)
+        .assert_stdout("touch F\n");
+}
+
+// ---------------------------------------------------------------------------------------
+// Arguments that are not UTF-8.
+
+fn bytes(b: &[u8]) -> OsString {
+    OsString::from_vec(b.to_vec())
+}
+
+#[test]
+fn a_non_utf8_command_is_refused_at_ask_even_when_an_allow_rule_seems_to_match() {
+    let env = TestEnv::new();
+    let out = env
+        .gate()
+        .args(NO_CONFIG)
+        .args(["--allow", "printf"])
+        .arg("-c")
+        .arg(bytes(b"printf %s \xff"))
+        .run();
+    out.assert_refused()
+        .assert_stderr_contains("not valid UTF-8")
+        .assert_stdout("");
+}
+
+#[test]
+fn a_non_utf8_program_argument_is_refused_at_ask_even_when_an_allow_rule_seems_to_match() {
+    let env = TestEnv::new();
+    let out = env
+        .gate()
+        .args(NO_CONFIG)
+        .args(["--allow", "printf %s", "--", "printf", "%s"])
+        .arg(bytes(b"a\xffb"))
+        .run();
+    out.assert_refused()
+        .assert_stderr_contains("not valid UTF-8")
+        .assert_stdout("");
+}
+
+#[test]
+fn a_non_utf8_command_runs_unchanged_at_full() {
+    let env = TestEnv::new();
+    let out = env
+        .gate()
+        .args(NO_CONFIG)
+        .args(["--level", "full", "-c"])
+        .arg(bytes(b"printf %s '\xff\xfe'"))
+        .run();
+    out.assert_code(0);
+    assert_eq!(out.stdout, b"\xff\xfe", "{}", out.report());
+}
+
+#[test]
+fn a_non_utf8_program_argument_runs_unchanged_at_full() {
+    let env = TestEnv::new();
+    let out = env
+        .gate()
+        .args(NO_CONFIG)
+        .args(["--level", "full", "--", "printf", "%s"])
+        .arg(bytes(b"a\xffb\x80"))
+        .run();
+    out.assert_code(0);
+    assert_eq!(out.stdout, b"a\xffb\x80", "{}", out.report());
+}
+
+#[test]
+fn a_non_utf8_command_still_meets_the_deny_rules() {
+    let env = TestEnv::new();
+    let out = env
+        .gate()
+        .args(NO_CONFIG)
+        .args(["--level", "full", "--deny", "touch", "-c"])
+        .arg(bytes(b"touch F\xff"))
+        .run();
+    out.assert_refused();
+    let created: Vec<_> = std::fs::read_dir(&env.work).unwrap().collect();
+    assert!(
+        created.is_empty(),
+        "the denied command created {created:?}\n{}",
+        out.report()
+    );
+}
