@@ -118,17 +118,64 @@ pub fn exec(plan: Plan, _permit: Permit) -> ExecError {
         Ok(a) => a,
         Err(e) => return fail(e),
     };
-    tracing::debug!(program = ?plan.program, argv = ?plan.argv, "exec");
-    let result = if plan.kind == PlanKind::Program {
-        nix::unistd::execvp(&program, &argv)
-    } else {
-        nix::unistd::execv(&program, &argv)
+    let program = match plan.kind {
+        PlanKind::Shell => program,
+        PlanKind::Program => {
+            let path_var = std::env::var_os("PATH");
+            match find_program(&plan.program, path_var.as_deref())
+                .and_then(|p| cstring(p.as_os_str()))
+            {
+                Ok(found) => found,
+                Err(e) => return fail(e),
+            }
+        }
     };
-    match result {
+    tracing::debug!(program = ?program, argv = ?plan.argv, "exec");
+    // execvp with a path that has a slash does no search, but still runs a script
+    // without a `#!` line with /bin/sh, as a shell would.
+    match nix::unistd::execvp(&program, &argv) {
         Err(errno) => fail(errno),
         Ok(never) => match never {},
     }
 }
+
+/// Find a program on `PATH` the way a shell does: the first regular file with execute
+/// permission. A directory that cannot be searched is passed over (libc's execvp would
+/// report it as "permission denied" even when the program exists nowhere, which is not
+/// what a shell says). Relative entries are skipped, as for the shims: a command must
+/// not be found in whatever directory it happens to run in.
+pub fn find_program(name: &OsStr, path_var: Option<&OsStr>) -> Result<PathBuf, Errno> {
+    if name.as_bytes().contains(&b'/') {
+        return Ok(PathBuf::from(name));
+    }
+    if name.is_empty() {
+        return Err(Errno::ENOENT);
+    }
+    let search = path_var
+        .filter(|p| !p.is_empty())
+        .unwrap_or(OsStr::new(DEFAULT_PATH));
+    let mut not_executable = false;
+    for dir in std::env::split_paths(search) {
+        if !dir.is_absolute() {
+            continue;
+        }
+        let candidate = dir.join(name);
+        if std::fs::metadata(&candidate).is_ok_and(|m| m.is_file()) {
+            if access(&candidate, AccessFlags::X_OK).is_ok() {
+                return Ok(candidate);
+            }
+            not_executable = true;
+        }
+    }
+    Err(if not_executable {
+        Errno::EACCES
+    } else {
+        Errno::ENOENT
+    })
+}
+
+/// The search path when `PATH` is unset or empty.
+const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
 /// gate's own executable, as a (device, inode) pair, to recognise it under other names.
 fn identity(path: &Path) -> Option<(u64, u64)> {
@@ -184,8 +231,9 @@ pub fn shim_shell(
     })
     .flatten()
     .collect();
-    let default_path = OsStr::new("/usr/local/bin:/usr/bin:/bin");
-    let search = path_var.filter(|p| !p.is_empty()).unwrap_or(default_path);
+    let search = path_var
+        .filter(|p| !p.is_empty())
+        .unwrap_or(OsStr::new(DEFAULT_PATH));
     for dir in std::env::split_paths(search) {
         if !dir.is_absolute() || own_dirs.contains(&dir) {
             continue;
@@ -274,6 +322,43 @@ mod tests {
         let err =
             shim_shell("no-such-shell-x", OsStr::new("x"), Some(OsStr::new("/bin"))).unwrap_err();
         assert!(err.0.contains("no real no-such-shell-x"), "{err}");
+    }
+
+    #[test]
+    fn programs_are_found_like_a_shell_finds_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let locked = dir.path().join("locked");
+        std::fs::create_dir(&locked).unwrap();
+        let plain = dir.path().join("plain");
+        std::fs::create_dir(&plain).unwrap();
+        std::fs::write(plain.join("noexec"), "").unwrap();
+        let path =
+            std::env::join_paths([locked.as_path(), plain.as_path(), Path::new("/bin")]).unwrap();
+        assert_eq!(
+            find_program(OsStr::new("sh"), Some(&path)),
+            Ok(PathBuf::from("/bin/sh"))
+        );
+        assert_eq!(
+            find_program(OsStr::new("no-such-program-x"), Some(&path)),
+            Err(Errno::ENOENT)
+        );
+        assert_eq!(
+            find_program(OsStr::new("noexec"), Some(&path)),
+            Err(Errno::EACCES)
+        );
+        assert_eq!(
+            find_program(OsStr::new("./x"), Some(&path)),
+            Ok(PathBuf::from("./x"))
+        );
+        assert_eq!(
+            find_program(OsStr::new(""), Some(&path)),
+            Err(Errno::ENOENT)
+        );
+        // Relative entries are never searched.
+        assert_eq!(
+            find_program(OsStr::new("sh"), Some(OsStr::new(".:bin"))),
+            Err(Errno::ENOENT)
+        );
     }
 
     #[test]

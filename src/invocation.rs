@@ -363,12 +363,13 @@ fn parse_shell_args(
         }
         if bytes.len() >= 2 && (bytes[0] == b'-' || bytes[0] == b'+') {
             let arg = args.next().expect("peeked");
-            let minus = arg.as_bytes()[0] == b'-';
             let mut values = 0;
             for &letter in &arg.as_bytes()[1..] {
                 match letter {
-                    b'c' if minus => command_flag = true,
-                    b's' if minus => stdin_flag = true,
+                    // bash and dash both take `+c` like `-c`. bash also takes `+s` like
+                    // `-s` (dash does not); reading stdin is the stricter of the two.
+                    b'c' => command_flag = true,
+                    b's' => stdin_flag = true,
                     b'o' | b'O' => values += 1,
                     _ => {}
                 }
@@ -575,6 +576,8 @@ mod tests {
             &["gate", "-o", "pipefail", "-c", "ls -l"],
             &["gate", "-eo", "pipefail", "-c", "ls -l"],
             &["gate", "+O", "extglob", "-c", "ls -l"],
+            &["gate", "+c", "ls -l"],
+            &["gate", "+ec", "ls -l"],
             &["gate", "-i", "-c", "ls -l"],
             &["gate", "-c", "--", "ls -l"],
             &["gate", "--norc", "--noprofile", "-c", "ls -l"],
