@@ -19,7 +19,13 @@ pub fn session_id(configured: Option<&str>) -> String {
 
 /// A process's start time in clock ticks since boot (field 22 of `/proc/PID/stat`).
 fn process_start_time(pid: i32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    use std::io::Read;
+    // /proc files report a size of 0, so a growing read would take several calls; the
+    // line is far shorter than this buffer, so one read gets all of it.
+    let mut buf = [0u8; 1024];
+    let mut file = std::fs::File::open(format!("/proc/{pid}/stat")).ok()?;
+    let n = file.read(&mut buf).ok()?;
+    let stat = std::str::from_utf8(&buf[..n]).ok()?;
     // The command name (field 2) is in parentheses and may hold spaces and ')'.
     let after_name = &stat[stat.rfind(')')? + 1..];
     // Field 3 is the first after the name; field 22 is the 20th from there.
