@@ -50,7 +50,12 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         Err(e) => return fail(format!("{e}; nothing was run")),
     };
     let log_filter = var("GATE_LOG");
-    if let Err(e) = crate::diag::init(log_filter.as_deref().and_then(OsStr::to_str)) {
+    let log_filter = match log_filter.as_deref().map(OsStr::to_str) {
+        None => None,
+        Some(Some(filter)) => Some(filter),
+        Some(None) => return fail("GATE_LOG: the value is not valid UTF-8; nothing was run"),
+    };
+    if let Err(e) = crate::diag::init(log_filter) {
         return fail(format!("{e}; nothing was run"));
     }
     match &inv.action {

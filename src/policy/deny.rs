@@ -263,6 +263,10 @@ mod tests {
         assert!(caught(&["git push --force"], "git $ARGS"));
         assert!(caught(&["rm -rf"], "eval \"$CMD\""));
         assert!(caught(&["rm -rf"], "bash -c \"$CMD\""));
+        assert!(caught(&["rm"], "env -S \"$CMD\""));
+        assert!(caught(&["rm -rf"], "env -S \"rm $X\""));
+        assert!(caught(&["rm -rf"], "env --split-string=\"rm $X\""));
+        assert!(caught(&["rm"], "repeat 3 rm x"));
         // A computed word after a word that already differs changes nothing.
         assert!(!caught(&["rm -rf"], "echo $X"));
     }

@@ -58,6 +58,8 @@ pub enum RuleError {
     ShellChar(char),
     /// A deny rule made only of assignments (`FOO=1`) names no program to deny.
     NoProgram,
+    /// The rule starts or ends with white space other than a space or tab.
+    InvisibleEnd(char),
 }
 
 impl fmt::Display for RuleError {
@@ -74,6 +76,12 @@ impl fmt::Display for RuleError {
                     ""
                 },
                 describe_char(*c)
+            ),
+            RuleError::InvisibleEnd(c) => write!(
+                f,
+                "a rule cannot start or end with the invisible white space U+{:04X}, which \
+                 commands typed normally never carry",
+                u32::from(*c)
             ),
             RuleError::NoProgram => {
                 f.write_str("a deny rule must name a program, not only variable assignments")
@@ -102,7 +110,14 @@ pub fn validate_rule(raw: &str) -> Result<&str, RuleError> {
     if raw.trim().is_empty() {
         return Err(RuleError::Blank);
     }
-    Ok(trim_blanks(raw))
+    let rule = trim_blanks(raw);
+    // Other white space at an end (a no-break space) is not trimmed, so the rule could
+    // only match commands that carry the same invisible character: surely a mistake.
+    let ends = [rule.chars().next(), rule.chars().next_back()];
+    if let Some(c) = ends.into_iter().flatten().find(|c| c.is_whitespace()) {
+        return Err(RuleError::InvisibleEnd(c));
+    }
+    Ok(rule)
 }
 
 /// The reference form of the matching rule, for one rule and one command. The indexed
@@ -317,6 +332,19 @@ mod tests {
             );
         }
         assert!(matches("echo", "echo a\tb"));
+    }
+
+    #[test]
+    fn rules_with_invisible_white_space_at_an_end_are_refused() {
+        assert_eq!(
+            validate_rule("ls\u{a0}"),
+            Err(RuleError::InvisibleEnd('\u{a0}'))
+        );
+        assert_eq!(
+            validate_rule(" \u{2003}ls"),
+            Err(RuleError::InvisibleEnd('\u{2003}'))
+        );
+        assert_eq!(validate_rule("echo a\u{a0}b"), Ok("echo a\u{a0}b"));
     }
 
     #[test]

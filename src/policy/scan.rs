@@ -309,6 +309,8 @@ const WRAPPERS: &[WrapperSpec] = &[
     wrapper("ltrace", "aAeEnoOpsu", &["--output"], 0),
     wrapper("busybox", "", &[], 0),
     wrapper("watch", "nd", &["--interval", "--differences"], 0),
+    // zsh: `repeat N COMMAND`.
+    wrapper("repeat", "", &[], 1),
 ];
 
 const fn wrapper(
@@ -347,16 +349,16 @@ fn strip_wrapper(words: &[Word]) -> Option<SimpleCommand> {
             let opt = &t[..opt.len() + 2];
             let takes_value = spec.long_with_value.contains(&opt);
             let value = match (takes_value, inline) {
-                (true, Some(v)) => Some(v.to_owned()),
+                (true, Some(v)) => Some((v.to_owned(), words[i].dynamic)),
                 (true, None) => {
                     i += 1;
-                    words.get(i).map(|w| w.text.clone())
+                    words.get(i).map(|w| (w.text.clone(), w.dynamic))
                 }
                 (false, _) => None,
             };
             if opt == "--split-string" {
-                if let Some(v) = value {
-                    prepend.extend(split_words(&v));
+                if let Some((text, dynamic)) = value {
+                    prepend.extend(split_words(&text, dynamic));
                 }
             }
             i += 1;
@@ -374,13 +376,13 @@ fn strip_wrapper(words: &[Word]) -> Option<SimpleCommand> {
                     let attached = &cluster[pos + c.len_utf8()..];
                     let value = if attached.is_empty() {
                         consumed_next = true;
-                        words.get(i + 1).map(|w| w.text.clone())
+                        words.get(i + 1).map(|w| (w.text.clone(), w.dynamic))
                     } else {
-                        Some(attached.to_owned())
+                        Some((attached.to_owned(), words[i].dynamic))
                     };
                     if spec.name == "env" && c == 'S' {
-                        if let Some(v) = value {
-                            prepend.extend(split_words(&v));
+                        if let Some((text, dynamic)) = value {
+                            prepend.extend(split_words(&text, dynamic));
                         }
                     }
                     break;
@@ -408,10 +410,18 @@ fn strip_wrapper(words: &[Word]) -> Option<SimpleCommand> {
     if rest.is_empty() { None } else { Some(rest) }
 }
 
-/// The words of a plain string, as `env -S` splits it: the first simple command of its
-/// lexing, which is close enough for a safety net.
-fn split_words(text: &str) -> SimpleCommand {
-    lex(text).into_iter().flatten().collect()
+/// The words of a string that `env -S` splits into a command, close enough for a safety
+/// net. When part of the string is computed at run time, a computed word ends the list:
+/// it may stand for anything from there on.
+fn split_words(text: &str, dynamic: bool) -> SimpleCommand {
+    let mut words: SimpleCommand = lex(text).into_iter().flatten().collect();
+    if dynamic {
+        words.push(Word {
+            text: String::new(),
+            dynamic: true,
+        });
+    }
+    words
 }
 
 // ---------------------------------------------------------------------------------------
