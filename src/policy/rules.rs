@@ -33,22 +33,52 @@ pub fn first_shell_char(text: &str) -> Option<char> {
         .map(char::from)
 }
 
+/// ASCII bytes that keep a command from matching: the shell characters, and control
+/// characters other than tab.
+const UNMATCHABLE_ASCII: [bool; 128] = {
+    let mut table = [false; 128];
+    let mut b = 0;
+    while b < 128 {
+        table[b] = (b < 0x20 && b != b'\t' as usize) || b == 0x7f;
+        b += 1;
+    }
+    let mut i = 0;
+    while i < SHELL_CHARS.len() {
+        table[SHELL_CHARS[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
 /// The first character that keeps a command from matching any allow rule: a shell
 /// character, or a control character other than tab.
 pub fn first_unmatchable_char(text: &str) -> Option<char> {
     if text.is_ascii() {
         return text
             .bytes()
-            .find(|&b| SHELL_CHARS.contains(&char::from(b)) || (b.is_ascii_control() && b != b'\t'))
+            .find(|&b| UNMATCHABLE_ASCII[usize::from(b)])
             .map(char::from);
     }
-    text.chars()
-        .find(|&c| SHELL_CHARS.contains(&c) || (c.is_control() && c != '\t'))
+    text.chars().find(|&c| {
+        if c.is_ascii() {
+            UNMATCHABLE_ASCII[c as usize]
+        } else {
+            c.is_control()
+        }
+    })
 }
 
 /// Trim what a shell skips around words: spaces and tabs.
 pub fn trim_blanks(text: &str) -> &str {
-    text.trim_matches([' ', '\t'])
+    let bytes = text.as_bytes();
+    let blank = |b: &u8| *b == b' ' || *b == b'\t';
+    let start = bytes.iter().position(|b| !blank(b)).unwrap_or(bytes.len());
+    let end = bytes
+        .iter()
+        .rposition(|b| !blank(b))
+        .map_or(start, |i| i + 1);
+    // Both ends sit next to an ASCII byte (or at an end), so they are char boundaries.
+    &text[start..end]
 }
 
 /// Why a rule was refused at load time.
@@ -106,16 +136,23 @@ pub fn validate_rule(raw: &str) -> Result<&str, RuleError> {
     if let Some(c) = first_unmatchable_char(raw) {
         return Err(RuleError::ShellChar(c));
     }
-    // Blank means nothing visible, whatever kind of white space it is.
-    if raw.trim().is_empty() {
+    let rule = trim_blanks(raw);
+    if rule.is_empty() {
         return Err(RuleError::Blank);
     }
-    let rule = trim_blanks(raw);
-    // Other white space at an end (a no-break space) is not trimmed, so the rule could
-    // only match commands that carry the same invisible character: surely a mistake.
-    let ends = [rule.chars().next(), rule.chars().next_back()];
-    if let Some(c) = ends.into_iter().flatten().find(|c| c.is_whitespace()) {
-        return Err(RuleError::InvisibleEnd(c));
+    if !rule.is_ascii() {
+        // Blank means nothing visible, whatever kind of white space it is.
+        if rule.trim().is_empty() {
+            return Err(RuleError::Blank);
+        }
+        // Other white space at an end (a no-break space) is not trimmed, so the rule
+        // could only match commands that carry the same invisible character: surely a
+        // mistake. (ASCII white space other than space and tab is a control character,
+        // refused above.)
+        let ends = [rule.chars().next(), rule.chars().next_back()];
+        if let Some(c) = ends.into_iter().flatten().find(|c| c.is_whitespace()) {
+            return Err(RuleError::InvisibleEnd(c));
+        }
     }
     Ok(rule)
 }
@@ -348,6 +385,15 @@ mod tests {
     }
 
     #[test]
+    fn trimming_removes_only_outer_blanks() {
+        assert_eq!(trim_blanks(" \t a b \t "), "a b");
+        assert_eq!(trim_blanks("   "), "");
+        assert_eq!(trim_blanks(""), "");
+        assert_eq!(trim_blanks(" é "), "é");
+        assert_eq!(trim_blanks("\u{a0}x\u{a0}"), "\u{a0}x\u{a0}");
+    }
+
+    #[test]
     fn blank_rules_are_refused() {
         for raw in ["", " ", "\t", "  \t  ", "\u{a0}"] {
             assert_eq!(validate_rule(raw), Err(RuleError::Blank), "{raw:?}");
@@ -438,8 +484,15 @@ mod tests {
             command in "[^;&|<>$`(){}\\\\\\p{C}]{1,40}",
         ) {
             prop_assert!(first_shell_char(&command).is_none());
-            prop_assume!(!command.trim().is_empty());
-            prop_assert!(matches(&command, &command));
+            // Blank commands and those with invisible white space at an end are not
+            // valid rules; every other command is one, and matches itself.
+            match validate_rule(&command) {
+                Ok(_) => prop_assert!(matches(&command, &command)),
+                Err(e) => prop_assert!(
+                    matches!(e, RuleError::Blank | RuleError::InvisibleEnd(_)),
+                    "{e}"
+                ),
+            }
         }
 
         #[test]
