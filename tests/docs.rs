@@ -142,3 +142,35 @@ fn without_gate_log_gate_is_silent() {
         .assert_stdout("hi\n")
         .assert_stderr_empty();
 }
+
+/// The block that follows `marker` in README.md, between the next pair of ``` fences.
+fn readme_block_after(readme: &str, marker: &str) -> String {
+    let start = readme
+        .find(marker)
+        .unwrap_or_else(|| panic!("README.md no longer contains {marker:?}"));
+    let rest = &readme[start..];
+    let open = rest.find("```").expect("a code block after the marker");
+    let body_start = open + rest[open..].find('\n').expect("a fence line") + 1;
+    let close = rest[body_start..].find("```").expect("a closing fence");
+    rest[body_start..body_start + close].to_owned()
+}
+
+#[test]
+fn the_readme_demo_prints_what_the_readme_says() {
+    let readme = repo_file("README.md");
+    let demo = readme_block_after(&readme, "build gate and watch it work");
+    let expected = readme_block_after(&readme, "That prints:");
+    let line = demo.trim();
+    let script = line
+        .strip_prefix("cargo build -q && ")
+        .unwrap_or_else(|| panic!("the demo no longer starts with the build: {line}"))
+        .replace("g=target/debug/gate", &format!("g='{}'", common::GATE));
+    let env = TestEnv::new();
+    let out = env
+        .gate()
+        .program("/bin/sh")
+        .arg0("sh")
+        .args(["-c", &format!("{script} 2>&1")])
+        .run();
+    assert_eq!(out.stdout(), expected, "the README demo's output changed");
+}
