@@ -5,7 +5,7 @@
 //! be written is reported by the caller: a warning, or a refusal when the configuration
 //! says the log is required.
 
-use std::fs::{DirBuilder, OpenOptions};
+use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -93,8 +93,8 @@ pub fn encode(record: &Record<'_>, now: SystemTime) -> Vec<u8> {
     line
 }
 
-/// Append one record to `path`, creating the file (0600) and its directory (0700).
-pub fn append(path: &Path, line: &[u8]) -> io::Result<()> {
+/// Open the log for appending, creating the file (0600) and its directory (0700).
+pub fn open(path: &Path) -> io::Result<File> {
     let open = || {
         OpenOptions::new()
             .append(true)
@@ -102,15 +102,25 @@ pub fn append(path: &Path, line: &[u8]) -> io::Result<()> {
             .mode(0o600)
             .open(path)
     };
-    let mut file = match open() {
+    match open() {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
                 DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
             }
-            open()?
+            open()
         }
-        other => other?,
-    };
+        other => other,
+    }
+}
+
+/// Append one record to `path` (open, one write, close).
+pub fn append(path: &Path, line: &[u8]) -> io::Result<()> {
+    write(&mut open(path)?, line)
+}
+
+/// Append one record with a single `write`, so that records from concurrent gates never
+/// interleave.
+pub fn write(file: &mut File, line: &[u8]) -> io::Result<()> {
     let written = file.write(line)?;
     if written != line.len() {
         return Err(io::Error::new(

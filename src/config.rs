@@ -63,10 +63,28 @@ pub struct Settings {
     pub tty: bool,
     pub timeout: u32,
     pub session: Option<String>,
+    pub sandbox: SandboxSettings,
     /// The system file, when it locks the configuration.
     pub locked_by: Option<Arc<Path>>,
     /// Configuration files that were read, in order.
     pub files: Vec<PathBuf>,
+}
+
+/// The `safe` level's sandbox, as configured (the defaults are added when it is built).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SandboxSettings {
+    /// More writable paths. From options they may be relative to the working directory.
+    pub write: Vec<PathBuf>,
+    /// More paths to hide.
+    pub deny_read: Vec<PathBuf>,
+    /// Allow all network access.
+    pub network: bool,
+    /// Allow TCP connections to these ports only.
+    pub net_connect: Vec<u16>,
+    /// Allow binding these TCP ports only.
+    pub net_bind: Vec<u16>,
+    /// Run even when the kernel cannot enforce everything.
+    pub best_effort: bool,
 }
 
 /// A configuration problem: gate's own failure, exit 125, nothing runs.
@@ -104,6 +122,12 @@ pub struct Layer {
     pub tty: Option<(bool, Origin)>,
     pub timeout: Option<(u32, Origin)>,
     pub session: Option<(String, Origin)>,
+    pub write: Vec<(PathBuf, Origin)>,
+    pub deny_read: Vec<(PathBuf, Origin)>,
+    pub network: Option<(bool, Origin)>,
+    pub net_connect: Vec<(u16, Origin)>,
+    pub net_bind: Vec<(u16, Origin)>,
+    pub best_effort: Option<(bool, Origin)>,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -192,7 +216,15 @@ pub fn parse_file(
 }
 
 const TOP_KEYS: &[&str] = &[
-    "level", "shell", "allow", "deny", "lock", "approval", "audit",
+    "level", "shell", "allow", "deny", "lock", "approval", "audit", "sandbox",
+];
+const SANDBOX_KEYS: &[&str] = &[
+    "write",
+    "deny_read",
+    "network",
+    "net_connect",
+    "net_bind",
+    "best_effort",
 ];
 const APPROVAL_KEYS: &[&str] = &["socket", "tty", "timeout"];
 const AUDIT_KEYS: &[&str] = &["log", "required"];
@@ -290,6 +322,43 @@ fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(
                             layer.audit_required = Some((expect_bool(cx, &path, value)?, origin))
                         }
                         _ => return Err(unknown_key(cx, key, &path, AUDIT_KEYS)),
+                    }
+                }
+            }
+            "sandbox" => {
+                for (key, value) in expect_table(cx, name, value)? {
+                    let sub: &str = key.get_ref();
+                    let path = format!("sandbox.{sub}");
+                    let origin = cx.origin(value.span());
+                    match sub {
+                        "write" | "deny_read" => {
+                            for item in expect_array(cx, &path, value)? {
+                                let p = expect_path(cx, &path, item)?;
+                                let entry = (p, cx.origin(item.span()));
+                                if sub == "write" {
+                                    layer.write.push(entry);
+                                } else {
+                                    layer.deny_read.push(entry);
+                                }
+                            }
+                        }
+                        "network" => layer.network = Some((expect_bool(cx, &path, value)?, origin)),
+                        "best_effort" => {
+                            layer.best_effort = Some((expect_bool(cx, &path, value)?, origin));
+                        }
+                        "net_connect" | "net_bind" => {
+                            for item in expect_array(cx, &path, value)? {
+                                let item_origin = cx.origin(item.span());
+                                let port = check_port(expect_int(cx, &path, item)?)
+                                    .map_err(|e| ConfigError::at(&item_origin, &path, e))?;
+                                if sub == "net_connect" {
+                                    layer.net_connect.push((port, item_origin));
+                                } else {
+                                    layer.net_bind.push((port, item_origin));
+                                }
+                            }
+                        }
+                        _ => return Err(unknown_key(cx, key, &path, SANDBOX_KEYS)),
                     }
                 }
             }
@@ -420,6 +489,13 @@ fn parse_level(text: &str) -> Result<Level, String> {
             text.escape_debug()
         )
     })
+}
+
+fn check_port(port: i64) -> Result<u16, String> {
+    u16::try_from(port)
+        .ok()
+        .filter(|p| *p != 0)
+        .ok_or_else(|| format!("`{port}` is not a TCP port (1 to 65535)"))
 }
 
 fn check_timeout(seconds: i64) -> Result<u32, String> {
@@ -598,6 +674,43 @@ pub fn flag_layer(args: &GateArgs) -> Result<Layer, ConfigError> {
     if args.no_tty {
         layer.tty = Some((false, Origin::Flag("--no-tty")));
     }
+    for (values, name) in [(&args.write, "--write"), (&args.deny_read, "--deny-read")] {
+        for value in values {
+            let origin = Origin::Flag(name);
+            let path = non_empty_path(value, &origin, &name[2..])?;
+            if name == "--write" {
+                layer.write.push((path, origin));
+            } else {
+                layer.deny_read.push((path, origin));
+            }
+        }
+    }
+    for (values, name) in [
+        (&args.net_connect, "--net-connect"),
+        (&args.net_bind, "--net-bind"),
+    ] {
+        for value in values {
+            let origin = Origin::Flag(name);
+            let text = utf8(value, &origin, &name[2..])?;
+            let port = text
+                .trim()
+                .parse::<i64>()
+                .map_err(|_| format!("`{}` is not a TCP port (1 to 65535)", text.escape_debug()))
+                .and_then(check_port)
+                .map_err(|e| ConfigError::at(&origin, &name[2..], e))?;
+            if name == "--net-connect" {
+                layer.net_connect.push((port, origin));
+            } else {
+                layer.net_bind.push((port, origin));
+            }
+        }
+    }
+    if args.net {
+        layer.network = Some((true, Origin::Flag("--net")));
+    }
+    if args.best_effort {
+        layer.best_effort = Some((true, Origin::Flag("--best-effort")));
+    }
     Ok(layer)
 }
 
@@ -621,9 +734,11 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         tty: true,
         timeout: DEFAULT_TIMEOUT,
         session: None,
+        sandbox: SandboxSettings::default(),
         locked_by: None,
         files,
     };
+    let mut network_origin = Origin::BuiltIn;
     // Keys the locking file set itself: a later layer may not change those.
     let mut locked_audit_log = false;
     let mut locked_socket = false;
@@ -740,6 +855,74 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         if let Some((session, _)) = layer.session {
             s.session = Some(session);
         }
+        if locked {
+            fn added<T>(
+                list: &[(T, Origin)],
+                key: &'static str,
+                what: &'static str,
+            ) -> Option<(Origin, &'static str, &'static str)> {
+                list.first().map(|(_, origin)| (origin.clone(), key, what))
+            }
+            let mut loosening = added(
+                &layer.write,
+                "sandbox.write",
+                "no writable paths can be added",
+            )
+            .or_else(|| {
+                added(
+                    &layer.net_connect,
+                    "sandbox.net_connect",
+                    "no network ports can be allowed",
+                )
+            })
+            .or_else(|| {
+                added(
+                    &layer.net_bind,
+                    "sandbox.net_bind",
+                    "no network ports can be allowed",
+                )
+            });
+            if let Some((true, origin)) = &layer.network {
+                if !s.sandbox.network {
+                    loosening = loosening.or(Some((
+                        origin.clone(),
+                        "sandbox.network",
+                        "the network stays off",
+                    )));
+                }
+            }
+            if let Some((true, origin)) = &layer.best_effort {
+                if !s.sandbox.best_effort {
+                    loosening = loosening.or(Some((
+                        origin.clone(),
+                        "sandbox.best_effort",
+                        "the sandbox must be fully enforced (no best effort)",
+                    )));
+                }
+            }
+            if let Some((origin, key, what)) = loosening {
+                return Err(refuse(&origin, key, what));
+            }
+        }
+        s.sandbox
+            .write
+            .extend(layer.write.into_iter().map(|(p, _)| p));
+        s.sandbox
+            .deny_read
+            .extend(layer.deny_read.into_iter().map(|(p, _)| p));
+        s.sandbox
+            .net_connect
+            .extend(layer.net_connect.into_iter().map(|(p, _)| p));
+        s.sandbox
+            .net_bind
+            .extend(layer.net_bind.into_iter().map(|(p, _)| p));
+        if let Some((network, origin)) = layer.network {
+            s.sandbox.network = network;
+            network_origin = origin;
+        }
+        if let Some((best_effort, _)) = layer.best_effort {
+            s.sandbox.best_effort = best_effort;
+        }
         if let Some((lock, origin)) = layer.lock {
             if lock {
                 let Origin::File { path, .. } = origin else {
@@ -748,6 +931,14 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
                 s.locked_by = Some(path);
             }
         }
+    }
+    if s.sandbox.network && !(s.sandbox.net_connect.is_empty() && s.sandbox.net_bind.is_empty()) {
+        return Err(ConfigError::at(
+            &network_origin,
+            "sandbox.network",
+            "the network is allowed entirely, so TCP port lists make no sense; drop one or \
+             the other",
+        ));
     }
     if s.audit_required && s.audit_log == AuditLog::Off {
         return Err(ConfigError::at(
@@ -969,8 +1160,10 @@ required = true
             e.starts_with("/etc/gate/config.toml:3: key `approval.sockt`: unknown key"),
             "{e}"
         );
-        let e = err(file("[sandbox]\nnetwork = true\n"));
-        assert!(e.contains("key `sandbox`: unknown key"), "{e}");
+        let e = err(file("[sandbx]\nnetwork = true\n"));
+        assert!(e.contains("key `sandbx`: unknown key"), "{e}");
+        let e = err(file("[sandbox]\nnet = true\n"));
+        assert!(e.contains(":2: key `sandbox.net`: unknown key"), "{e}");
     }
 
     #[test]

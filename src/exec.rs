@@ -20,27 +20,35 @@ use crate::policy::Allowed;
 /// Proof that a run was allowed.
 #[derive(Debug)]
 pub struct Permit {
-    _private: (),
+    /// The sandbox, kept alive (with its descriptors, closed by exec) until exec.
+    _sandbox: Option<crate::sandbox::Enforced>,
 }
 
-/// Why an allow decision could not become a [`Permit`].
+/// Why an allow decision could not become a [`Permit`] by itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PermitError {
-    /// The decision needs the sandbox, and this build cannot enforce one.
-    SandboxUnavailable,
+    /// The decision allows the command inside the sandbox only: use [`Permit::inside`].
+    NeedsSandbox,
 }
 
 impl Permit {
-    /// The permit for an allow decision.
+    /// The permit for an allow decision that needs no sandbox.
     pub fn for_allowed(allowed: &Allowed) -> Result<Permit, PermitError> {
         match allowed {
-            // The safe level never runs a command outside the sandbox, and this version
-            // of gate has no sandbox yet.
-            Allowed::Sandboxed => Err(PermitError::SandboxUnavailable),
+            // The safe level never runs a command outside the sandbox.
+            Allowed::Sandboxed => Err(PermitError::NeedsSandbox),
             Allowed::Level
             | Allowed::Rule { .. }
             | Allowed::RememberedCommand
-            | Allowed::RememberedRule { .. } => Ok(Permit { _private: () }),
+            | Allowed::RememberedRule { .. } => Ok(Permit { _sandbox: None }),
+        }
+    }
+
+    /// The permit for a command allowed inside the sandbox: only an enforced sandbox
+    /// gives one.
+    pub fn inside(enforced: crate::sandbox::Enforced) -> Permit {
+        Permit {
+            _sandbox: Some(enforced),
         }
     }
 }
@@ -279,7 +287,7 @@ mod tests {
         assert!(Permit::for_allowed(&Allowed::RememberedCommand).is_ok());
         assert_eq!(
             Permit::for_allowed(&Allowed::Sandboxed).unwrap_err(),
-            PermitError::SandboxUnavailable
+            PermitError::NeedsSandbox
         );
     }
 

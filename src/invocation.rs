@@ -86,6 +86,36 @@ pub const GATE_OPTIONS: &[OptionSpec] = &[
         value: None,
         help: "Never ask on the terminal",
     },
+    OptionSpec {
+        name: "--write",
+        value: Some("PATH"),
+        help: "safe: also allow writing under PATH (repeatable; the workspace, /tmp, $TMPDIR and /dev/shm always are)",
+    },
+    OptionSpec {
+        name: "--deny-read",
+        value: Some("PATH"),
+        help: "safe: also hide PATH from the command (repeatable; added to ~/.ssh, ~/.aws and the other defaults)",
+    },
+    OptionSpec {
+        name: "--net",
+        value: None,
+        help: "safe: allow the network (it is off by default)",
+    },
+    OptionSpec {
+        name: "--net-connect",
+        value: Some("PORT"),
+        help: "safe: allow TCP connections to PORT only (repeatable)",
+    },
+    OptionSpec {
+        name: "--net-bind",
+        value: Some("PORT"),
+        help: "safe: allow binding TCP PORT only (repeatable)",
+    },
+    OptionSpec {
+        name: "--best-effort",
+        value: None,
+        help: "safe: run even if the kernel cannot enforce every part of the sandbox, with a warning naming what is not",
+    },
 ];
 
 /// Options that only `gate check` takes.
@@ -141,6 +171,12 @@ pub struct GateArgs {
     pub session: Option<OsString>,
     pub socket: Option<OsString>,
     pub no_tty: bool,
+    pub write: Vec<OsString>,
+    pub deny_read: Vec<OsString>,
+    pub net: bool,
+    pub net_connect: Vec<OsString>,
+    pub net_bind: Vec<OsString>,
+    pub best_effort: bool,
     /// `--help` / `--version` in gate's option section.
     pub help: bool,
     pub version: bool,
@@ -439,6 +475,8 @@ fn take_gate_long_option(
             match spec.name {
                 "--no-config" => gate.no_config = true,
                 "--no-tty" => gate.no_tty = true,
+                "--net" => gate.net = true,
+                "--best-effort" => gate.best_effort = true,
                 other => unreachable!("flag {other} has no handler"),
             }
             return Ok(());
@@ -466,6 +504,10 @@ fn take_gate_long_option(
             "--timeout" => single(&mut gate.timeout)?,
             "--session" => single(&mut gate.session)?,
             "--socket" => single(&mut gate.socket)?,
+            "--write" => gate.write.push(value),
+            "--deny-read" => gate.deny_read.push(value),
+            "--net-connect" => gate.net_connect.push(value),
+            "--net-bind" => gate.net_bind.push(value),
             other => unreachable!("option {other} has no handler"),
         }
         return Ok(());

@@ -21,6 +21,7 @@ pub mod explain;
 pub mod invocation;
 pub mod policy;
 pub mod run;
+pub mod sandbox;
 pub mod session;
 
 use std::ffi::OsString;

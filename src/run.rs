@@ -13,6 +13,7 @@ use crate::exec::{self, Permit, PermitError, Plan, PlanKind};
 use crate::explain::{self, Explanation};
 use crate::invocation::{self, Action, Invocation, Personality, ShellWork, Target};
 use crate::policy::{CommandText, Decision, Remembered, Request, decide};
+use crate::sandbox;
 use crate::session;
 
 /// Exit status: refused by policy.
@@ -142,6 +143,11 @@ struct Trail<'a> {
     judged: &'a Judged,
     /// One id for every record of this call (an allow, then an exec failure).
     call_id: std::cell::OnceCell<String>,
+    /// The log, opened by the first record and kept open: after the sandbox is in force
+    /// the file can no longer be opened, but a record can still be written to it.
+    file: std::cell::RefCell<Option<(PathBuf, std::fs::File)>>,
+    /// What the sandbox enforces, once it is prepared.
+    sandbox: std::cell::RefCell<Option<serde_json::Value>>,
 }
 
 impl Trail<'_> {
@@ -149,10 +155,19 @@ impl Trail<'_> {
     /// written; whether that blocks the run is the caller's choice, by
     /// `settings.audit_required`.
     fn record(&self, decision: &str, e: &Explanation, message: Option<&str>) -> Result<(), String> {
-        let path = match audit::resolve_path(&self.settings.audit_log, &var) {
-            Ok(Some(path)) => path,
-            Ok(None) => return Ok(()),
-            Err(why) => return Err(format!("cannot write the audit log: {why}")),
+        let mut file = self.file.borrow_mut();
+        if file.is_none() {
+            let path = match audit::resolve_path(&self.settings.audit_log, &var) {
+                Ok(Some(path)) => path,
+                Ok(None) => return Ok(()),
+                Err(why) => return Err(format!("cannot write the audit log: {why}")),
+            };
+            let opened = audit::open(&path)
+                .map_err(|err| format!("cannot write the audit log {}: {err}", path.display()))?;
+            *file = Some((path, opened));
+        }
+        let Some((path, file)) = file.as_mut() else {
+            unreachable!("opened above")
         };
         let session_id = session::session_id(self.settings.session.as_deref());
         let call_id = self.call_id.get_or_init(session::call_id);
@@ -167,10 +182,10 @@ impl Trail<'_> {
             rule: e.rule.as_deref(),
             rule_origin: e.rule_origin.clone(),
             message: Some(message.unwrap_or(&e.reason)),
-            sandbox: None,
+            sandbox: self.sandbox.borrow().clone(),
         };
         let line = audit::encode(&record, SystemTime::now());
-        audit::append(&path, &line)
+        audit::write(file, &line)
             .map_err(|err| format!("cannot write the audit log {}: {err}", path.display()))
     }
 
@@ -196,27 +211,13 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
         settings: &settings,
         judged: &judged,
         call_id: std::cell::OnceCell::new(),
+        file: std::cell::RefCell::new(None),
+        sandbox: std::cell::RefCell::new(None),
     };
     let subject = explain::subject(judged.text.as_ref());
 
     match &decision {
         Decision::Allow(allowed) => {
-            let permit = match Permit::for_allowed(allowed) {
-                Ok(permit) => permit,
-                Err(PermitError::SandboxUnavailable) => {
-                    let message = format!(
-                        "cannot run {subject} at level \"safe\": this version of gate has no \
-                         sandbox, and safe never runs a command unsandboxed; nothing was run. \
-                         Use --level ask with allow rules, or --level full"
-                    );
-                    let e = Explanation {
-                        decided_by: "error",
-                        ..explanation
-                    };
-                    trail.refused(&e, &message);
-                    return fail(message);
-                }
-            };
             let plan = match plan(inv, target, &settings) {
                 Ok(plan) => plan,
                 Err(message) => {
@@ -228,6 +229,26 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
                     return fail(format!("{message}; nothing was run"));
                 }
             };
+            // At `safe`, everything that can fail is prepared before the allow record,
+            // and the record carries what the sandbox will enforce.
+            let sandbox = match Permit::for_allowed(allowed) {
+                Ok(_) => None,
+                Err(PermitError::NeedsSandbox) => match prepare_sandbox(&settings) {
+                    Ok(sandbox) => {
+                        *trail.sandbox.borrow_mut() = Some(sandbox.summary().clone());
+                        Some(sandbox)
+                    }
+                    Err(e) => {
+                        let message = e.to_string();
+                        let e = Explanation {
+                            decided_by: "error",
+                            ..explanation
+                        };
+                        trail.refused(&e, &message);
+                        return fail(message);
+                    }
+                },
+            };
             if let Err(line) = trail.record("allow", &explanation, None) {
                 if settings.audit_required {
                     return fail(format!(
@@ -236,6 +257,39 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
                 }
                 say(&format!("gate: warning: {line}"));
             }
+            let permit = match sandbox {
+                None => match Permit::for_allowed(allowed) {
+                    Ok(permit) => permit,
+                    Err(PermitError::NeedsSandbox) => unreachable!("prepared above"),
+                },
+                Some(sandbox) => {
+                    if !sandbox.not_enforced.is_empty() {
+                        say(&format!(
+                            "gate: warning: --best-effort: the sandbox does not enforce {}",
+                            sandbox
+                                .not_enforced
+                                .iter()
+                                .map(|f| f.describe())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ));
+                    }
+                    match sandbox.enforce() {
+                        Ok(enforced) => Permit::inside(enforced),
+                        Err(e) => {
+                            let message = e.to_string();
+                            let e = Explanation {
+                                decided_by: "error",
+                                ..explanation
+                            };
+                            if let Err(line) = trail.record("error", &e, Some(&message)) {
+                                say(&format!("gate: warning: {line}"));
+                            }
+                            return fail(message);
+                        }
+                    }
+                }
+            };
             let err = exec::exec(plan, permit);
             // The allow record is already written: a second record with the same call
             // id says that nothing ran after all.
@@ -277,6 +331,19 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
             REFUSED
         }
     }
+}
+
+/// Build and prepare the sandbox for a run in the current directory.
+fn prepare_sandbox(settings: &Settings) -> Result<sandbox::Sandbox, sandbox::SandboxError> {
+    let cwd = std::env::current_dir().map_err(|e| {
+        sandbox::SandboxError(format!(
+            "cannot find the working directory ({e}); nothing was run"
+        ))
+    })?;
+    let is_root = nix::unistd::geteuid().is_root();
+    let spec = sandbox::spec::build(&settings.sandbox, &cwd, &var, is_root)?;
+    tracing::debug!(?spec, "sandbox");
+    sandbox::Sandbox::prepare(&spec)
 }
 
 /// What exactly to exec for an allowed target.

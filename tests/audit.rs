@@ -132,7 +132,7 @@ fn each_decision_records_what_decided_it() {
             "deny-rule",
             "full",
         ),
-        (&["--level", "safe", "-c", "true"], "deny", "error", "safe"),
+        (&["--level", "safe", "-c", "true"], "allow", "level", "safe"),
     ];
     for (args, decision, decided_by, level) in cases {
         let (r, out) = record_of(args);

@@ -1,0 +1,407 @@
+//! The Landlock ruleset: filesystem, TCP and scopes.
+//!
+//! Landlock only grants. To make everything readable *except* a denied path, gate walks
+//! from `/` down the denied path's ancestors and grants each sibling on the way
+//! separately; the ancestors themselves get only the right to list their entries. The
+//! same walk keeps write grants away from denied and write-protected paths inside a
+//! writable directory.
+//!
+//! Consequences, documented in docs/sandbox.md: an entry created in an ancestor directory
+//! after the sandbox starts is not readable; the names of the entries in a denied
+//! directory can be listed (their contents cannot be read); a file cannot be created
+//! directly in a writable directory that contains a protected path; symbolic links are
+//! never granted themselves (access through one is decided at its target).
+
+use std::ffi::{CStr, CString, OsStr};
+use std::fs;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use nix::dir::{Dir, Type};
+use nix::fcntl::{AtFlags, OFlag};
+use nix::sys::stat::Mode;
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath,
+    PathFd, Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope,
+};
+
+use super::{Feature, Kernel, Network, SandboxError, Spec};
+
+/// The ABI whose rights gate asks for: everything up to scoping.
+const TARGET: ABI = ABI::V6;
+
+/// Device files a shell and a terminal need, read, written and (for terminals) ioctl'd,
+/// by name in /dev and whether each is a directory.
+const DEVICES: [(&str, bool); 8] = [
+    ("null", false),
+    ("zero", false),
+    ("full", false),
+    ("random", false),
+    ("urandom", false),
+    ("tty", false),
+    ("ptmx", false),
+    ("pts", true),
+];
+
+fn read_access() -> BitFlags<AccessFs> {
+    AccessFs::ReadFile | AccessFs::ReadDir | AccessFs::Execute
+}
+
+/// Everything that changes the tree, except creating device nodes.
+fn write_access() -> BitFlags<AccessFs> {
+    AccessFs::WriteFile
+        | AccessFs::RemoveDir
+        | AccessFs::RemoveFile
+        | AccessFs::MakeDir
+        | AccessFs::MakeReg
+        | AccessFs::MakeSock
+        | AccessFs::MakeFifo
+        | AccessFs::MakeSym
+        | AccessFs::Refer
+        | AccessFs::Truncate
+}
+
+fn device_access() -> BitFlags<AccessFs> {
+    AccessFs::ReadFile
+        | AccessFs::WriteFile
+        | AccessFs::Truncate
+        | AccessFs::IoctlDev
+        | AccessFs::ReadDir
+}
+
+fn error(context: &str, e: impl std::fmt::Display) -> SandboxError {
+    SandboxError(format!(
+        "cannot set up the sandbox ({context}): {e}; nothing was run"
+    ))
+}
+
+/// A created ruleset with every rule added, not yet enforced.
+pub struct Prepared {
+    created: RulesetCreated,
+    /// Every feature the kernel has was requested as a hard requirement.
+    strict: bool,
+    /// Descriptors of granted entries: handed on to be closed by exec.
+    kept: Vec<OwnedFd>,
+}
+
+/// Build the ruleset for `spec`.
+pub fn prepare(spec: &Spec, kernel: &Kernel) -> Result<Prepared, SandboxError> {
+    // Without best effort, every feature was checked to exist; ask for all of them as
+    // hard requirements so that a mismatch is an error, never a silent downgrade.
+    let strict = !spec.best_effort;
+    let level = if strict {
+        CompatLevel::HardRequirement
+    } else {
+        CompatLevel::BestEffort
+    };
+    let mut ruleset = Ruleset::default().set_compatibility(level);
+    let fs_access = AccessFs::from_all(TARGET);
+    ruleset = ruleset
+        .handle_access(fs_access)
+        .map_err(|e| error("filesystem rights", e))?;
+    let tcp_handled =
+        spec.network != Network::On && (strict || kernel.landlock_abi >= Feature::TcpRules.abi());
+    if tcp_handled {
+        ruleset = ruleset
+            .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
+            .map_err(|e| error("TCP rights", e))?;
+    }
+    if strict || kernel.landlock_abi >= Feature::Scopes.abi() {
+        ruleset = ruleset
+            .scope(Scope::Signal | Scope::AbstractUnixSocket)
+            .map_err(|e| error("scopes", e))?;
+    }
+    let mut created = ruleset
+        .create()
+        .map_err(|e| error("creating the ruleset", e))?;
+
+    // A second descriptor of the same ruleset, for the many sibling rules of the walk
+    // (see `Grants::add_known`).
+    let raw: Option<OwnedFd> = created
+        .try_clone()
+        .map_err(|e| error("duplicating the ruleset", e))?
+        .into();
+    let mut grants = Grants {
+        created: &mut created,
+        raw,
+        file_rights: AccessFs::from_file(TARGET),
+        kept: Vec::new(),
+    };
+
+    // Read and execute everywhere, but for denied paths and the device files (granted
+    // one by one below: a raw disk is a device file).
+    let mut not_readable = spec.deny_read.clone();
+    not_readable.push(PathBuf::from("/dev"));
+    grants.grant(Path::new("/"), read_access(), &not_readable, true)?;
+
+    // Write (and read) under the writable roots, but never to a denied or protected path.
+    let mut not_writable = spec.deny_read.clone();
+    not_writable.extend(spec.deny_write.iter().cloned());
+    for root in &spec.write {
+        grants.grant(root, read_access() | write_access(), &not_writable, false)?;
+    }
+
+    grants.add(Path::new("/dev"), AccessFs::ReadDir.into(), Some(true))?;
+    let dev_hidden = spec
+        .deny_read
+        .iter()
+        .any(|d| Path::new("/dev").starts_with(d));
+    if let (false, Ok(dev)) = (
+        dev_hidden,
+        nix::fcntl::open(
+            "/dev",
+            OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        ),
+    ) {
+        for (name, is_dir) in DEVICES {
+            let hidden = spec
+                .deny_read
+                .iter()
+                .any(|d| Path::new("/dev").join(name).starts_with(d));
+            let name = CString::new(name).expect("device names have no NUL");
+            if !hidden {
+                grants.add_known(dev.as_fd(), &name, device_access(), is_dir);
+            }
+        }
+    }
+
+    let kept = std::mem::take(&mut grants.kept);
+    drop(grants);
+
+    if tcp_handled {
+        if let Network::Tcp { connect, bind } = &spec.network {
+            for &port in connect {
+                (&mut created)
+                    .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
+                    .map_err(|e| error(&format!("TCP connect port {port}"), e))?;
+            }
+            for &port in bind {
+                (&mut created)
+                    .add_rule(NetPort::new(port, AccessNet::BindTcp))
+                    .map_err(|e| error(&format!("TCP bind port {port}"), e))?;
+            }
+        }
+    }
+    Ok(Prepared {
+        created,
+        strict,
+        kept,
+    })
+}
+
+struct Grants<'a> {
+    created: &'a mut RulesetCreated,
+    /// The ruleset's descriptor (none when Landlock is unavailable, best effort).
+    raw: Option<OwnedFd>,
+    file_rights: BitFlags<AccessFs>,
+    /// Descriptors of granted entries, closed by exec.
+    kept: Vec<OwnedFd>,
+}
+
+/// How many descriptors of granted entries are kept open until exec (beyond this they
+/// are closed at once), well below the usual limit of 1,024.
+const MAX_KEPT_FDS: usize = 512;
+
+/// `struct landlock_path_beneath_attr` (linux/landlock.h), packed as the kernel expects.
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
+
+impl Grants<'_> {
+    /// The fast path for the walk, where each directory has many entries and their
+    /// types are known from the listing: open the entry `O_PATH` relative to its
+    /// directory and add the rule with one system call each, without the crate's
+    /// per-rule `fstat`. The rights are the same ones the crate already checked for the
+    /// walk's root. An entry that cannot be opened or added (it changed meanwhile) is not
+    /// granted, which is the safe side. The descriptor is kept until exec (it is
+    /// close-on-exec), sparing a `close` per rule, up to a bound.
+    fn add_known(
+        &mut self,
+        dir: BorrowedFd<'_>,
+        name: &CStr,
+        access: BitFlags<AccessFs>,
+        is_dir: bool,
+    ) {
+        let Some(ruleset) = &self.raw else {
+            return;
+        };
+        let access = if is_dir {
+            access
+        } else {
+            access & self.file_rights
+        };
+        if access.is_empty() {
+            return;
+        }
+        let flags = OFlag::O_PATH | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW;
+        let Ok(fd) = nix::fcntl::openat(dir, name, flags, Mode::empty()) else {
+            tracing::debug!(?name, "not granted: cannot open");
+            return;
+        };
+        let attr = PathBeneathAttr {
+            allowed_access: access.bits(),
+            parent_fd: fd.as_raw_fd(),
+        };
+        // SAFETY: `attr` is a valid, initialised landlock_path_beneath_attr that lives
+        // for the whole call; both descriptors are open and owned by us; the kernel only
+        // reads the struct.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_add_rule,
+                ruleset.as_raw_fd(),
+                LANDLOCK_RULE_PATH_BENEATH,
+                &attr as *const PathBeneathAttr,
+                0u32,
+            )
+        };
+        if rc != 0 {
+            tracing::debug!(?name, err = %std::io::Error::last_os_error(), "not granted");
+        }
+        if self.kept.len() < MAX_KEPT_FDS {
+            self.kept.push(fd);
+        }
+    }
+
+    /// Grant `access` beneath `path`. Rights that only apply to directories are left out
+    /// for anything else. `is_dir`: already known (from the directory listing), or
+    /// looked up.
+    fn add(
+        &mut self,
+        path: &Path,
+        access: BitFlags<AccessFs>,
+        is_dir: Option<bool>,
+    ) -> Result<(), SandboxError> {
+        let is_dir = match is_dir {
+            Some(known) => known,
+            None => fs::metadata(path).map(|m| m.is_dir()).unwrap_or(false),
+        };
+        let Ok(fd) = PathFd::new(path) else {
+            // It vanished, or cannot be opened: not granting is the safe side.
+            tracing::debug!(?path, "not granted: cannot open");
+            return Ok(());
+        };
+        let access = if is_dir {
+            access
+        } else {
+            access & self.file_rights
+        };
+        if access.is_empty() {
+            return Ok(());
+        }
+        (&mut *self.created)
+            .add_rule(PathBeneath::new(fd, access))
+            .map_err(|e| error(&format!("a rule for {}", path.display()), e))?;
+        Ok(())
+    }
+
+    /// Grant `access` beneath `root`, except beneath the `excluded` paths. When an
+    /// excluded path is inside `root`, grant each entry of `root` on its own instead,
+    /// recursing towards the excluded path. `list_ancestors`: let the directories on
+    /// the way be listed.
+    fn grant(
+        &mut self,
+        root: &Path,
+        access: BitFlags<AccessFs>,
+        excluded: &[PathBuf],
+        list_ancestors: bool,
+    ) -> Result<(), SandboxError> {
+        self.grant_typed(root, None, access, excluded, list_ancestors)
+    }
+
+    fn grant_typed(
+        &mut self,
+        root: &Path,
+        is_dir: Option<bool>,
+        access: BitFlags<AccessFs>,
+        excluded: &[PathBuf],
+        list_ancestors: bool,
+    ) -> Result<(), SandboxError> {
+        let inside: Vec<PathBuf> = excluded
+            .iter()
+            .filter(|e| e.starts_with(root))
+            .cloned()
+            .collect();
+        if inside.is_empty() {
+            return self.add(root, access, is_dir);
+        }
+        if inside.iter().any(|e| e == root) {
+            return Ok(());
+        }
+        if list_ancestors {
+            self.add(root, AccessFs::ReadDir.into(), Some(true))?;
+        }
+        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        let mut dir = match Dir::open(root, flags, Mode::empty()) {
+            Ok(dir) => dir,
+            Err(e) => {
+                tracing::debug!(?root, %e, "not granted: cannot list");
+                return Ok(());
+            }
+        };
+        let dir_fd = dir.as_raw_fd();
+        // SAFETY: `dir` stays open (and unmoved) until the end of this function, longer
+        // than any use of the borrowed descriptor.
+        let dir_borrowed = unsafe { BorrowedFd::borrow_raw(dir_fd) };
+        let mut towards: Vec<(PathBuf, bool)> = Vec::new();
+        for entry in dir.iter().flatten() {
+            let name = entry.file_name();
+            if name.to_bytes() == b"." || name.to_bytes() == b".." {
+                continue;
+            }
+            let is_dir = match entry.file_type() {
+                // Symbolic links are not granted: access through one is decided where
+                // it points, and granting it would open the target (maybe a denied path).
+                Some(Type::Symlink) => continue,
+                Some(kind) => kind == Type::Directory,
+                None => {
+                    match nix::sys::stat::fstatat(dir_borrowed, name, AtFlags::AT_SYMLINK_NOFOLLOW)
+                    {
+                        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFLNK => continue,
+                        Ok(st) => st.st_mode & libc::S_IFMT == libc::S_IFDIR,
+                        Err(_) => continue,
+                    }
+                }
+            };
+            let path = root.join(OsStr::from_bytes(name.to_bytes()));
+            if inside.iter().any(|e| e.starts_with(&path)) {
+                towards.push((path, is_dir));
+            } else {
+                self.add_known(dir_borrowed, name, access, is_dir);
+            }
+        }
+        for (path, is_dir) in towards {
+            self.grant_typed(&path, Some(is_dir), access, &inside, list_ancestors)?;
+        }
+        Ok(())
+    }
+}
+
+impl Prepared {
+    /// Enforce the ruleset on this process (setting no_new_privs) and check that the
+    /// kernel enforces it as asked.
+    pub fn restrict(self) -> Result<Vec<OwnedFd>, SandboxError> {
+        let status = self
+            .created
+            .restrict_self()
+            .map_err(|e| error("restricting", e))?;
+        if !status.no_new_privs {
+            return Err(error("restricting", "no_new_privs was not set"));
+        }
+        match status.ruleset {
+            RulesetStatus::FullyEnforced => Ok(self.kept),
+            // Best effort: what is missing was found and reported before anything ran.
+            _ if !self.strict => Ok(self.kept),
+            other => Err(error(
+                "restricting",
+                format!("Landlock reports the ruleset as {other:?}"),
+            )),
+        }
+    }
+}

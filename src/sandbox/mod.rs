@@ -1,0 +1,303 @@
+//! The `safe` level's sandbox, applied in gate's own process just before `execve`, so the
+//! command and everything it starts inherit it and gate leaves nothing behind.
+//!
+//! Four layers, each closing what the others cannot:
+//! - **Landlock** (filesystem): read and execute everywhere except a deny-read list of
+//!   secrets; write only under the workspace, the temporary directories and a few device
+//!   files. Landlock only grants, so "everything except" is built by granting each
+//!   sibling on the way down to a denied path ([`landlock`]). TCP bind and connect are
+//!   refused unless allowed by port (ABI 4), and signals and abstract Unix sockets are
+//!   scoped to the sandbox (ABI 6).
+//! - **seccomp** ([`seccomp`]): `socket()` for any family but `AF_UNIX` is refused, which
+//!   Landlock cannot do for UDP, raw, packet or MPTCP sockets; plus terminal input
+//!   injection (`TIOCSTI`, `TIOCLINUX`), io_uring (it can open sockets without
+//!   `socket()`), and the kernel keyring.
+//! - **no_new_privs**: setuid and file capabilities give nothing.
+//! - **capabilities** ([`caps`]): all dropped (bounding, permitted, effective, inheritable,
+//!   ambient), so root inside cannot mount, load modules, set the hostname or reboot.
+//!
+//! Enforcement is checked, never assumed. If the kernel cannot enforce everything asked
+//! for, [`Sandbox::prepare`] fails and names what is missing; `best_effort` turns that into
+//! a warning instead. Preparing does everything that can fail on an ordinary machine
+//! (probing, opening every path, building the filter) before anything is enforced, so the
+//! audit record can be written in between and a refusal never happens half-way.
+
+mod caps;
+mod landlock;
+mod probe;
+mod seccomp;
+pub mod spec;
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+pub use probe::{Kernel, probe};
+
+/// What the network may do inside the sandbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Network {
+    /// No sockets but `AF_UNIX`.
+    Off,
+    /// TCP to these ports only (connect) and on these ports only (bind); no other
+    /// sockets but `AF_UNIX`.
+    Tcp { connect: Vec<u16>, bind: Vec<u16> },
+    /// Unrestricted.
+    On,
+}
+
+/// Everything the sandbox is built from. Paths are canonical and exist.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// Read, write and execute.
+    pub write: Vec<PathBuf>,
+    /// Neither read nor write, wherever they are.
+    pub deny_read: Vec<PathBuf>,
+    /// Readable, never writable, even inside a writable directory (gate's own
+    /// configuration and audit log, shell start-up files).
+    pub deny_write: Vec<PathBuf>,
+    /// Paths that would be protected but sit in a temporary directory, which must stay
+    /// fully writable (reported, not enforced).
+    pub unprotected: Vec<PathBuf>,
+    pub network: Network,
+    /// Run with what the kernel can enforce, warning about the rest.
+    pub best_effort: bool,
+}
+
+/// A Landlock feature gate needs, by the ABI version that brought it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Feature {
+    /// Filesystem access control (ABI 1).
+    Filesystem,
+    /// Control of linking and renaming across directories (ABI 2).
+    Refer,
+    /// Control of truncation (ABI 3).
+    Truncate,
+    /// TCP bind and connect rules (ABI 4).
+    TcpRules,
+    /// Control of device ioctls (ABI 5).
+    DeviceIoctl,
+    /// Scoping of signals and abstract Unix sockets (ABI 6).
+    Scopes,
+    /// The seccomp filter.
+    Seccomp,
+}
+
+impl Feature {
+    /// The Landlock ABI that brought it (0 for seccomp).
+    pub fn abi(self) -> i32 {
+        match self {
+            Feature::Filesystem => 1,
+            Feature::Refer => 2,
+            Feature::Truncate => 3,
+            Feature::TcpRules => 4,
+            Feature::DeviceIoctl => 5,
+            Feature::Scopes => 6,
+            Feature::Seccomp => 0,
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Feature::Filesystem => "Landlock filesystem rules (ABI 1)",
+            Feature::Refer => "Landlock link and rename control (ABI 2)",
+            Feature::Truncate => "Landlock truncate control (ABI 3)",
+            Feature::TcpRules => "Landlock TCP port rules (ABI 4)",
+            Feature::DeviceIoctl => "Landlock device ioctl control (ABI 5)",
+            Feature::Scopes => "Landlock signal and abstract socket scoping (ABI 6)",
+            Feature::Seccomp => "seccomp filters",
+        }
+    }
+}
+
+/// The features a spec needs. TCP rules only matter when some ports are allowed: with
+/// the network off, seccomp refuses every network socket by itself.
+pub fn required(spec: &Spec) -> Vec<Feature> {
+    let mut features = vec![
+        Feature::Filesystem,
+        Feature::Refer,
+        Feature::Truncate,
+        Feature::DeviceIoctl,
+        Feature::Scopes,
+        Feature::Seccomp,
+    ];
+    if matches!(spec.network, Network::Tcp { .. }) {
+        features.push(Feature::TcpRules);
+    }
+    features.sort_by_key(|f| f.abi());
+    features
+}
+
+/// The features a kernel lacks, of those required.
+pub fn missing(required: &[Feature], kernel: &Kernel) -> Vec<Feature> {
+    required
+        .iter()
+        .copied()
+        .filter(|f| match f {
+            Feature::Seccomp => !kernel.seccomp,
+            f => kernel.landlock_abi < f.abi(),
+        })
+        .collect()
+}
+
+/// Why the sandbox could not be set up: gate's own failure (exit 125), nothing ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxError(pub String);
+
+impl fmt::Display for SandboxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SandboxError {}
+
+/// A sandbox ready to enforce: every path opened, the filter built.
+pub struct Sandbox {
+    ruleset: landlock::Prepared,
+    filter: seccomp::Filter,
+    summary: Value,
+    /// What is not enforced (best effort only), for one warning line.
+    pub not_enforced: Vec<Feature>,
+}
+
+/// Proof that the sandbox is in force in this process. Only [`Sandbox::enforce`] makes
+/// one, and exec at the `safe` level needs it.
+#[derive(Debug)]
+pub struct Enforced {
+    pub summary: Value,
+    /// Descriptors the rules were made from, left for exec to close.
+    _kept: Vec<std::os::fd::OwnedFd>,
+}
+
+impl Sandbox {
+    /// Check the kernel and build everything, enforcing nothing yet.
+    pub fn prepare(spec: &Spec) -> Result<Sandbox, SandboxError> {
+        let kernel = probe();
+        let missing = missing(&required(spec), &kernel);
+        if !missing.is_empty() && !spec.best_effort {
+            return Err(SandboxError(format!(
+                "the safe level needs {}, which this kernel (Landlock ABI {}) cannot enforce; \
+                 nothing was run. Run `gate doctor` for details, or pass --best-effort to run \
+                 with what it can enforce",
+                missing
+                    .iter()
+                    .map(|f| f.describe())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                kernel.landlock_abi
+            )));
+        }
+        let ruleset = landlock::prepare(spec, &kernel)?;
+        let filter = seccomp::Filter::build(&spec.network, kernel.seccomp)?;
+        let summary = json!({
+            "landlock_abi": kernel.landlock_abi,
+            "write": spec.write.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+            "deny_read": spec.deny_read.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+            "deny_write": spec.deny_write.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+            "unprotected": spec.unprotected.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+            "network": match &spec.network {
+                Network::Off => json!("off"),
+                Network::On => json!("on"),
+                Network::Tcp { connect, bind } => json!({"tcp_connect": connect, "tcp_bind": bind}),
+            },
+            "scopes": kernel.landlock_abi >= Feature::Scopes.abi(),
+            "seccomp": kernel.seccomp,
+            "capabilities": "dropped",
+            "no_new_privs": true,
+            "not_enforced": missing.iter().map(|f| f.describe()).collect::<Vec<_>>(),
+        });
+        Ok(Sandbox {
+            ruleset,
+            filter,
+            summary,
+            not_enforced: missing,
+        })
+    }
+
+    /// What the sandbox will enforce, for the audit record.
+    pub fn summary(&self) -> &Value {
+        &self.summary
+    }
+
+    /// Enforce it on this process: drop capabilities, restrict with Landlock (which sets
+    /// no_new_privs), then load the seccomp filter. After an error here the process must
+    /// not exec: it is partly restricted and should exit.
+    pub fn enforce(self) -> Result<Enforced, SandboxError> {
+        caps::drop_all()?;
+        let kept = self.ruleset.restrict()?;
+        self.filter.load()?;
+        Ok(Enforced {
+            summary: self.summary,
+            _kept: kept,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(network: Network) -> Spec {
+        Spec {
+            write: vec![],
+            deny_read: vec![],
+            deny_write: vec![],
+            unprotected: vec![],
+            network,
+            best_effort: false,
+        }
+    }
+
+    fn kernel(abi: i32, seccomp: bool) -> Kernel {
+        Kernel {
+            landlock_abi: abi,
+            seccomp,
+        }
+    }
+
+    #[test]
+    fn tcp_rules_are_needed_only_for_allowed_ports() {
+        assert!(!required(&spec(Network::Off)).contains(&Feature::TcpRules));
+        assert!(!required(&spec(Network::On)).contains(&Feature::TcpRules));
+        let ports = Network::Tcp {
+            connect: vec![443],
+            bind: vec![],
+        };
+        assert!(required(&spec(ports)).contains(&Feature::TcpRules));
+    }
+
+    #[test]
+    fn a_kernel_with_abi_6_and_seccomp_lacks_nothing() {
+        let ports = spec(Network::Tcp {
+            connect: vec![1],
+            bind: vec![],
+        });
+        assert!(missing(&required(&ports), &kernel(6, true)).is_empty());
+        assert!(missing(&required(&ports), &kernel(7, true)).is_empty());
+    }
+
+    #[test]
+    fn older_kernels_lack_the_newer_features() {
+        let off = spec(Network::Off);
+        assert_eq!(
+            missing(&required(&off), &kernel(4, true)),
+            vec![Feature::DeviceIoctl, Feature::Scopes]
+        );
+        assert_eq!(
+            missing(&required(&off), &kernel(0, true)),
+            vec![
+                Feature::Filesystem,
+                Feature::Refer,
+                Feature::Truncate,
+                Feature::DeviceIoctl,
+                Feature::Scopes
+            ]
+        );
+        assert_eq!(
+            missing(&required(&off), &kernel(6, false)),
+            vec![Feature::Seccomp]
+        );
+    }
+}

@@ -1,0 +1,61 @@
+//! What the running kernel can enforce.
+
+/// The sandboxing features of the running kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Kernel {
+    /// The Landlock ABI version; 0 when Landlock is missing or disabled.
+    pub landlock_abi: i32,
+    /// seccomp filters can be loaded.
+    pub seccomp: bool,
+}
+
+/// Ask the kernel.
+pub fn probe() -> Kernel {
+    Kernel {
+        landlock_abi: landlock_abi(),
+        seccomp: seccomp_available(),
+    }
+}
+
+/// `landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)` returns the ABI
+/// version, or fails with ENOSYS (not built) or EOPNOTSUPP (disabled at boot).
+fn landlock_abi() -> i32 {
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+    // SAFETY: with a null attribute pointer and size 0, this call only reads its flags
+    // argument and returns a number; it touches no memory of ours.
+    let abi = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    i32::try_from(abi).unwrap_or(0).max(0)
+}
+
+/// `prctl(PR_GET_SECCOMP)` fails with EINVAL when the kernel has no seccomp.
+fn seccomp_available() -> bool {
+    // SAFETY: PR_GET_SECCOMP takes no pointer arguments and only returns a value.
+    let mode = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) };
+    mode >= 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_machine_has_landlock_and_seccomp() {
+        // The development and CI machines run Linux 6.18 with Landlock ABI 7. If this
+        // fails, the machine cannot run the safe level and the sandbox tests will fail
+        // too: say so plainly.
+        let k = probe();
+        assert!(
+            k.landlock_abi >= 6,
+            "this kernel offers Landlock ABI {}; the safe level's tests need ABI 6 or newer",
+            k.landlock_abi
+        );
+        assert!(k.seccomp, "this kernel cannot load seccomp filters");
+    }
+}

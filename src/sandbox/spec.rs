@@ -1,0 +1,309 @@
+//! From settings to a [`Spec`]: the defaults, the workspace, and every path made
+//! canonical. Paths that do not exist are left out: hiding or protecting nothing costs
+//! nothing, and not granting write is the safe side.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use super::{Network, SandboxError, Spec};
+use crate::config::SandboxSettings;
+
+/// Secrets hidden by default, relative to the home directory.
+pub const DEFAULT_DENY_READ: [&str; 11] = [
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".kube",
+    ".docker",
+    ".netrc",
+    ".git-credentials",
+    ".config/gh",
+    ".password-store",
+];
+
+/// Files that run later outside the sandbox, relative to the home directory: readable,
+/// never writable, even when the workspace contains them.
+pub const DEFAULT_DENY_WRITE: [&str; 12] = [
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".config/fish",
+    ".config/gate",
+];
+
+fn error(message: impl Into<String>) -> SandboxError {
+    SandboxError(message.into())
+}
+
+/// The canonical form of `path`, or `None` when it does not exist. Most default paths
+/// do not exist, and one `lstat` says so more cheaply than resolving each component.
+fn existing(path: &Path) -> Option<PathBuf> {
+    std::fs::symlink_metadata(path).ok()?;
+    path.canonicalize().ok()
+}
+
+fn absolute_var(env: &dyn Fn(&str) -> Option<OsString>, name: &str) -> Option<PathBuf> {
+    env(name).map(PathBuf::from).filter(|p| p.is_absolute())
+}
+
+/// Build the spec for a run in `cwd`.
+pub fn build(
+    settings: &SandboxSettings,
+    cwd: &Path,
+    env: &dyn Fn(&str) -> Option<OsString>,
+    is_root: bool,
+) -> Result<Spec, SandboxError> {
+    let home = absolute_var(env, "HOME").ok_or_else(|| {
+        error(
+            "HOME is not set (or not absolute), so the safe level cannot find the secrets it \
+             hides (~/.ssh, ~/.aws, ...); nothing was run. Set HOME",
+        )
+    })?;
+    let workspace = existing(cwd)
+        .ok_or_else(|| error("the working directory no longer exists; nothing was run"))?;
+    if workspace == Path::new("/") {
+        return Err(error(
+            "the safe level makes the working directory writable, and it is /; nothing was \
+             run. Run the command from a project directory",
+        ));
+    }
+
+    let mut deny_read: Vec<PathBuf> = DEFAULT_DENY_READ
+        .iter()
+        .map(|p| home.join(p))
+        .chain(absolute_var(env, "XDG_RUNTIME_DIR").map(|d| d.join("gate")))
+        .chain(settings.deny_read.iter().map(|p| cwd.join(p)))
+        .collect();
+    if is_root {
+        // uid 0 owns these, so without capabilities it can still read them.
+        deny_read.extend(["/etc/shadow", "/etc/gshadow"].map(PathBuf::from));
+    }
+    let deny_read = canonical_set(&deny_read);
+    if let Some(secret) = deny_read.iter().find(|d| workspace.starts_with(d)) {
+        return Err(error(format!(
+            "the working directory is inside {}, which the safe level hides; nothing was run",
+            secret.display()
+        )));
+    }
+
+    let config_home = absolute_var(env, "XDG_CONFIG_HOME").unwrap_or_else(|| home.join(".config"));
+    let state_home =
+        absolute_var(env, "XDG_STATE_HOME").unwrap_or_else(|| home.join(".local/state"));
+    let deny_write: Vec<PathBuf> = DEFAULT_DENY_WRITE
+        .iter()
+        .map(|p| home.join(p))
+        .chain([
+            config_home.join("gate"),
+            state_home.join("gate"),
+            PathBuf::from(crate::config::SYSTEM_CONFIG),
+        ])
+        .collect();
+    let deny_write = canonical_set(&deny_write);
+
+    // Temporary directories must stay fully writable (compilers, package managers and
+    // shells create files there), and a protected path inside one would take away the
+    // right to create files directly in it. So protection stops at their door; the
+    // paths left unprotected are reported.
+    let mut temporary = vec![PathBuf::from("/tmp")];
+    temporary.extend(absolute_var(env, "TMPDIR"));
+    temporary.push(PathBuf::from("/dev/shm"));
+    let temporary = canonical_set(&temporary);
+    let (unprotected, deny_write): (Vec<PathBuf>, Vec<PathBuf>) = deny_write
+        .into_iter()
+        .partition(|p| temporary.iter().any(|t| p.starts_with(t)));
+
+    let mut write = vec![workspace];
+    write.extend(temporary);
+    write.extend(settings.write.iter().map(|p| cwd.join(p)));
+    let write = canonical_set(&write);
+
+    let network = if settings.network {
+        Network::On
+    } else if settings.net_connect.is_empty() && settings.net_bind.is_empty() {
+        Network::Off
+    } else {
+        Network::Tcp {
+            connect: settings.net_connect.clone(),
+            bind: settings.net_bind.clone(),
+        }
+    };
+    Ok(Spec {
+        write,
+        deny_read,
+        deny_write,
+        unprotected,
+        network,
+        best_effort: settings.best_effort,
+    })
+}
+
+/// Canonical, existing, without duplicates, in the given order.
+fn canonical_set(paths: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::with_capacity(paths.len());
+    for path in paths.iter().filter_map(|p| existing(p)) {
+        if !out.contains(&path) {
+            out.push(path);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_with(home: &Path) -> impl Fn(&str) -> Option<OsString> + '_ {
+        move |name| match name {
+            "HOME" => Some(home.as_os_str().to_owned()),
+            _ => None,
+        }
+    }
+
+    /// A home outside /tmp: protection stops at temporary directories.
+    fn home_dir() -> tempfile::TempDir {
+        tempfile::Builder::new()
+            .prefix("gate-home-")
+            .tempdir_in("/var/tmp")
+            .unwrap()
+    }
+
+    #[test]
+    fn defaults_hide_existing_secrets_and_protect_start_up_files() {
+        let home = home_dir();
+        std::fs::create_dir(home.path().join(".ssh")).unwrap();
+        std::fs::write(home.path().join(".netrc"), "").unwrap();
+        std::fs::write(home.path().join(".bashrc"), "").unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let spec = build(
+            &SandboxSettings::default(),
+            work.path(),
+            &env_with(home.path()),
+            false,
+        )
+        .unwrap();
+        let home = home.path().canonicalize().unwrap();
+        assert_eq!(spec.deny_read, vec![home.join(".ssh"), home.join(".netrc")]);
+        assert_eq!(spec.deny_write, vec![home.join(".bashrc")]);
+        assert_eq!(spec.write[0], work.path().canonicalize().unwrap());
+        assert!(spec.write.contains(&PathBuf::from("/tmp")));
+        assert_eq!(spec.network, Network::Off);
+    }
+
+    #[test]
+    fn protection_stops_at_temporary_directories() {
+        let home = tempfile::tempdir().unwrap();
+        let state = tempfile::Builder::new()
+            .prefix("gate-state-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        std::fs::create_dir(state.path().join("gate")).unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let env = |name: &str| match name {
+            "HOME" => Some(home.path().as_os_str().to_owned()),
+            "XDG_STATE_HOME" => Some(state.path().as_os_str().to_owned()),
+            _ => None,
+        };
+        let spec = build(&SandboxSettings::default(), work.path(), &env, false).unwrap();
+        let gate_state = state.path().canonicalize().unwrap().join("gate");
+        assert!(!spec.deny_write.contains(&gate_state));
+        assert_eq!(spec.unprotected, vec![gate_state]);
+    }
+
+    #[test]
+    fn root_also_hides_the_password_hashes() {
+        let home = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let spec = build(
+            &SandboxSettings::default(),
+            work.path(),
+            &env_with(home.path()),
+            true,
+        )
+        .unwrap();
+        assert!(spec.deny_read.contains(&PathBuf::from("/etc/shadow")));
+    }
+
+    #[test]
+    fn the_root_directory_is_never_the_workspace() {
+        let home = tempfile::tempdir().unwrap();
+        let err = build(
+            &SandboxSettings::default(),
+            Path::new("/"),
+            &env_with(home.path()),
+            false,
+        )
+        .unwrap_err();
+        assert!(err.0.contains("it is /"), "{err}");
+    }
+
+    #[test]
+    fn a_workspace_inside_a_secret_is_refused() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join(".ssh/sub")).unwrap();
+        let err = build(
+            &SandboxSettings::default(),
+            &home.path().join(".ssh/sub"),
+            &env_with(home.path()),
+            false,
+        )
+        .unwrap_err();
+        assert!(err.0.contains("which the safe level hides"), "{err}");
+    }
+
+    #[test]
+    fn without_home_nothing_runs() {
+        let work = tempfile::tempdir().unwrap();
+        let err = build(&SandboxSettings::default(), work.path(), &|_| None, false).unwrap_err();
+        assert!(err.0.starts_with("HOME is not set"), "{err}");
+    }
+
+    #[test]
+    fn ports_make_a_tcp_network_and_network_makes_it_open() {
+        let home = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let settings = SandboxSettings {
+            net_connect: vec![443],
+            ..SandboxSettings::default()
+        };
+        let spec = build(&settings, work.path(), &env_with(home.path()), false).unwrap();
+        assert_eq!(
+            spec.network,
+            Network::Tcp {
+                connect: vec![443],
+                bind: vec![]
+            }
+        );
+        let settings = SandboxSettings {
+            network: true,
+            ..SandboxSettings::default()
+        };
+        let spec = build(&settings, work.path(), &env_with(home.path()), false).unwrap();
+        assert_eq!(spec.network, Network::On);
+    }
+
+    #[test]
+    fn relative_extra_paths_are_taken_from_the_working_directory() {
+        let home = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        std::fs::create_dir(work.path().join("out")).unwrap();
+        let settings = SandboxSettings {
+            write: vec![PathBuf::from("out"), PathBuf::from("missing")],
+            ..SandboxSettings::default()
+        };
+        let spec = build(&settings, work.path(), &env_with(home.path()), false).unwrap();
+        assert!(
+            spec.write
+                .contains(&work.path().canonicalize().unwrap().join("out"))
+        );
+        assert!(!spec.write.iter().any(|p| p.ends_with("missing")));
+    }
+}
