@@ -210,7 +210,12 @@ pub enum Target {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     Run(Target),
-    Check { target: Target, json: bool },
+    Check {
+        target: Target,
+        json: bool,
+    },
+    /// `gate doctor`: what this machine can enforce.
+    Doctor,
     Help,
     Version,
 }
@@ -287,6 +292,26 @@ pub fn parse(argv: Vec<OsString>) -> Result<Invocation, UsageError> {
                     }
                 };
                 Action::Check { target, json }
+            }
+            Some((at, Some("doctor"))) => {
+                let mut rest = args;
+                rest.remove(at);
+                // Only gate's own options may come with it.
+                let target = parse_shell_args(
+                    rest,
+                    Some(GateMode {
+                        gate: &mut gate,
+                        check_json: None,
+                    }),
+                )?;
+                match target {
+                    Target::Shell {
+                        args,
+                        work: ShellWork::Session,
+                    } if args.is_empty() => Action::Doctor,
+                    _ if gate.help || gate.version => Action::Doctor,
+                    _ => return Err(usage("gate doctor takes only gate's own options")),
+                }
             }
             Some((0, Some("help"))) if args.len() == 1 => Action::Help,
             _ => Action::Run(parse_shell_args(
@@ -861,6 +886,14 @@ mod tests {
             Action::Run(_)
         ));
         assert!(parse_strs(&["gate", "check"]).is_err());
+        assert_eq!(
+            parse_strs(&["gate", "doctor"]).unwrap().action,
+            Action::Doctor
+        );
+        let inv = parse_strs(&["gate", "--no-config", "doctor", "--net"]).unwrap();
+        assert_eq!(inv.action, Action::Doctor);
+        assert!(inv.gate.net && inv.gate.no_config);
+        assert!(parse_strs(&["gate", "doctor", "-c", "ls"]).is_err());
         assert!(parse_strs(&["gate", "check", "script.sh"]).is_err());
         assert!(parse_strs(&["gate", "--json", "-c", "x"]).is_err());
     }

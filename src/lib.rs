@@ -16,6 +16,7 @@ pub mod audit;
 pub mod cli;
 pub mod config;
 pub mod diag;
+pub mod doctor;
 pub mod exec;
 pub mod explain;
 pub mod invocation;

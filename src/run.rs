@@ -27,6 +27,11 @@ pub fn say(line: &str) {
     let _ = writeln!(io::stderr().lock(), "{line}");
 }
 
+/// Write to stdout; a closed stdout is gate's failure to report (125), never a panic.
+pub fn print_out(text: &str) -> i32 {
+    print(text)
+}
+
 fn print(text: &str) -> i32 {
     let mut out = io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
@@ -63,6 +68,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         Action::Help => print(&crate::cli::help_text()),
         Action::Version => print(&format!("gate {}\n", crate::cli::VERSION)),
         Action::Check { target, json } => check(&inv, target, *json),
+        Action::Doctor => crate::doctor::run(&inv),
         Action::Run(target) => run_target(&inv, target),
     }
 }
@@ -333,6 +339,28 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
     }
 }
 
+/// Why the sandbox could not be set up here, for `gate check` (which never enforces it).
+fn sandbox_problem(settings: &Settings) -> Option<String> {
+    let cwd = std::env::current_dir().ok()?;
+    let root = nix::unistd::geteuid().is_root();
+    let spec = match sandbox::spec::build(&settings.sandbox, &cwd, &var, root) {
+        Ok(spec) => spec,
+        Err(e) => return Some(format!("gate would not run it (exit 125): {e}")),
+    };
+    let missing = sandbox::missing(&sandbox::required(&spec), &sandbox::probe());
+    if missing.is_empty() || spec.best_effort {
+        return None;
+    }
+    Some(format!(
+        "gate would not run it (exit 125): this kernel cannot enforce {}",
+        missing
+            .iter()
+            .map(|f| f.describe())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
+}
+
 /// Build and prepare the sandbox for a run in the current directory.
 fn prepare_sandbox(settings: &Settings) -> Result<sandbox::Sandbox, sandbox::SandboxError> {
     let cwd = std::env::current_dir().map_err(|e| {
@@ -395,11 +423,15 @@ fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
     let judged = Judged::of(target);
     let decision = decide(&settings.policy, &Remembered::new(), judged.request());
     let e = explain::explain(&decision, &settings.policy, judged.text.as_ref());
+    let sandbox_problem = match &decision {
+        Decision::Allow(crate::policy::Allowed::Sandboxed) => sandbox_problem(&settings),
+        _ => None,
+    };
     let (outcome, outcome_text) = match &decision {
-        Decision::Allow(crate::policy::Allowed::Sandboxed) => (
-            "error",
-            "gate would not run it: the safe level needs the sandbox, which this version of gate does not have (exit 125)",
-        ),
+        Decision::Allow(crate::policy::Allowed::Sandboxed) => match &sandbox_problem {
+            Some(problem) => ("error", problem.as_str()),
+            None => ("run", "gate would run it inside the sandbox"),
+        },
         Decision::Allow(_) => ("run", "gate would run it"),
         Decision::Ask => (
             "refuse",
