@@ -85,6 +85,8 @@ pub struct SandboxSettings {
     pub net_bind: Vec<u16>,
     /// Run even when the kernel cannot enforce everything.
     pub best_effort: bool,
+    /// Allow Unix sockets (any reachable by path: D-Bus, Docker, ssh-agent).
+    pub unix_sockets: bool,
 }
 
 /// A configuration problem: gate's own failure, exit 125, nothing runs.
@@ -128,6 +130,7 @@ pub struct Layer {
     pub net_connect: Vec<(u16, Origin)>,
     pub net_bind: Vec<(u16, Origin)>,
     pub best_effort: Option<(bool, Origin)>,
+    pub unix_sockets: Option<(bool, Origin)>,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -225,6 +228,7 @@ const SANDBOX_KEYS: &[&str] = &[
     "net_connect",
     "net_bind",
     "best_effort",
+    "unix_sockets",
 ];
 const APPROVAL_KEYS: &[&str] = &["socket", "tty", "timeout"];
 const AUDIT_KEYS: &[&str] = &["log", "required"];
@@ -345,6 +349,9 @@ fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(
                         "network" => layer.network = Some((expect_bool(cx, &path, value)?, origin)),
                         "best_effort" => {
                             layer.best_effort = Some((expect_bool(cx, &path, value)?, origin));
+                        }
+                        "unix_sockets" => {
+                            layer.unix_sockets = Some((expect_bool(cx, &path, value)?, origin));
                         }
                         "net_connect" | "net_bind" => {
                             for item in expect_array(cx, &path, value)? {
@@ -711,6 +718,9 @@ pub fn flag_layer(args: &GateArgs) -> Result<Layer, ConfigError> {
     if args.best_effort {
         layer.best_effort = Some((true, Origin::Flag("--best-effort")));
     }
+    if args.unix_sockets {
+        layer.unix_sockets = Some((true, Origin::Flag("--unix-sockets")));
+    }
     Ok(layer)
 }
 
@@ -900,6 +910,15 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
                     )));
                 }
             }
+            if let Some((true, origin)) = &layer.unix_sockets {
+                if !s.sandbox.unix_sockets {
+                    loosening = loosening.or(Some((
+                        origin.clone(),
+                        "sandbox.unix_sockets",
+                        "Unix sockets stay off",
+                    )));
+                }
+            }
             if let Some((origin, key, what)) = loosening {
                 return Err(refuse(&origin, key, what));
             }
@@ -922,6 +941,9 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         }
         if let Some((best_effort, _)) = layer.best_effort {
             s.sandbox.best_effort = best_effort;
+        }
+        if let Some((unix_sockets, _)) = layer.unix_sockets {
+            s.sandbox.unix_sockets = unix_sockets;
         }
         if let Some((lock, origin)) = layer.lock {
             if lock {
@@ -1320,6 +1342,30 @@ required = true
                 "approval.timeout",
                 layer_with(|l| l.timeout = Some((31, flag("--timeout")))),
             ),
+            (
+                "sandbox.write",
+                layer_with(|l| l.write.push(("/srv".into(), flag("--write")))),
+            ),
+            (
+                "sandbox.net_connect",
+                layer_with(|l| l.net_connect.push((443, flag("--net-connect")))),
+            ),
+            (
+                "sandbox.net_bind",
+                layer_with(|l| l.net_bind.push((8080, flag("--net-bind")))),
+            ),
+            (
+                "sandbox.network",
+                layer_with(|l| l.network = Some((true, flag("--net")))),
+            ),
+            (
+                "sandbox.best_effort",
+                layer_with(|l| l.best_effort = Some((true, flag("--best-effort")))),
+            ),
+            (
+                "sandbox.unix_sockets",
+                layer_with(|l| l.unix_sockets = Some((true, flag("--unix-sockets")))),
+            ),
         ];
         for (key, layer) in cases {
             let e = merge(vec![locked_system(), layer], vec![])
@@ -1330,6 +1376,34 @@ required = true
                 "{key}: {e}"
             );
         }
+    }
+
+    #[test]
+    fn sandbox_keys_parse_and_validate() {
+        let layer = file(
+            "[sandbox]\nwrite = [\"/srv\"]\ndeny_read = [\"~/.secret\"]\nnet_connect = [443]\nnet_bind = [8080]\nbest_effort = true\nunix_sockets = true\n",
+        )
+        .unwrap();
+        assert_eq!(layer.write[0].0, PathBuf::from("/srv"));
+        assert_eq!(layer.deny_read[0].0, PathBuf::from("/home/u/.secret"));
+        assert_eq!(layer.net_connect[0].0, 443);
+        assert_eq!(layer.net_bind[0].0, 8080);
+        assert!(layer.best_effort.as_ref().unwrap().0);
+        let e = err(file("[sandbox]\nnet_connect = [0]\n"));
+        assert!(
+            e.contains(":2: key `sandbox.net_connect`: `0` is not a TCP port"),
+            "{e}"
+        );
+        let e = err(file("[sandbox]\nnet_bind = [70000]\n"));
+        assert!(e.contains("`70000` is not a TCP port"), "{e}");
+        let e = err(file("[sandbox]\nwrite = [\"relative\"]\n"));
+        assert!(
+            e.contains("key `sandbox.write`: `relative` must be an absolute path"),
+            "{e}"
+        );
+        let both = file("[sandbox]\nnetwork = true\nnet_connect = [443]\n").unwrap();
+        let e = merge(vec![both], vec![]).unwrap_err().to_string();
+        assert!(e.contains("key `sandbox.network`"), "{e}");
     }
 
     #[test]

@@ -112,6 +112,11 @@ pub const GATE_OPTIONS: &[OptionSpec] = &[
         help: "safe: allow binding TCP PORT only (repeatable)",
     },
     OptionSpec {
+        name: "--unix-sockets",
+        value: None,
+        help: "safe: allow Unix sockets, which can reach D-Bus, Docker or ssh-agent outside the sandbox (off by default)",
+    },
+    OptionSpec {
         name: "--best-effort",
         value: None,
         help: "safe: run even if the kernel cannot enforce every part of the sandbox, with a warning naming what is not",
@@ -177,6 +182,7 @@ pub struct GateArgs {
     pub net_connect: Vec<OsString>,
     pub net_bind: Vec<OsString>,
     pub best_effort: bool,
+    pub unix_sockets: bool,
     /// `--help` / `--version` in gate's option section.
     pub help: bool,
     pub version: bool,
@@ -502,6 +508,7 @@ fn take_gate_long_option(
                 "--no-tty" => gate.no_tty = true,
                 "--net" => gate.net = true,
                 "--best-effort" => gate.best_effort = true,
+                "--unix-sockets" => gate.unix_sockets = true,
                 other => unreachable!("flag {other} has no handler"),
             }
             return Ok(());

@@ -61,6 +61,8 @@ pub struct Spec {
     /// fully writable (reported, not enforced).
     pub unprotected: Vec<PathBuf>,
     pub network: Network,
+    /// Allow `socket(AF_UNIX)`: connections to any Unix socket reachable by path.
+    pub unix_sockets: bool,
     /// Run with what the kernel can enforce, warning about the rest.
     pub best_effort: bool,
 }
@@ -190,7 +192,7 @@ impl Sandbox {
             )));
         }
         let ruleset = landlock::prepare(spec, &kernel)?;
-        let filter = seccomp::Filter::build(&spec.network, kernel.seccomp)?;
+        let filter = seccomp::Filter::build(&spec.network, spec.unix_sockets, kernel.seccomp)?;
         let summary = json!({
             "landlock_abi": kernel.landlock_abi,
             "write": spec.write.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
@@ -202,6 +204,7 @@ impl Sandbox {
                 Network::On => json!("on"),
                 Network::Tcp { connect, bind } => json!({"tcp_connect": connect, "tcp_bind": bind}),
             },
+            "unix_sockets": spec.unix_sockets,
             "scopes": kernel.landlock_abi >= Feature::Scopes.abi(),
             "seccomp": kernel.seccomp,
             "capabilities": "dropped",
@@ -246,6 +249,7 @@ mod tests {
             deny_write: vec![],
             unprotected: vec![],
             network,
+            unix_sockets: false,
             best_effort: false,
         }
     }

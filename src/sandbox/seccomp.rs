@@ -7,6 +7,11 @@
 //!   sockets (MPTCP also slips past the TCP rules) would otherwise reach the network.
 //!   With TCP ports allowed, only stream sockets of `AF_INET`/`AF_INET6` with protocol 0
 //!   or TCP are added.
+//! - `socket(AF_UNIX)` too, unless Unix sockets are allowed: before Landlock ABI 9 nothing
+//!   stops a connect to a Unix socket by path, and the sockets a user can reach are
+//!   doors out of any sandbox: the D-Bus session bus (`systemd-run --user` runs a command
+//!   outside), the Docker socket (a root container), ssh-agent (the user's keys), a
+//!   credential cache. `socketpair()` stays allowed: its sockets reach nothing outside.
 //! - `ioctl(TIOCSTI)` and `ioctl(TIOCLINUX)`: they push keystrokes into the terminal's
 //!   input, which the unsandboxed shell that started the agent would then read and run.
 //! - `io_uring_setup`, `io_uring_enter`, `io_uring_register`: io_uring can open sockets
@@ -47,19 +52,28 @@ fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, SandboxError> 
 
 /// The rules for `socket(domain, type, protocol)`: each rule describes sockets that are
 /// refused. `None`: no rule, every socket is allowed.
-fn socket_rules(network: &Network) -> Result<Option<Vec<SeccompRule>>, SandboxError> {
+fn socket_rules(
+    network: &Network,
+    unix_sockets: bool,
+) -> Result<Option<Vec<SeccompRule>>, SandboxError> {
     let unix = libc::AF_UNIX as u64;
     let inet = libc::AF_INET as u64;
     let inet6 = libc::AF_INET6 as u64;
-    match network {
-        Network::On => Ok(None),
-        Network::Off => Ok(Some(vec![rule(vec![cond(0, SeccompCmpOp::Ne, unix)?])?])),
-        Network::Tcp { .. } => {
-            let mut rules = vec![rule(vec![
-                cond(0, SeccompCmpOp::Ne, unix)?,
+    match (network, unix_sockets) {
+        (Network::On, true) => Ok(None),
+        (Network::On, false) => Ok(Some(vec![rule(vec![cond(0, SeccompCmpOp::Eq, unix)?])?])),
+        // An empty list matches every call: no socket at all.
+        (Network::Off, false) => Ok(Some(Vec::new())),
+        (Network::Off, true) => Ok(Some(vec![rule(vec![cond(0, SeccompCmpOp::Ne, unix)?])?])),
+        (Network::Tcp { .. }, unix_sockets) => {
+            let mut other_families = vec![
                 cond(0, SeccompCmpOp::Ne, inet)?,
                 cond(0, SeccompCmpOp::Ne, inet6)?,
-            ])?];
+            ];
+            if unix_sockets {
+                other_families.push(cond(0, SeccompCmpOp::Ne, unix)?);
+            }
+            let mut rules = vec![rule(other_families)?];
             for family in [inet, inet6] {
                 // Any type but a stream (the low 4 bits; the rest are flags).
                 for kind in (0..16).filter(|&k| k != SOCK_STREAM) {
@@ -81,9 +95,12 @@ fn socket_rules(network: &Network) -> Result<Option<Vec<SeccompRule>>, SandboxEr
 }
 
 /// The syscall table for the filter.
-fn rules(network: &Network) -> Result<BTreeMap<i64, Vec<SeccompRule>>, SandboxError> {
+fn rules(
+    network: &Network,
+    unix_sockets: bool,
+) -> Result<BTreeMap<i64, Vec<SeccompRule>>, SandboxError> {
     let mut map = BTreeMap::new();
-    if let Some(socket) = socket_rules(network)? {
+    if let Some(socket) = socket_rules(network, unix_sockets)? {
         map.insert(libc::SYS_socket, socket);
     }
     map.insert(
@@ -115,13 +132,17 @@ pub struct Filter {
 impl Filter {
     /// Compile the filter for `network`. With `available` false (best effort on a kernel
     /// without seccomp), there is nothing to load.
-    pub fn build(network: &Network, available: bool) -> Result<Filter, SandboxError> {
+    pub fn build(
+        network: &Network,
+        unix_sockets: bool,
+        available: bool,
+    ) -> Result<Filter, SandboxError> {
         if !available {
             return Ok(Filter { program: None });
         }
         let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(error)?;
         let filter = SeccompFilter::new(
-            rules(network)?,
+            rules(network, unix_sockets)?,
             SeccompAction::Allow,
             SeccompAction::Errno(libc::EPERM as u32),
             arch,
@@ -185,28 +206,38 @@ mod tests {
                 bind: vec![],
             },
         ] {
-            let filter = Filter::build(&network, true).unwrap();
-            let program = filter.program.unwrap();
-            assert!(program.len() < 4096, "{} instructions", program.len());
+            for unix in [false, true] {
+                let filter = Filter::build(&network, unix, true).unwrap();
+                let program = filter.program.unwrap();
+                assert!(program.len() < 4096, "{} instructions", program.len());
+            }
         }
     }
 
     #[test]
-    fn socket_is_unrestricted_only_with_the_network_on() {
-        assert!(socket_rules(&Network::On).unwrap().is_none());
-        assert_eq!(socket_rules(&Network::Off).unwrap().unwrap().len(), 1);
+    fn socket_rules_follow_the_network_and_unix_settings() {
+        let rules = |n: &Network, u| socket_rules(n, u).unwrap().map(|r| r.len());
+        // Everything allowed.
+        assert_eq!(rules(&Network::On, true), None);
+        // One rule: AF_UNIX refused.
+        assert_eq!(rules(&Network::On, false), Some(1));
+        // No condition at all: every socket() refused.
+        assert_eq!(rules(&Network::Off, false), Some(0));
+        // One rule: anything but AF_UNIX refused.
+        assert_eq!(rules(&Network::Off, true), Some(1));
         let tcp = Network::Tcp {
             connect: vec![],
             bind: vec![],
         };
         // One rule for other families, and per inet family 15 types and one protocol.
-        assert_eq!(socket_rules(&tcp).unwrap().unwrap().len(), 1 + 2 * 16);
+        assert_eq!(rules(&tcp, false), Some(1 + 2 * 16));
+        assert_eq!(rules(&tcp, true), Some(1 + 2 * 16));
     }
 
     #[test]
     fn without_seccomp_there_is_nothing_to_load() {
         assert!(
-            Filter::build(&Network::Off, false)
+            Filter::build(&Network::Off, false, false)
                 .unwrap()
                 .program
                 .is_none()

@@ -142,6 +142,7 @@ pub fn build(
         deny_write,
         unprotected,
         network,
+        unix_sockets: settings.unix_sockets,
         best_effort: settings.best_effort,
     })
 }
