@@ -24,8 +24,10 @@ Levels:
   deny   nothing runs and nothing is asked
   ask    commands an allow rule matches run; anything else needs an approver, and
          unanswered means refused (the default)
-  safe   every command runs unasked inside the sandbox (not available in this version:
-         gate refuses rather than run unsandboxed)
+  safe   every command runs unasked inside a Landlock + seccomp sandbox: it reads all but
+         your secrets (~/.ssh, ~/.aws, ...), writes only the working directory and the
+         temporary directories, has no network, and drops root's capabilities. If the
+         kernel cannot enforce that, gate refuses (125) rather than run unsandboxed
   full   everything runs
 
 Allow rules: a command matches RULE when, trimmed, it equals RULE or starts with RULE and
@@ -37,6 +39,7 @@ Shell options (-c, -l, -i, -e, -o OPT, --login, ...) pass to the real shell unch
 
 Subcommands:
   check   print the decision for a command and why, without running it
+  doctor  what this machine can enforce; exit 0 when safe can be fully enforced
 
 Environment:
   GATE_LEVEL, GATE_SHELL, GATE_CONFIG, GATE_AUDIT_LOG, GATE_SESSION, GATE_SOCKET,
@@ -48,8 +51,9 @@ Files:
   ~/.local/state/gate/audit.jsonl     audit log ($XDG_STATE_HOME/gate/audit.jsonl)
 
 Exit status: the command's own when it runs; 126 refused by policy; 125 gate's own error
-(bad option or configuration, sandbox unavailable, real shell missing); 127 program not
-found. gate check: 0 it would run, 1 it needs an approver, 2 it would not run.";
+(bad option or configuration, a sandbox the kernel cannot enforce, real shell missing);
+127 program not found. gate check: 0 it would run, 1 it needs an approver, 2 it would not
+run. gate doctor: 0 the safe level can be fully enforced here, 1 it cannot.";
 
 fn arg(spec: &OptionSpec) -> Arg {
     let long = spec.name.trim_start_matches('-');
@@ -88,6 +92,11 @@ pub fn command() -> Command {
                 .last(true)
                 .help("A program and its arguments, judged as their shell-quoted join"),
         );
+    let doctor = Command::new("doctor")
+        .about("Report what this machine can enforce; exit 0 when safe can be fully enforced")
+        .disable_help_flag(true)
+        .arg(help_flag())
+        .args(GATE_OPTIONS.iter().map(arg));
     Command::new("gate")
         .version(VERSION)
         .about(ABOUT)
@@ -122,6 +131,7 @@ pub fn command() -> Command {
         )
         .after_help(AFTER_HELP)
         .subcommand(check)
+        .subcommand(doctor)
 }
 
 pub fn help_text() -> String {

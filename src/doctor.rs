@@ -189,7 +189,8 @@ fn safe_level(settings: &Settings, kernel: &Kernel, root: bool) -> (bool, String
         Ok(cwd) => cwd,
         Err(e) => return (false, format!("cannot tell: no working directory ({e})")),
     };
-    let spec = match sandbox::spec::build(&settings.sandbox, &cwd, &var, root) {
+    let protect = crate::run::protected_files(settings);
+    let spec = match sandbox::spec::build(&settings.sandbox, &cwd, &var, root, &protect) {
         Ok(spec) => spec,
         Err(e) => return (false, format!("cannot run here: {e}")),
     };

@@ -339,11 +339,27 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
     }
 }
 
+/// Files the command must not rewrite from inside the sandbox, wherever they are: the
+/// configuration files gate read and its audit log.
+pub fn protected_files(settings: &Settings) -> Vec<PathBuf> {
+    let mut files = settings.files.clone();
+    if let Ok(Some(log)) = audit::resolve_path(&settings.audit_log, &var) {
+        files.push(log);
+    }
+    files
+}
+
 /// Why the sandbox could not be set up here, for `gate check` (which never enforces it).
 fn sandbox_problem(settings: &Settings) -> Option<String> {
     let cwd = std::env::current_dir().ok()?;
     let root = nix::unistd::geteuid().is_root();
-    let spec = match sandbox::spec::build(&settings.sandbox, &cwd, &var, root) {
+    let spec = match sandbox::spec::build(
+        &settings.sandbox,
+        &cwd,
+        &var,
+        root,
+        &protected_files(settings),
+    ) {
         Ok(spec) => spec,
         Err(e) => return Some(format!("gate would not run it (exit 125): {e}")),
     };
@@ -369,7 +385,13 @@ fn prepare_sandbox(settings: &Settings) -> Result<sandbox::Sandbox, sandbox::San
         ))
     })?;
     let is_root = nix::unistd::geteuid().is_root();
-    let spec = sandbox::spec::build(&settings.sandbox, &cwd, &var, is_root)?;
+    let spec = sandbox::spec::build(
+        &settings.sandbox,
+        &cwd,
+        &var,
+        is_root,
+        &protected_files(settings),
+    )?;
     tracing::debug!(?spec, "sandbox");
     sandbox::Sandbox::prepare(&spec)
 }

@@ -90,6 +90,14 @@ fn last_cap() -> u32 {
         .unwrap_or(63)
 }
 
+/// Whether this process holds any capability, for the audit record.
+pub fn held() -> Result<bool, SandboxError> {
+    let now = capget()?;
+    Ok(now
+        .iter()
+        .any(|d| d.effective | d.permitted | d.inheritable != 0))
+}
+
 /// Drop every capability this process has, and make sure exec cannot bring any back.
 pub fn drop_all() -> Result<(), SandboxError> {
     let before = capget()?;

@@ -207,7 +207,7 @@ impl Sandbox {
             "unix_sockets": spec.unix_sockets,
             "scopes": kernel.landlock_abi >= Feature::Scopes.abi(),
             "seccomp": kernel.seccomp,
-            "capabilities": "dropped",
+            "capabilities": if caps::held()? { "dropped" } else { "none held" },
             "no_new_privs": true,
             "not_enforced": missing.iter().map(|f| f.describe()).collect::<Vec<_>>(),
         });

@@ -55,12 +55,14 @@ fn absolute_var(env: &dyn Fn(&str) -> Option<OsString>, name: &str) -> Option<Pa
     env(name).map(PathBuf::from).filter(|p| p.is_absolute())
 }
 
-/// Build the spec for a run in `cwd`.
+/// Build the spec for a run in `cwd`. `protect`: more files to keep read-only, such as
+/// the configuration files gate read and its audit log, wherever they are.
 pub fn build(
     settings: &SandboxSettings,
     cwd: &Path,
     env: &dyn Fn(&str) -> Option<OsString>,
     is_root: bool,
+    protect: &[PathBuf],
 ) -> Result<Spec, SandboxError> {
     let home = absolute_var(env, "HOME").ok_or_else(|| {
         error(
@@ -106,25 +108,31 @@ pub fn build(
             state_home.join("gate"),
             PathBuf::from(crate::config::SYSTEM_CONFIG),
         ])
+        .chain(protect.iter().map(|p| cwd.join(p)))
         .collect();
     let deny_write = canonical_set(&deny_write);
 
-    // Temporary directories must stay fully writable (compilers, package managers and
-    // shells create files there), and a protected path inside one would take away the
-    // right to create files directly in it. So protection stops at their door; the
-    // paths left unprotected are reported.
-    let mut temporary = vec![PathBuf::from("/tmp")];
-    temporary.extend(absolute_var(env, "TMPDIR"));
-    temporary.push(PathBuf::from("/dev/shm"));
-    let temporary = canonical_set(&temporary);
+    // /tmp and /dev/shm must stay fully writable (compilers, package managers and shells
+    // create files there), and a protected path inside one would take away the right to
+    // create files directly in it. So protection stops at their door; the paths left
+    // unprotected are reported. $TMPDIR is writable too, but as an ordinary root: it is
+    // only an environment variable, and pointing it at $HOME must not unprotect ~/.bashrc.
+    let temporary = canonical_set(&[PathBuf::from("/tmp"), PathBuf::from("/dev/shm")]);
     let (unprotected, deny_write): (Vec<PathBuf>, Vec<PathBuf>) = deny_write
         .into_iter()
         .partition(|p| temporary.iter().any(|t| p.starts_with(t)));
 
     let mut write = vec![workspace];
     write.extend(temporary);
+    write.extend(absolute_var(env, "TMPDIR"));
     write.extend(settings.write.iter().map(|p| cwd.join(p)));
     let write = canonical_set(&write);
+    if write.iter().any(|w| w == Path::new("/")) {
+        return Err(error(
+            "a writable path of the safe level ($TMPDIR or --write / sandbox.write) is /, which \
+             would make everything writable; nothing was run",
+        ));
+    }
 
     let network = if settings.network {
         Network::On
@@ -189,6 +197,7 @@ mod tests {
             work.path(),
             &env_with(home.path()),
             false,
+            &[],
         )
         .unwrap();
         let home = home.path().canonicalize().unwrap();
@@ -213,10 +222,63 @@ mod tests {
             "XDG_STATE_HOME" => Some(state.path().as_os_str().to_owned()),
             _ => None,
         };
-        let spec = build(&SandboxSettings::default(), work.path(), &env, false).unwrap();
+        let spec = build(&SandboxSettings::default(), work.path(), &env, false, &[]).unwrap();
         let gate_state = state.path().canonicalize().unwrap().join("gate");
         assert!(!spec.deny_write.contains(&gate_state));
         assert_eq!(spec.unprotected, vec![gate_state]);
+    }
+
+    #[test]
+    fn tmpdir_gets_no_exemption_from_protection() {
+        let home = home_dir();
+        std::fs::write(home.path().join(".bashrc"), "").unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let env = |name: &str| match name {
+            "HOME" | "TMPDIR" => Some(home.path().as_os_str().to_owned()),
+            _ => None,
+        };
+        let spec = build(&SandboxSettings::default(), work.path(), &env, false, &[]).unwrap();
+        let home = home.path().canonicalize().unwrap();
+        assert!(spec.write.contains(&home));
+        assert!(spec.deny_write.contains(&home.join(".bashrc")));
+    }
+
+    #[test]
+    fn nothing_makes_the_root_directory_writable() {
+        let home = home_dir();
+        let work = tempfile::tempdir().unwrap();
+        let env = |name: &str| match name {
+            "HOME" => Some(home.path().as_os_str().to_owned()),
+            "TMPDIR" => Some("/".into()),
+            _ => None,
+        };
+        let err = build(&SandboxSettings::default(), work.path(), &env, false, &[]).unwrap_err();
+        assert!(err.0.contains("is /"), "{err}");
+        let settings = SandboxSettings {
+            write: vec![PathBuf::from("/")],
+            ..SandboxSettings::default()
+        };
+        assert!(build(&settings, work.path(), &env_with(home.path()), false, &[]).is_err());
+    }
+
+    #[test]
+    fn files_gate_read_are_protected_wherever_they_are() {
+        let home = home_dir();
+        let work = tempfile::Builder::new()
+            .prefix("gate-work-")
+            .tempdir_in("/var/tmp")
+            .unwrap();
+        let config = work.path().join("gate.toml");
+        std::fs::write(&config, "").unwrap();
+        let spec = build(
+            &SandboxSettings::default(),
+            work.path(),
+            &env_with(home.path()),
+            false,
+            std::slice::from_ref(&config),
+        )
+        .unwrap();
+        assert!(spec.deny_write.contains(&config.canonicalize().unwrap()));
     }
 
     #[test]
@@ -228,6 +290,7 @@ mod tests {
             work.path(),
             &env_with(home.path()),
             true,
+            &[],
         )
         .unwrap();
         assert!(spec.deny_read.contains(&PathBuf::from("/etc/shadow")));
@@ -241,6 +304,7 @@ mod tests {
             Path::new("/"),
             &env_with(home.path()),
             false,
+            &[],
         )
         .unwrap_err();
         assert!(err.0.contains("it is /"), "{err}");
@@ -255,6 +319,7 @@ mod tests {
             &home.path().join(".ssh/sub"),
             &env_with(home.path()),
             false,
+            &[],
         )
         .unwrap_err();
         assert!(err.0.contains("which the safe level hides"), "{err}");
@@ -263,7 +328,14 @@ mod tests {
     #[test]
     fn without_home_nothing_runs() {
         let work = tempfile::tempdir().unwrap();
-        let err = build(&SandboxSettings::default(), work.path(), &|_| None, false).unwrap_err();
+        let err = build(
+            &SandboxSettings::default(),
+            work.path(),
+            &|_| None,
+            false,
+            &[],
+        )
+        .unwrap_err();
         assert!(err.0.starts_with("HOME is not set"), "{err}");
     }
 
@@ -275,7 +347,7 @@ mod tests {
             net_connect: vec![443],
             ..SandboxSettings::default()
         };
-        let spec = build(&settings, work.path(), &env_with(home.path()), false).unwrap();
+        let spec = build(&settings, work.path(), &env_with(home.path()), false, &[]).unwrap();
         assert_eq!(
             spec.network,
             Network::Tcp {
@@ -287,7 +359,7 @@ mod tests {
             network: true,
             ..SandboxSettings::default()
         };
-        let spec = build(&settings, work.path(), &env_with(home.path()), false).unwrap();
+        let spec = build(&settings, work.path(), &env_with(home.path()), false, &[]).unwrap();
         assert_eq!(spec.network, Network::On);
     }
 
@@ -300,7 +372,7 @@ mod tests {
             write: vec![PathBuf::from("out"), PathBuf::from("missing")],
             ..SandboxSettings::default()
         };
-        let spec = build(&settings, work.path(), &env_with(home.path()), false).unwrap();
+        let spec = build(&settings, work.path(), &env_with(home.path()), false, &[]).unwrap();
         assert!(
             spec.write
                 .contains(&work.path().canonicalize().unwrap().join("out"))
