@@ -104,13 +104,25 @@ fn check_json_for_a_deny_rule_names_the_rule_and_what_it_caught() {
     assert_eq!(v["outcome"], "refuse", "{v}");
 }
 
+/// At the safe level gate runs every command in the sandbox, so check says it would run
+/// it (exit 0), not that it cannot (the behaviour before the sandbox existed).
 #[test]
-fn check_json_at_safe_level_says_gate_would_not_run_it() {
+fn check_at_safe_level_says_gate_would_run_it() {
     let env = TestEnv::new();
     let (v, out) = check_json(&env, &["--level", "safe", "-c", "touch F"]);
     out.assert_stderr_empty();
     assert_eq!(v["decision"], "allow", "{v}");
-    assert_eq!(v["outcome"], "error", "{v}");
+    assert_eq!(v["outcome"], "run", "{v}\n{}", out.report());
+    out.assert_code(0);
+    let out = check(&env, &["--level", "safe", "-c", "touch F"]);
+    out.assert_code(0)
+        .assert_stdout_contains("gate would run it");
+    assert!(
+        !out.stdout().contains("does not have"),
+        "check should not say the sandbox is missing\n{}",
+        out.report()
+    );
+    assert_absent(&env.file("F"), &out);
 }
 
 #[test]

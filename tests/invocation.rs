@@ -254,17 +254,35 @@ for_each_user! {
             .assert_stderr_contains("interactive shell");
     }
 
-    fn a_session_at_safe_level_runs_nothing(user) {
-        let env = TestEnv::new();
-        env.assert_side_effects_are_visible(user);
+    // A session at the safe level runs the real shell in the sandbox, reading commands
+    // from stdin: it creates F in the working directory, but not G in the home directory
+    // (outside /tmp), which the same session creates at level full (the control).
+    fn a_session_at_safe_level_runs_the_shell_in_the_sandbox(user) {
+        let env = TestEnv::new_in("/var/tmp");
+        let g = env.home.join("G");
+        let session = "touch F\ntouch \"$HOME/G\"\ngrep NoNewPrivs /proc/self/status\n";
+        let control = env
+            .gate()
+            .user(user)
+            .args(["--no-config", "--audit-log", "off", "--level", "full"])
+            .stdin(session)
+            .run();
+        control.assert_code(0);
+        assert!(g.exists(), "control: {}", control.report());
+        std::fs::remove_file(&g).unwrap();
+        std::fs::remove_file(env.file("F")).unwrap();
+
         let out = env
             .gate()
             .user(user)
             .args(["--no-config", "--audit-log", "off", "--level", "safe"])
-            .stdin("touch F\n")
+            .stdin(session)
             .run();
-        assert_absent(&env.file("F"), &out);
-        out.assert_gate_error().assert_stderr_contains("safe");
+        assert!(env.file("F").exists(), "the session should have run\n{}", out.report());
+        assert_absent(&g, &out);
+        out.assert_code(0)
+            .assert_stdout("NoNewPrivs:\t1\n")
+            .assert_stderr_contains("Permission denied");
     }
 
     fn a_login_or_interactive_session_at_ask_level_runs_nothing(user) {

@@ -175,26 +175,61 @@ for_each_user! {
         }
     }
 
-    fn safe_level_runs_nothing(user) {
-        let env = TestEnv::new();
+    // The safe level runs every command, unasked, in the sandbox: the command creates F in
+    // the working directory, but cannot create G in the home directory, which it can at
+    // level full (the control). The home is outside /tmp, which stays writable at safe.
+    // tests/sandbox.rs tests the sandbox itself.
+    fn safe_level_runs_every_command_in_the_sandbox(user) {
+        let env = TestEnv::new_in("/var/tmp");
         env.assert_side_effects_are_visible(user);
         let f = env.file("F");
-        for form in [
-            &["-c", "touch F"][..],
-            &["--", "touch", "F"],
-            &["--allow", "touch", "-c", "touch F"],
+        let g = env.home.join("G");
+        let script = "touch F; touch \"$HOME/G\"";
+        env.gate()
+            .user(user)
+            .args(NO_CONFIG)
+            .args(["--level", "full", "-c", script])
+            .run()
+            .assert_code(0);
+        assert!(g.exists(), "control: at level full the command can create {}", g.display());
+        std::fs::remove_file(&g).unwrap();
+        std::fs::remove_file(&f).unwrap();
+        for (level, form) in [
+            (&["--level", "safe"][..], &["-c", script][..]),
+            (&["--level", "safe"], &["--", "sh", "-c", script]),
+            (&["--level", "safe"], &["--allow", "touch", "-c", script]),
+            (&[], &["-c", script]),
         ] {
             let out = env
                 .gate()
                 .user(user)
+                .env("GATE_LEVEL", "safe")
                 .args(NO_CONFIG)
-                .args(["--level", "safe"])
+                .args(level)
+                .args(form)
+                .run();
+            assert!(f.exists(), "the command should have run\n{}", out.report());
+            assert_absent(&g, &out);
+            out.assert_code(1)
+                .assert_stderr_contains("Permission denied");
+            std::fs::remove_file(&f).unwrap();
+        }
+    }
+
+    fn deny_rules_apply_at_the_safe_level(user) {
+        let env = TestEnv::new_in("/var/tmp");
+        env.assert_side_effects_are_visible(user);
+        let f = env.file("F");
+        for form in [&["-c", "true; touch F"][..], &["--", "touch", "F"]] {
+            let out = env
+                .gate()
+                .user(user)
+                .args(NO_CONFIG)
+                .args(["--level", "safe", "--deny", "touch"])
                 .args(form)
                 .run();
             assert_absent(&f, &out);
-            out.assert_gate_error()
-                .assert_stderr_contains("safe")
-                .assert_stderr_contains("nothing was run");
+            out.assert_refused().assert_stderr_contains("touch");
         }
     }
 

@@ -103,6 +103,35 @@ pub fn bash() -> PathBuf {
     require_program("bash")
 }
 
+/// The gate executable a process running as `user` can execute: the build's binary, or
+/// for the unprivileged user (when the tests run as root) a copy it can reach. For
+/// starting gate from another program (a terminal multiplexer, a shell).
+pub fn gate_binary_for(user: User) -> PathBuf {
+    if user == User::Unprivileged && running_as_root() {
+        unprivileged_gate().to_path_buf()
+    } else {
+        PathBuf::from(GATE)
+    }
+}
+
+/// A [`Command`] for `program` that runs as `user`: through `setpriv` as uid/gid 65534
+/// when the tests run as root and `user` is [`User::Unprivileged`], directly otherwise.
+/// Nothing else is set: the caller chooses the environment.
+pub fn command_as(user: User, program: impl AsRef<OsStr>) -> Command {
+    if user == User::Unprivileged && running_as_root() {
+        let mut command = Command::new(require_program("setpriv"));
+        command
+            .arg(format!("--reuid={NOBODY}"))
+            .arg(format!("--regid={NOBODY}"))
+            .arg("--clear-groups")
+            .arg("--")
+            .arg(program);
+        command
+    } else {
+        Command::new(program)
+    }
+}
+
 /// The directory that holds the copy of gate the unprivileged user runs.
 static UNPRIVILEGED_GATE: OnceLock<PathBuf> = OnceLock::new();
 
@@ -183,10 +212,25 @@ pub struct TestEnv {
 
 impl TestEnv {
     pub fn new() -> TestEnv {
+        TestEnv::new_in(std::env::temp_dir())
+    }
+
+    /// A fresh tree made in `parent` instead of the temporary directory. The sandbox
+    /// tests make theirs in /var/tmp: a secret the sandbox hides (the fake home's ~/.ssh)
+    /// must not sit in /tmp, because a hidden path inside a writable directory takes away
+    /// the right to create files directly in that directory, and /tmp must stay fully
+    /// writable.
+    pub fn new_in(parent: impl AsRef<Path>) -> TestEnv {
+        let parent = parent.as_ref();
         let dir = tempfile::Builder::new()
             .prefix("gate-test-")
-            .tempdir()
-            .expect("cannot create a temporary directory");
+            .tempdir_in(parent)
+            .unwrap_or_else(|e| {
+                panic!(
+                    "cannot create a temporary directory in {}: {e}",
+                    parent.display()
+                )
+            });
         let root = dir.path().to_path_buf();
         fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
         let make = |name: &str| {
@@ -785,11 +829,13 @@ pub fn shim_dir_for(env: &TestEnv, names: &[&str], user: User) -> PathBuf {
 /// }
 /// ```
 /// gives `deny_level_runs_nothing::as_the_current_user` and
-/// `deny_level_runs_nothing::as_an_unprivileged_user`.
+/// `deny_level_runs_nothing::as_an_unprivileged_user`. Doc comments before a `fn` document
+/// the module of its two tests.
 #[allow(unused_macros)]
 macro_rules! for_each_user {
-    ($(fn $name:ident($user:ident) $body:block)*) => {
+    ($($(#[$meta:meta])* fn $name:ident($user:ident) $body:block)*) => {
         $(
+            $(#[$meta])*
             mod $name {
                 #[allow(unused_imports)]
                 use super::*;
