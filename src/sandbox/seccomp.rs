@@ -18,6 +18,13 @@
 //!   and files through its own queue, past the `socket()` check above.
 //! - `keyctl`, `add_key`, `request_key`: the kernel keyring can hold credentials
 //!   (Kerberos tickets, encryption keys) of the user's session, outside any file.
+//! - Setting the setuid or setgid bit, by `chmod` and its relatives or when creating a
+//!   file (`open`, `creat`, `mknod`): Landlock does not mediate permission changes, and
+//!   root without capabilities still owns most of the system, so `chmod u+s /bin/bash`
+//!   (or a new setuid-root file in /tmp) would hand root to every user outside the
+//!   sandbox. `openat2` is refused outright: its mode sits in a struct the filter cannot
+//!   read. Other permission changes to files the user owns remain possible (see
+//!   docs/sandbox.md).
 //! - On x86_64, every x32 system call (numbers with bit 30 set): they have their own
 //!   numbers, which the rules above would not match. 32-bit (ia32) calls are stopped by
 //!   the architecture check, which kills the process.
@@ -35,6 +42,8 @@ const TIOCSTI: u64 = 0x5412;
 const TIOCLINUX: u64 = 0x541C;
 const SOCK_STREAM: u64 = 1;
 const IPPROTO_TCP: u64 = 6;
+const SETUID: u64 = 0o4000;
+const SETGID: u64 = 0o2000;
 
 fn error(e: impl std::fmt::Display) -> SandboxError {
     SandboxError(format!(
@@ -110,8 +119,31 @@ fn rules(
             rule(vec![cond(1, SeccompCmpOp::Eq, TIOCLINUX)?])?,
         ],
     );
+    // The mode argument of each call that sets or creates permissions.
+    for (call, mode_arg) in [
+        (libc::SYS_chmod, 1),
+        (libc::SYS_fchmod, 1),
+        (libc::SYS_fchmodat, 2),
+        (libc::SYS_fchmodat2, 2),
+        (libc::SYS_open, 2),
+        (libc::SYS_openat, 3),
+        (libc::SYS_creat, 1),
+        (libc::SYS_mknod, 1),
+        (libc::SYS_mknodat, 2),
+    ] {
+        let mut refused = Vec::new();
+        for bit in [SETUID, SETGID] {
+            refused.push(rule(vec![cond(
+                mode_arg,
+                SeccompCmpOp::MaskedEq(bit),
+                bit,
+            )?])?);
+        }
+        map.insert(call, refused);
+    }
     // An empty rule list matches every call.
     for call in [
+        libc::SYS_openat2,
         libc::SYS_io_uring_setup,
         libc::SYS_io_uring_enter,
         libc::SYS_io_uring_register,
