@@ -13,7 +13,6 @@
 //! never granted themselves (access through one is decided at its target).
 
 use std::ffi::{CStr, CString, OsStr};
-use std::fs;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -23,8 +22,8 @@ use nix::fcntl::{AtFlags, OFlag};
 use nix::sys::stat::Mode;
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath,
-    PathFd, Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope,
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, Ruleset,
+    RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope,
 };
 
 use super::{Feature, Kernel, Network, SandboxError, Spec};
@@ -124,8 +123,8 @@ pub fn prepare(spec: &Spec, kernel: &Kernel) -> Result<Prepared, SandboxError> {
         .map_err(|e| error("duplicating the ruleset", e))?
         .into();
     let mut grants = Grants {
-        created: &mut created,
         raw,
+        handled: fs_access & AccessFs::from_all(ABI::from(kernel.landlock_abi)),
         file_rights: AccessFs::from_file(TARGET),
         kept: Vec::new(),
     };
@@ -192,10 +191,12 @@ pub fn prepare(spec: &Spec, kernel: &Kernel) -> Result<Prepared, SandboxError> {
     })
 }
 
-struct Grants<'a> {
-    created: &'a mut RulesetCreated,
+struct Grants {
     /// The ruleset's descriptor (none when Landlock is unavailable, best effort).
     raw: Option<OwnedFd>,
+    /// The filesystem rights the kernel handles (all of them unless best effort on an
+    /// older kernel).
+    handled: BitFlags<AccessFs>,
     file_rights: BitFlags<AccessFs>,
     /// Descriptors of granted entries, closed by exec.
     kept: Vec<OwnedFd>,
@@ -214,37 +215,31 @@ struct PathBeneathAttr {
 
 const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
 
-impl Grants<'_> {
-    /// The fast path for the walk, where each directory has many entries and their
-    /// types are known from the listing: open the entry `O_PATH` relative to its
-    /// directory and add the rule with one system call each, without the crate's
-    /// per-rule `fstat`. The rights are the same ones the crate already checked for the
-    /// walk's root. An entry that cannot be opened or added (it changed meanwhile) is not
-    /// granted, which is the safe side. The descriptor is kept until exec (it is
-    /// close-on-exec), sparing a `close` per rule, up to a bound.
-    fn add_known(
+impl Grants {
+    /// Add a rule for an opened `O_PATH` descriptor with one system call, keeping the
+    /// descriptor until exec (it is close-on-exec), up to a bound. gate adds rules
+    /// itself rather than through the crate, which would `fstat` every descriptor:
+    /// the walk grants dozens of entries whose types are known from the listing. The
+    /// rights are masked to what the kernel handles (they are a subset of what the
+    /// crate checked when the ruleset was created). A rule that cannot be added (the
+    /// entry changed meanwhile) is not granted: the safe side.
+    fn add_fd(
         &mut self,
-        dir: BorrowedFd<'_>,
-        name: &CStr,
+        fd: OwnedFd,
         access: BitFlags<AccessFs>,
         is_dir: bool,
+        what: &dyn std::fmt::Debug,
     ) {
         let Some(ruleset) = &self.raw else {
             return;
         };
-        let access = if is_dir {
-            access
-        } else {
-            access & self.file_rights
-        };
+        let mut access = access & self.handled;
+        if !is_dir {
+            access &= self.file_rights;
+        }
         if access.is_empty() {
             return;
         }
-        let flags = OFlag::O_PATH | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW;
-        let Ok(fd) = nix::fcntl::openat(dir, name, flags, Mode::empty()) else {
-            tracing::debug!(?name, "not granted: cannot open");
-            return;
-        };
         let attr = PathBeneathAttr {
             allowed_access: access.bits(),
             parent_fd: fd.as_raw_fd(),
@@ -262,42 +257,55 @@ impl Grants<'_> {
             )
         };
         if rc != 0 {
-            tracing::debug!(?name, err = %std::io::Error::last_os_error(), "not granted");
+            tracing::debug!(?what, err = %std::io::Error::last_os_error(), "not granted");
         }
         if self.kept.len() < MAX_KEPT_FDS {
             self.kept.push(fd);
         }
     }
 
-    /// Grant `access` beneath `path`. Rights that only apply to directories are left out
-    /// for anything else. `is_dir`: already known (from the directory listing), or
-    /// looked up.
+    /// Grant `access` beneath the entry `name` of the directory `dir`, whose type is
+    /// known from the listing. Symbolic links are never followed.
+    fn add_known(
+        &mut self,
+        dir: BorrowedFd<'_>,
+        name: &CStr,
+        access: BitFlags<AccessFs>,
+        is_dir: bool,
+    ) {
+        let flags = OFlag::O_PATH | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW;
+        match nix::fcntl::openat(dir, name, flags, Mode::empty()) {
+            Ok(fd) => self.add_fd(fd, access, is_dir, &name),
+            Err(e) => tracing::debug!(?name, %e, "not granted: cannot open"),
+        }
+    }
+
+    /// Grant `access` beneath `path` (canonical). Rights that only apply to
+    /// directories are left out for anything else. `is_dir`: already known, or found
+    /// out by trying to open it as a directory.
     fn add(
         &mut self,
         path: &Path,
         access: BitFlags<AccessFs>,
         is_dir: Option<bool>,
     ) -> Result<(), SandboxError> {
-        let is_dir = match is_dir {
-            Some(known) => known,
-            None => fs::metadata(path).map(|m| m.is_dir()).unwrap_or(false),
+        let as_dir = OFlag::O_PATH | OFlag::O_CLOEXEC | OFlag::O_DIRECTORY;
+        let as_file = OFlag::O_PATH | OFlag::O_CLOEXEC;
+        let opened = match is_dir {
+            Some(true) => nix::fcntl::open(path, as_dir, Mode::empty()).map(|fd| (fd, true)),
+            Some(false) => nix::fcntl::open(path, as_file, Mode::empty()).map(|fd| (fd, false)),
+            None => match nix::fcntl::open(path, as_dir, Mode::empty()) {
+                Err(nix::errno::Errno::ENOTDIR) => {
+                    nix::fcntl::open(path, as_file, Mode::empty()).map(|fd| (fd, false))
+                }
+                other => other.map(|fd| (fd, true)),
+            },
         };
-        let Ok(fd) = PathFd::new(path) else {
+        match opened {
+            Ok((fd, is_dir)) => self.add_fd(fd, access, is_dir, &path),
             // It vanished, or cannot be opened: not granting is the safe side.
-            tracing::debug!(?path, "not granted: cannot open");
-            return Ok(());
-        };
-        let access = if is_dir {
-            access
-        } else {
-            access & self.file_rights
-        };
-        if access.is_empty() {
-            return Ok(());
+            Err(e) => tracing::debug!(?path, %e, "not granted: cannot open"),
         }
-        (&mut *self.created)
-            .add_rule(PathBeneath::new(fd, access))
-            .map_err(|e| error(&format!("a rule for {}", path.display()), e))?;
         Ok(())
     }
 
