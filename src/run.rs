@@ -195,6 +195,18 @@ impl Trail<'_> {
             .map_err(|err| format!("cannot write the audit log {}: {err}", path.display()))
     }
 
+    /// After the allow record: a second record with the same call id says that nothing
+    /// ran after all, and why.
+    fn did_not_run(&self, explanation: &Explanation, message: &str) {
+        let e = Explanation {
+            decided_by: "error",
+            ..explanation.clone()
+        };
+        if let Err(line) = self.record("error", &e, Some(message)) {
+            say(&format!("gate: warning: {line}"));
+        }
+    }
+
     /// Record a refusal. The refusal stands either way; a log that cannot be written is
     /// reported.
     fn refused(&self, e: &Explanation, message: &str) {
@@ -284,29 +296,15 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
                         Ok(enforced) => Permit::inside(enforced),
                         Err(e) => {
                             let message = e.to_string();
-                            let e = Explanation {
-                                decided_by: "error",
-                                ..explanation
-                            };
-                            if let Err(line) = trail.record("error", &e, Some(&message)) {
-                                say(&format!("gate: warning: {line}"));
-                            }
+                            trail.did_not_run(&explanation, &message);
                             return fail(message);
                         }
                     }
                 }
             };
             let err = exec::exec(plan, permit);
-            // The allow record is already written: a second record with the same call
-            // id says that nothing ran after all.
             let message = err.to_string();
-            let e = Explanation {
-                decided_by: "error",
-                ..explanation
-            };
-            if let Err(line) = trail.record("error", &e, Some(&message)) {
-                say(&format!("gate: warning: {line}"));
-            }
+            trail.did_not_run(&explanation, &message);
             say(&format!("gate: {message}"));
             err.exit_status()
         }
