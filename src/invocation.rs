@@ -123,6 +123,45 @@ pub const GATE_OPTIONS: &[OptionSpec] = &[
     },
 ];
 
+/// Options of the approver tools and `gate ask`.
+pub const PENDING_OPTIONS: &[OptionSpec] = &[OptionSpec {
+    name: "--json",
+    value: None,
+    help: "Print the open requests as one JSON array",
+}];
+
+pub const APPROVE_OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        name: "--remember",
+        value: None,
+        help: "Also approve the same command, in any directory, for the rest of its session",
+    },
+    OptionSpec {
+        name: "--remember-rule",
+        value: Some("RULE"),
+        help: "Also allow commands matching the allow rule RULE for the rest of the session",
+    },
+];
+
+pub const DENY_OPTIONS: &[OptionSpec] = &[OptionSpec {
+    name: "--message",
+    value: Some("TEXT"),
+    help: "Why, or what to do instead: the agent's model reads it",
+}];
+
+pub const ASK_OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        name: "--option",
+        value: Some("TEXT"),
+        help: "A choice to offer (repeatable); the answer may still be free text",
+    },
+    OptionSpec {
+        name: "--multiple",
+        value: None,
+        help: "More than one option may be chosen",
+    },
+];
+
 /// Options that only `gate check` takes.
 pub const CHECK_OPTIONS: &[OptionSpec] = &[OptionSpec {
     name: "--json",
@@ -222,6 +261,31 @@ pub enum Action {
     },
     /// `gate doctor`: what this machine can enforce.
     Doctor,
+    /// `gate serve`: the approval broker.
+    Serve,
+    /// `gate pending [--json]`.
+    Pending {
+        json: bool,
+    },
+    /// `gate approve ID [--remember] [--remember-rule RULE]`.
+    Approve {
+        id: String,
+        remember: bool,
+        remember_rule: Option<String>,
+    },
+    /// `gate deny ID [--message TEXT]`.
+    Refuse {
+        id: String,
+        message: Option<String>,
+    },
+    /// `gate watch`: approve on this terminal as requests arrive.
+    Watch,
+    /// `gate ask QUESTION [--option TEXT]... [--multiple]`.
+    Ask {
+        question: String,
+        options: Vec<String>,
+        multiple: bool,
+    },
     Help,
     Version,
 }
@@ -319,6 +383,15 @@ pub fn parse(argv: Vec<OsString>) -> Result<Invocation, UsageError> {
                     _ => return Err(usage("gate doctor takes only gate's own options")),
                 }
             }
+            Some((
+                at,
+                Some(tool @ ("serve" | "pending" | "approve" | "deny" | "watch" | "ask")),
+            )) => {
+                let tool = tool.to_owned();
+                let mut rest = args;
+                rest.remove(at);
+                parse_tool(&tool, rest, &mut gate)?
+            }
             Some((0, Some("help"))) if args.len() == 1 => Action::Help,
             _ => Action::Run(parse_shell_args(
                 args,
@@ -366,6 +439,164 @@ fn subcommand_at(args: &[OsString]) -> Option<usize> {
         };
     }
     None
+}
+
+/// Parse the arguments of an approval subcommand: its own options, gate's long
+/// options, and its operands.
+fn parse_tool(tool: &str, args: Vec<OsString>, gate: &mut GateArgs) -> Result<Action, UsageError> {
+    let own: &[OptionSpec] = match tool {
+        "pending" => PENDING_OPTIONS,
+        "approve" => APPROVE_OPTIONS,
+        "deny" => DENY_OPTIONS,
+        "ask" => ASK_OPTIONS,
+        _ => &[],
+    };
+    let mut values: Vec<(&'static str, Option<OsString>)> = Vec::new();
+    let mut operands: Vec<OsString> = Vec::new();
+    let mut rest = args.into_iter().peekable();
+    let mut options_done = false;
+    while let Some(arg) = rest.next() {
+        let bytes = arg.as_bytes();
+        if options_done || !bytes.starts_with(b"-") || bytes == b"-" {
+            operands.push(arg);
+            continue;
+        }
+        if bytes == b"--" {
+            options_done = true;
+            continue;
+        }
+        if !bytes.starts_with(b"--") {
+            return Err(usage(format!(
+                "gate {tool}: unknown option {}; see gate {tool} --help",
+                arg.to_string_lossy()
+            )));
+        }
+        let (name, inline) = match bytes.iter().position(|&b| b == b'=') {
+            Some(eq) => (
+                &bytes[..eq],
+                Some(OsStr::from_bytes(&bytes[eq + 1..]).to_owned()),
+            ),
+            None => (bytes, None),
+        };
+        if let Some(spec) = own.iter().find(|o| o.name.as_bytes() == name) {
+            let value =
+                match (spec.value, inline) {
+                    (None, None) => None,
+                    (None, Some(_)) => return Err(usage(format!("{} takes no value", spec.name))),
+                    (Some(_), Some(v)) => Some(v),
+                    (Some(value_name), None) => Some(rest.next().ok_or_else(|| {
+                        usage(format!("{} needs a value ({value_name})", spec.name))
+                    })?),
+                };
+            values.push((spec.name, value));
+            continue;
+        }
+        let mut shell_args = Vec::new();
+        let mut mode = GateMode {
+            gate,
+            check_json: None,
+        };
+        take_gate_long_option(arg.clone(), &mut rest, &mut mode, &mut shell_args)?;
+        if !shell_args.is_empty() {
+            return Err(usage(format!(
+                "gate {tool}: unknown option {}; see gate {tool} --help",
+                arg.to_string_lossy()
+            )));
+        }
+    }
+    if gate.help || gate.version {
+        return Ok(Action::Help);
+    }
+    let text = |v: OsString, what: &str| -> Result<String, UsageError> {
+        v.into_string()
+            .map_err(|_| usage(format!("gate {tool}: the {what} is not valid UTF-8")))
+    };
+    let flag = |name: &str| values.iter().any(|(n, _)| *n == name);
+    let last = |name: &str| -> Result<Option<String>, UsageError> {
+        let mut found = None;
+        for (n, v) in values.iter() {
+            if *n == name {
+                if found.is_some() {
+                    return Err(usage(format!("{name} was given twice")));
+                }
+                found = v.clone();
+            }
+        }
+        found.map(|v| text(v, name)).transpose()
+    };
+    let id = |operands: Vec<OsString>| -> Result<String, UsageError> {
+        match <[OsString; 1]>::try_from(operands) {
+            Ok([id]) => text(id, "request id"),
+            Err(_) => Err(usage(format!(
+                "gate {tool} takes one request ID (see gate pending)"
+            ))),
+        }
+    };
+    let no_operands = |operands: &[OsString]| -> Result<(), UsageError> {
+        match operands.first() {
+            None => Ok(()),
+            Some(extra) => Err(usage(format!(
+                "gate {tool} takes no argument, not {}",
+                extra.to_string_lossy()
+            ))),
+        }
+    };
+    Ok(match tool {
+        "serve" => {
+            no_operands(&operands)?;
+            Action::Serve
+        }
+        "watch" => {
+            no_operands(&operands)?;
+            Action::Watch
+        }
+        "pending" => {
+            no_operands(&operands)?;
+            Action::Pending {
+                json: flag("--json"),
+            }
+        }
+        "approve" => {
+            let remember_rule = last("--remember-rule")?;
+            Action::Approve {
+                id: id(operands)?,
+                remember: flag("--remember"),
+                remember_rule,
+            }
+        }
+        "deny" => {
+            let message = last("--message")?;
+            Action::Refuse {
+                id: id(operands)?,
+                message,
+            }
+        }
+        "ask" => {
+            let question = match <[OsString; 1]>::try_from(operands) {
+                Ok([q]) => text(q, "question")?,
+                Err(_) => {
+                    return Err(usage(
+                        "gate ask takes one QUESTION (quote it); choices go in --option",
+                    ));
+                }
+            };
+            if question.trim().is_empty() {
+                return Err(usage("gate ask: the question is blank"));
+            }
+            let options = values
+                .iter()
+                .filter(|(n, _)| *n == "--option")
+                .filter_map(|(_, v)| v.clone())
+                .map(|v| text(v, "option"))
+                .collect::<Result<Vec<_>, _>>()?;
+            Action::Ask {
+                question,
+                options,
+                multiple: flag("--multiple"),
+            }
+        }
+        other => unreachable!("no tool {other}"),
+    })
 }
 
 /// Present when parsing for gate's own personality: where gate's options go.

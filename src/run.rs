@@ -69,11 +69,46 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         Action::Version => print(&format!("gate {}\n", crate::cli::VERSION)),
         Action::Check { target, json } => check(&inv, target, *json),
         Action::Doctor => crate::doctor::run(&inv),
+        Action::Serve => with_socket(&inv, |settings, socket| {
+            crate::approval::broker::serve(socket, settings)
+        }),
+        Action::Pending { json } => with_socket(&inv, |_, socket| {
+            crate::approval::admin::pending(socket, *json)
+        }),
+        Action::Approve {
+            id,
+            remember,
+            remember_rule,
+        } => with_socket(&inv, |_, socket| {
+            crate::approval::admin::approve(socket, id, *remember, remember_rule.as_deref())
+        }),
+        Action::Refuse { id, message } => with_socket(&inv, |_, socket| {
+            crate::approval::admin::deny(socket, id, message.as_deref())
+        }),
+        Action::Watch => with_socket(&inv, |settings, socket| {
+            crate::approval::watch::run(socket, settings)
+        }),
+        Action::Ask {
+            question,
+            options,
+            multiple,
+        } => crate::approval::question::run(&inv, question, options, *multiple),
         Action::Run(target) => run_target(&inv, target),
     }
 }
 
-fn load_settings(inv: &Invocation) -> Result<Settings, i32> {
+/// Run an approval tool with the settings and the broker's socket (configured, or the
+/// default path).
+fn with_socket(inv: &Invocation, tool: impl FnOnce(&Settings, &std::path::Path) -> i32) -> i32 {
+    let settings = match load_settings(inv) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let socket = crate::approval::socket_path(&settings, &var);
+    tool(&settings, &socket)
+}
+
+pub fn load_settings(inv: &Invocation) -> Result<Settings, i32> {
     let env = Environment { var: &var };
     let settings =
         config::load(&inv.gate, &env).map_err(|e| fail(format!("{e}; nothing was run")))?;

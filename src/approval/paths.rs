@@ -1,0 +1,118 @@
+//! Where the approval machinery keeps its files: the broker's socket and token, and the
+//! per-session files of remembered approvals. All of it lives in one directory private
+//! to the user: `$XDG_RUNTIME_DIR/gate/`, or `/tmp/gate-UID/` when there is no runtime
+//! directory. The safe-level sandbox hides that directory from the command.
+
+use std::ffi::OsString;
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+/// The file name of the broker's socket in the private directory.
+pub const SOCKET_NAME: &str = "broker.sock";
+
+/// The private directory (not created here).
+pub fn private_dir(var: &dyn Fn(&str) -> Option<OsString>) -> PathBuf {
+    match var("XDG_RUNTIME_DIR").map(PathBuf::from) {
+        Some(dir) if dir.is_absolute() => dir.join("gate"),
+        _ => PathBuf::from(format!("/tmp/gate-{}", nix::unistd::geteuid().as_raw())),
+    }
+}
+
+/// The broker's socket when none is configured.
+pub fn default_socket(var: &dyn Fn(&str) -> Option<OsString>) -> PathBuf {
+    private_dir(var).join(SOCKET_NAME)
+}
+
+/// The token file that authenticates approver tools to the broker on `socket`: the
+/// socket's path with `.token` appended.
+pub fn token_path(socket: &Path) -> PathBuf {
+    let mut name = socket.as_os_str().to_owned();
+    name.push(".token");
+    PathBuf::from(name)
+}
+
+/// Make sure `dir` exists and is private: a real directory (not a link), owned by this
+/// user, with no permission for anyone else. Creates it (0700) when it is missing and
+/// its parent exists. Anything else is refused with a message that says how to fix it.
+pub fn ensure_private_dir(dir: &Path) -> Result<(), String> {
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(format!("cannot create {}: {e}", dir.display())),
+    }
+    check_private(dir, true)
+}
+
+/// Check that `path` is owned by this user and that group and others have no
+/// permission on it; `dir` says whether it must be a directory.
+pub fn check_private(path: &Path, dir: bool) -> Result<(), String> {
+    let meta = std::fs::symlink_metadata(path)
+        .map_err(|e| format!("cannot inspect {}: {e}", path.display()))?;
+    if dir && !meta.file_type().is_dir() {
+        return Err(format!("{} is not a directory", path.display()));
+    }
+    let uid = nix::unistd::geteuid().as_raw();
+    if meta.uid() != uid {
+        return Err(format!(
+            "{} belongs to uid {}, not to this user (uid {uid}); someone else may be \
+             listening there",
+            path.display(),
+            meta.uid()
+        ));
+    }
+    let mode = meta.mode() & 0o7777;
+    if mode & 0o077 != 0 {
+        return Err(format!(
+            "{} is open to other users (mode {mode:04o}); run chmod go= {}",
+            path.display(),
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_private_dir_follows_xdg_runtime_dir() {
+        let var = |k: &str| (k == "XDG_RUNTIME_DIR").then(|| OsString::from("/run/user/7"));
+        assert_eq!(private_dir(&var), PathBuf::from("/run/user/7/gate"));
+        let relative = |k: &str| (k == "XDG_RUNTIME_DIR").then(|| OsString::from("run"));
+        let uid = nix::unistd::geteuid().as_raw();
+        assert_eq!(
+            private_dir(&relative),
+            PathBuf::from(format!("/tmp/gate-{uid}"))
+        );
+    }
+
+    #[test]
+    fn token_is_beside_the_socket() {
+        assert_eq!(
+            token_path(Path::new("/r/gate/broker.sock")),
+            PathBuf::from("/r/gate/broker.sock.token")
+        );
+    }
+
+    #[test]
+    fn a_private_dir_is_created_and_an_open_one_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("gate");
+        ensure_private_dir(&dir).unwrap();
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let e = ensure_private_dir(&dir).unwrap_err();
+        assert!(e.contains("open to other users"), "{e}");
+        let link = t.path().join("link");
+        std::os::unix::fs::symlink(&dir, &link).unwrap();
+        assert!(
+            ensure_private_dir(&link)
+                .unwrap_err()
+                .contains("not a directory")
+        );
+    }
+}
