@@ -280,6 +280,10 @@ pub enum Action {
     },
     /// `gate watch`: approve on this terminal as requests arrive.
     Watch,
+    /// `gate completions SHELL`: print a completion script.
+    Completions {
+        shell: String,
+    },
     /// `gate ask QUESTION [--option TEXT]... [--multiple]`.
     Ask {
         question: String,
@@ -550,6 +554,12 @@ fn parse_tool(tool: &str, args: Vec<OsString>, gate: &mut GateArgs) -> Result<Ac
             no_operands(&operands)?;
             Action::Watch
         }
+        "completions" => match <[OsString; 1]>::try_from(operands) {
+            Ok([shell]) => Action::Completions {
+                shell: text(shell, "shell name")?,
+            },
+            Err(_) => return Err(usage("gate completions takes one SHELL: bash, zsh or fish")),
+        },
         "pending" => {
             no_operands(&operands)?;
             Action::Pending {

@@ -15,6 +15,7 @@
 pub mod approval;
 pub mod audit;
 pub mod cli;
+pub mod completions;
 pub mod config;
 pub mod diag;
 pub mod doctor;

@@ -69,6 +69,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         Action::Version => print(&format!("gate {}\n", crate::cli::VERSION)),
         Action::Check { target, json } => check(&inv, target, *json),
         Action::Doctor => crate::doctor::run(&inv),
+        Action::Completions { shell } => crate::completions::run(shell),
         Action::Serve => with_socket(&inv, |settings, socket| {
             crate::approval::broker::serve(socket, settings)
         }),

@@ -36,7 +36,7 @@ impl Remembered {
         self.prefixes.add(rule, Origin::Approver)
     }
 
-    fn allows(&self, command: &CommandText) -> Option<Allowed> {
+    pub fn allows(&self, command: &CommandText) -> Option<Allowed> {
         if !command.is_exact() {
             return None;
         }
