@@ -40,7 +40,8 @@ impl Permit {
             Allowed::Level
             | Allowed::Rule { .. }
             | Allowed::RememberedCommand
-            | Allowed::RememberedRule { .. } => Ok(Permit { _sandbox: None }),
+            | Allowed::RememberedRule { .. }
+            | Allowed::Approved { .. } => Ok(Permit { _sandbox: None }),
         }
     }
 

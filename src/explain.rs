@@ -88,6 +88,17 @@ pub fn explain(decision: &Decision, policy: &Policy, command: Option<&CommandTex
                 display(rule)
             ),
         },
+        Decision::Allow(Allowed::Approved { channel, source }) => Explanation {
+            decided_by: channel,
+            rule: None,
+            rule_origin: None,
+            matched: None,
+            reason: match (channel, source) {
+                (&"tty", _) => "approved on the terminal".to_owned(),
+                (_, Some(source)) => format!("approved by the approver ({})", display(source)),
+                (_, None) => "approved by the approver on the socket".to_owned(),
+            },
+        },
         Decision::Ask => {
             let why = match command {
                 None => "a shell with no command to check cannot match an allow rule".to_owned(),

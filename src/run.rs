@@ -212,7 +212,7 @@ impl Trail<'_> {
             unreachable!("opened above")
         };
         let session_id = session::session_id(self.settings.session.as_deref());
-        let call_id = self.call_id.get_or_init(session::call_id);
+        let call_id = self.call_id();
         let record = audit::Record {
             call_id,
             session_id: &session_id,
@@ -229,6 +229,11 @@ impl Trail<'_> {
         let line = audit::encode(&record, SystemTime::now());
         audit::write(file, &line)
             .map_err(|err| format!("cannot write the audit log {}: {err}", path.display()))
+    }
+
+    /// This call's id, made on first use.
+    fn call_id(&self) -> &str {
+        self.call_id.get_or_init(session::call_id)
     }
 
     /// After the allow record: a second record with the same call id says that nothing
@@ -258,7 +263,17 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
         Err(code) => return code,
     };
     let judged = Judged::of(target);
-    let decision = decide(&settings.policy, &Remembered::new(), judged.request());
+    let mut decision = decide(&settings.policy, &Remembered::new(), judged.request());
+    // What the session remembers is read only when the rules alone would ask.
+    let session_id = session::session_id(settings.session.as_deref());
+    let mut store = None;
+    if decision == Decision::Ask {
+        let opened = session_store(&session_id);
+        if let Ok(s) = &opened {
+            decision = decide(&settings.policy, &s.load().remembered(), judged.request());
+        }
+        store = Some(opened);
+    }
     let explanation = explain::explain(&decision, &settings.policy, judged.text.as_ref());
     tracing::debug!(?decision, reason = %explanation.reason, "decided");
     let trail = Trail {
@@ -271,94 +286,10 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
     let subject = explain::subject(judged.text.as_ref());
 
     match &decision {
-        Decision::Allow(allowed) => {
-            let plan = match plan(inv, target, &settings) {
-                Ok(plan) => plan,
-                Err(message) => {
-                    let e = Explanation {
-                        decided_by: "error",
-                        ..explanation
-                    };
-                    trail.refused(&e, &message);
-                    return fail(format!("{message}; nothing was run"));
-                }
-            };
-            // At `safe`, everything that can fail is prepared before the allow record,
-            // and the record carries what the sandbox will enforce.
-            let sandbox = match Permit::for_allowed(allowed) {
-                Ok(_) => None,
-                Err(PermitError::NeedsSandbox) => match prepare_sandbox(&settings) {
-                    Ok(sandbox) => {
-                        *trail.sandbox.borrow_mut() = Some(sandbox.summary().clone());
-                        Some(sandbox)
-                    }
-                    Err(e) => {
-                        let message = e.to_string();
-                        let e = Explanation {
-                            decided_by: "error",
-                            ..explanation
-                        };
-                        trail.refused(&e, &message);
-                        return fail(message);
-                    }
-                },
-            };
-            if let Err(line) = trail.record("allow", &explanation, None) {
-                if settings.audit_required {
-                    return fail(format!(
-                        "{line}; the configuration requires the audit log (audit.required), so nothing was run"
-                    ));
-                }
-                say(&format!("gate: warning: {line}"));
-            }
-            let permit = match sandbox {
-                None => match Permit::for_allowed(allowed) {
-                    Ok(permit) => permit,
-                    Err(PermitError::NeedsSandbox) => unreachable!("prepared above"),
-                },
-                Some(sandbox) => {
-                    if !sandbox.not_enforced.is_empty() {
-                        say(&format!(
-                            "gate: warning: --best-effort: the sandbox does not enforce {}",
-                            sandbox
-                                .not_enforced
-                                .iter()
-                                .map(|f| f.describe())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ));
-                    }
-                    match sandbox.enforce() {
-                        Ok(enforced) => Permit::inside(enforced),
-                        Err(e) => {
-                            let message = e.to_string();
-                            trail.did_not_run(&explanation, &message);
-                            return fail(message);
-                        }
-                    }
-                }
-            };
-            let err = exec::exec(plan, permit);
-            let message = err.to_string();
-            trail.did_not_run(&explanation, &message);
-            say(&format!("gate: {message}"));
-            err.exit_status()
-        }
+        Decision::Allow(allowed) => run_allowed(inv, target, &trail, allowed, explanation),
         Decision::Ask => {
-            // No approval channel exists in this version: nobody to ask, so refused.
-            let reason = format!("{}, and there is no approver to ask", explanation.reason);
-            let line = explain::refusal_line(
-                &subject,
-                &reason,
-                explain::advice(&decision, judged.text.as_ref()),
-            );
-            let e = Explanation {
-                decided_by: "no-approver",
-                ..explanation
-            };
-            trail.refused(&e, &reason);
-            say(&line);
-            REFUSED
+            let store = store.expect("opened when the decision is ask");
+            ask_then_run(inv, target, &trail, &session_id, store, explanation)
         }
         Decision::Deny(_) => {
             let line = explain::refusal_line(
@@ -371,6 +302,258 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
             REFUSED
         }
     }
+}
+
+/// The store of remembered approvals for a session, in the private directory.
+fn session_store(session_id: &str) -> Result<crate::approval::store::SessionStore, String> {
+    crate::approval::store::SessionStore::open(
+        &crate::approval::paths::private_dir(&var),
+        session_id,
+    )
+}
+
+/// Ask an approver, then run on an approve or refuse.
+fn ask_then_run(
+    inv: &Invocation,
+    target: &Target,
+    trail: &Trail<'_>,
+    session_id: &str,
+    store: Result<crate::approval::store::SessionStore, String>,
+    explanation: Explanation,
+) -> i32 {
+    use crate::approval::protocol::{ApprovalRequest, Ask, Decision as Answer};
+    use crate::approval::{self, By, Outcome};
+
+    let settings = trail.settings;
+    let judged = trail.judged;
+    let subject = explain::subject(judged.text.as_ref());
+    let exact_text = judged.text.as_ref().filter(|t| t.is_exact());
+    let remember_supported = store.is_ok() && exact_text.is_some();
+    if let Err(why) = &store {
+        tracing::debug!(%why, "approvals cannot be remembered in this session");
+    }
+    let command = match (&judged.text, target) {
+        (Some(text), _) => text.as_str().to_owned(),
+        (None, Target::Shell { args, .. }) => {
+            let mut words = vec![inv.argv0.to_string_lossy().into_owned()];
+            words.extend(args.iter().map(|a| a.to_string_lossy().into_owned()));
+            format!("(a shell session: {})", shell_words::join(words))
+        }
+        (None, Target::Program { .. }) => unreachable!("a program always has a command text"),
+    };
+    let work_dir = std::env::current_dir()
+        .map(|d| d.display().to_string())
+        .unwrap_or_default();
+    let request = ApprovalRequest {
+        call_id: trail.call_id().to_owned(),
+        session_id: session_id.to_owned(),
+        kind: judged.kind.to_owned(),
+        command,
+        work_dir,
+        level: settings.policy.level.as_str().to_owned(),
+        timeout_seconds: u64::from(settings.timeout),
+        remember_supported,
+        pid: u64::from(std::process::id()),
+    };
+    let deadline =
+        std::time::Instant::now() + std::time::Duration::from_secs(u64::from(settings.timeout));
+    let channels = approval::Channels::of(settings, &var);
+    let outcome = approval::seek(&Ask::Approval(request), &channels, deadline);
+    tracing::debug!(?outcome, "asked");
+    let refuse = |by: By, reason: String, message: Option<String>, advice: &str| {
+        let e = Explanation {
+            decided_by: by.as_str(),
+            ..explanation.clone()
+        };
+        trail.refused(&e, message.as_deref().unwrap_or(&reason));
+        say(&explain::refusal_line(&subject, &reason, advice));
+        REFUSED
+    };
+    match outcome {
+        Outcome::Decided {
+            decision:
+                Answer::Approve {
+                    remember,
+                    remember_rule,
+                    kept,
+                    source,
+                },
+            by,
+        } => {
+            if (remember || remember_rule.is_some()) && !kept {
+                match (&store, exact_text) {
+                    (Ok(store), Some(text)) => {
+                        let command = remember.then_some(text.as_str());
+                        if let Err(why) = store.add(command, remember_rule.as_deref()) {
+                            say(&format!(
+                                "gate: warning: the approval is not remembered: {why}"
+                            ));
+                        }
+                    }
+                    _ => tracing::debug!("remember asked for but not supported; approved once"),
+                }
+            }
+            let channel = match (by, source.as_deref()) {
+                (By::Socket, Some("remembered")) => "remembered",
+                (By::Socket, _) => "socket",
+                _ => "tty",
+            };
+            let allowed = crate::policy::Allowed::Approved {
+                channel,
+                source: source.map(Into::into),
+            };
+            let e = explain::explain(
+                &Decision::Allow(allowed.clone()),
+                &settings.policy,
+                judged.text.as_ref(),
+            );
+            run_allowed(inv, target, trail, &allowed, e)
+        }
+        Outcome::Decided {
+            decision: Answer::Deny { message, .. },
+            by,
+        } => {
+            let who = match by {
+                By::Tty => "denied on the terminal",
+                _ => "the approver denied it",
+            };
+            let message = message
+                .as_deref()
+                .map(str::trim)
+                .filter(|m| !m.is_empty())
+                .map(approval_message);
+            let reason = match &message {
+                Some(m) => format!("{who}: \"{m}\""),
+                None => who.to_owned(),
+            };
+            let advice = if message.is_some() {
+                "Do not run it another way; follow the approver's message."
+            } else {
+                "Do not run it another way; ask the user what to do instead."
+            };
+            refuse(by, reason, message, advice)
+        }
+        Outcome::Answered { .. } => refuse(
+            By::Error,
+            "the approver answered a question that was not asked".into(),
+            None,
+            "Tell the user the approver is misbehaving.",
+        ),
+        Outcome::Unanswered { by, cause } => {
+            let reason = match by {
+                By::NoApprover => format!("{}, and {cause}", explanation.reason),
+                _ => cause,
+            };
+            let advice = match by {
+                By::NoApprover => approval::NO_APPROVER_ADVICE,
+                By::Timeout => "Unanswered means denied: ask the user before trying again.",
+                By::Interrupted => "Do not retry it unless the user asks.",
+                _ => "Tell the user the approver failed; do not run the command another way.",
+            };
+            refuse(by, reason, None, advice)
+        }
+    }
+}
+
+/// An approver's message as the model reads it: one line, control characters escaped,
+/// at most 1,000 characters.
+fn approval_message(text: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i == 1000 {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Run an allowed target: plan it, prepare the sandbox at `safe`, write the allow
+/// record, and exec (returning only if that fails).
+fn run_allowed(
+    inv: &Invocation,
+    target: &Target,
+    trail: &Trail<'_>,
+    allowed: &crate::policy::Allowed,
+    explanation: Explanation,
+) -> i32 {
+    let settings = trail.settings;
+    let plan = match plan(inv, target, settings) {
+        Ok(plan) => plan,
+        Err(message) => {
+            let e = Explanation {
+                decided_by: "error",
+                ..explanation
+            };
+            trail.refused(&e, &message);
+            return fail(format!("{message}; nothing was run"));
+        }
+    };
+    // At `safe`, everything that can fail is prepared before the allow record, and the
+    // record carries what the sandbox will enforce.
+    let sandbox = match Permit::for_allowed(allowed) {
+        Ok(_) => None,
+        Err(PermitError::NeedsSandbox) => match prepare_sandbox(settings) {
+            Ok(sandbox) => {
+                *trail.sandbox.borrow_mut() = Some(sandbox.summary().clone());
+                Some(sandbox)
+            }
+            Err(e) => {
+                let message = e.to_string();
+                let e = Explanation {
+                    decided_by: "error",
+                    ..explanation
+                };
+                trail.refused(&e, &message);
+                return fail(message);
+            }
+        },
+    };
+    if let Err(line) = trail.record("allow", &explanation, None) {
+        if settings.audit_required {
+            return fail(format!(
+                "{line}; the configuration requires the audit log (audit.required), so nothing was run"
+            ));
+        }
+        say(&format!("gate: warning: {line}"));
+    }
+    let permit = match sandbox {
+        None => match Permit::for_allowed(allowed) {
+            Ok(permit) => permit,
+            Err(PermitError::NeedsSandbox) => unreachable!("prepared above"),
+        },
+        Some(sandbox) => {
+            if !sandbox.not_enforced.is_empty() {
+                say(&format!(
+                    "gate: warning: --best-effort: the sandbox does not enforce {}",
+                    sandbox
+                        .not_enforced
+                        .iter()
+                        .map(|f| f.describe())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            match sandbox.enforce() {
+                Ok(enforced) => Permit::inside(enforced),
+                Err(e) => {
+                    let message = e.to_string();
+                    trail.did_not_run(&explanation, &message);
+                    return fail(message);
+                }
+            }
+        }
+    };
+    let err = exec::exec(plan, permit);
+    let message = err.to_string();
+    trail.did_not_run(&explanation, &message);
+    say(&format!("gate: {message}"));
+    err.exit_status()
 }
 
 /// Files the command must not rewrite from inside the sandbox, wherever they are: the

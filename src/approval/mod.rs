@@ -8,10 +8,12 @@
 
 pub mod admin;
 pub mod broker;
+pub mod client;
 pub mod paths;
 pub mod protocol;
 pub mod question;
 pub mod signals;
+pub mod store;
 pub mod tty;
 pub mod watch;
 pub mod wire;
@@ -28,3 +30,232 @@ pub fn socket_path(settings: &Settings, var: &dyn Fn(&str) -> Option<OsString>) 
         None => paths::default_socket(var),
     }
 }
+
+use std::time::Instant;
+
+use protocol::{Answer, Ask, Decision};
+
+/// Where to look for an approver.
+#[derive(Debug, Clone)]
+pub struct Channels {
+    /// The socket: configured, or the broker's default path.
+    pub socket: PathBuf,
+    /// Whether the socket was configured (then its absence is worth a mention).
+    pub socket_configured: bool,
+    /// Whether the terminal may be asked.
+    pub tty: bool,
+}
+
+impl Channels {
+    pub fn of(settings: &Settings, var: &dyn Fn(&str) -> Option<OsString>) -> Channels {
+        Channels {
+            socket: socket_path(settings, var),
+            socket_configured: settings.socket.is_some(),
+            tty: settings.tty,
+        }
+    }
+}
+
+/// Who settled a request (the audit log's `decided_by`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum By {
+    Socket,
+    Tty,
+    Timeout,
+    NoApprover,
+    Interrupted,
+    Error,
+}
+
+impl By {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            By::Socket => "socket",
+            By::Tty => "tty",
+            By::Timeout => "timeout",
+            By::NoApprover => "no-approver",
+            By::Interrupted => "interrupted",
+            By::Error => "error",
+        }
+    }
+}
+
+/// How a request ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// An approver decided an approval request.
+    Decided { decision: Decision, by: By },
+    /// An approver answered (or declined) a question.
+    Answered { answer: Answer, by: By },
+    /// Nobody answered: a denial (or a declined question), and why.
+    Unanswered { by: By, cause: String },
+}
+
+/// Ask through the channels in order — the socket, the terminal, nobody — and wait for
+/// the first answer until `deadline`. SIGINT, SIGTERM, SIGHUP and SIGQUIT end the wait
+/// as a denial; the signal mask is restored before this returns.
+pub fn seek(ask: &Ask, channels: &Channels, deadline: Instant) -> Outcome {
+    let interrupts = match signals::Interrupts::block() {
+        Ok(i) => i,
+        Err(cause) => {
+            return Outcome::Unanswered {
+                by: By::Error,
+                cause,
+            };
+        }
+    };
+    let outcome = seek_with(ask, channels, deadline, &interrupts);
+    // A signal that arrived after the answer still counts: nothing runs.
+    match (interrupts.take(), &outcome) {
+        (Some(signal), Outcome::Decided { .. } | Outcome::Answered { .. }) => Outcome::Unanswered {
+            by: By::Interrupted,
+            cause: format!("gate was interrupted by {signal} while waiting"),
+        },
+        _ => outcome,
+    }
+}
+
+fn seek_with(
+    ask: &Ask,
+    channels: &Channels,
+    deadline: Instant,
+    interrupts: &signals::Interrupts,
+) -> Outcome {
+    let interrupted = |what: &str| Outcome::Unanswered {
+        by: By::Interrupted,
+        cause: match interrupts.take() {
+            Some(signal) => format!("gate was interrupted by {signal} while waiting for {what}"),
+            None => format!("the wait for {what} was interrupted"),
+        },
+    };
+    let mut notes: Vec<String> = Vec::new();
+    match client::connect(&channels.socket) {
+        Ok(conn) => {
+            let shown = channels.socket.display();
+            return match conn.ask(ask, deadline, Some(interrupts.fd())) {
+                client::Reply::Decision(decision) => Outcome::Decided {
+                    decision,
+                    by: By::Socket,
+                },
+                client::Reply::Answer(answer) => Outcome::Answered {
+                    answer,
+                    by: By::Socket,
+                },
+                client::Reply::Timeout => Outcome::Unanswered {
+                    by: By::Timeout,
+                    cause: format!(
+                        "the approver on {shown} did not answer within {} s",
+                        ask.timeout_seconds()
+                    ),
+                },
+                client::Reply::Interrupted => interrupted(&format!("the approver on {shown}")),
+                client::Reply::Fault(why) => Outcome::Unanswered {
+                    by: By::Error,
+                    cause: format!("the approver on {shown} failed: {why}"),
+                },
+            };
+        }
+        Err(client::NotConnected::Untrusted(why)) => {
+            return Outcome::Unanswered {
+                by: By::Error,
+                cause: format!("the approval socket cannot be trusted: {why}"),
+            };
+        }
+        Err(client::NotConnected::Absent(why)) => {
+            if channels.socket_configured {
+                notes.push(why);
+            }
+        }
+    }
+    if channels.tty {
+        match tty::Tty::open() {
+            Ok(mut tty) => {
+                return match ask {
+                    Ask::Approval(request) => {
+                        match tty.approve(request, deadline, Some(interrupts.fd())) {
+                            tty::TtyVerdict::Once => Outcome::Decided {
+                                decision: Decision::Approve {
+                                    remember: false,
+                                    remember_rule: None,
+                                    kept: false,
+                                    source: None,
+                                },
+                                by: By::Tty,
+                            },
+                            tty::TtyVerdict::Session => Outcome::Decided {
+                                decision: Decision::Approve {
+                                    remember: true,
+                                    remember_rule: None,
+                                    kept: false,
+                                    source: None,
+                                },
+                                by: By::Tty,
+                            },
+                            tty::TtyVerdict::Deny { reason } => Outcome::Decided {
+                                decision: Decision::Deny {
+                                    message: reason,
+                                    source: None,
+                                },
+                                by: By::Tty,
+                            },
+                            tty::TtyVerdict::Timeout => Outcome::Unanswered {
+                                by: By::Timeout,
+                                cause: format!(
+                                    "nobody answered on the terminal within {} s",
+                                    ask.timeout_seconds()
+                                ),
+                            },
+                            tty::TtyVerdict::Interrupted => {
+                                interrupted("an answer on the terminal")
+                            }
+                            tty::TtyVerdict::Failed(why) => Outcome::Unanswered {
+                                by: By::Error,
+                                cause: format!("the terminal prompt failed: {why}"),
+                            },
+                        }
+                    }
+                    Ask::Question(question) => {
+                        match tty.question(question, deadline, Some(interrupts.fd())) {
+                            tty::TtyAnswer::Text(text) => Outcome::Answered {
+                                answer: Answer::Text(text),
+                                by: By::Tty,
+                            },
+                            tty::TtyAnswer::Declined => Outcome::Answered {
+                                answer: Answer::Declined { message: None },
+                                by: By::Tty,
+                            },
+                            tty::TtyAnswer::Timeout => Outcome::Unanswered {
+                                by: By::Timeout,
+                                cause: format!(
+                                    "nobody answered on the terminal within {} s",
+                                    ask.timeout_seconds()
+                                ),
+                            },
+                            tty::TtyAnswer::Interrupted => interrupted("an answer on the terminal"),
+                            tty::TtyAnswer::Failed(why) => Outcome::Unanswered {
+                                by: By::Error,
+                                cause: format!("the terminal prompt failed: {why}"),
+                            },
+                        }
+                    }
+                };
+            }
+            Err(why) => notes.push(why),
+        }
+    } else {
+        notes.push("the terminal is turned off (--no-tty / approval.tty = false)".into());
+    }
+    let mut cause = String::from("there is no approver to ask");
+    if !notes.is_empty() {
+        cause.push_str(&format!(" ({})", notes.join("; ")));
+    }
+    Outcome::Unanswered {
+        by: By::NoApprover,
+        cause,
+    }
+}
+
+/// What to tell a model when nobody could be asked.
+pub const NO_APPROVER_ADVICE: &str = "To approve commands, run `gate serve` and answer with \
+    `gate watch` or `gate approve`, point approval.socket (GATE_SOCKET) at a host program's \
+    approver, or run gate from a terminal.";

@@ -73,6 +73,14 @@ pub enum Allowed {
     RememberedCommand,
     /// An approver allowed this prefix for the session.
     RememberedRule { rule: Box<str> },
+    /// An approver said yes to this request. [`decide`] never returns it: the run path
+    /// does, after asking.
+    Approved {
+        /// `socket` or `tty`.
+        channel: &'static str,
+        /// Who, as the approver named itself.
+        source: Option<Box<str>>,
+    },
 }
 
 /// Why a request may not run.

@@ -1,0 +1,146 @@
+//! The requester's side of the socket: connect to the approver, check that it is this
+//! user's, send one request line, and wait for the one answer line.
+
+use std::io::{self, Write};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::Instant;
+
+use nix::sys::socket::{getsockopt, sockopt};
+
+use super::protocol::{Answer, Ask, Decision, MAX_LINE};
+use super::wire::{Got, LineReader};
+
+/// Why no request went out over the socket.
+#[derive(Debug, PartialEq, Eq)]
+pub enum NotConnected {
+    /// Nothing is there, or nothing listens: the next channel may be tried.
+    Absent(String),
+    /// Something is there that must not be trusted with the request: a denial.
+    Untrusted(String),
+}
+
+/// A connection to an approver that passed the checks.
+pub struct Connection {
+    reader: LineReader<UnixStream>,
+}
+
+/// The approver's reply, or why there is none.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Reply {
+    Decision(Decision),
+    Answer(Answer),
+    Timeout,
+    Interrupted,
+    /// The approver broke the protocol or went away: a denial, with the cause.
+    Fault(String),
+}
+
+/// Connect to `path`. The socket must belong to this user and be closed to others, and
+/// the process listening on it must run as this user.
+pub fn connect(path: &Path) -> Result<Connection, NotConnected> {
+    let shown = path.display();
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(NotConnected::Absent(format!("no socket at {shown}")));
+        }
+        Err(e) => {
+            return Err(NotConnected::Untrusted(format!(
+                "cannot inspect {shown}: {e}"
+            )));
+        }
+    };
+    if !meta.file_type().is_socket() {
+        return Err(NotConnected::Untrusted(format!("{shown} is not a socket")));
+    }
+    let uid = nix::unistd::geteuid().as_raw();
+    if meta.uid() != uid {
+        return Err(NotConnected::Untrusted(format!(
+            "the socket {shown} belongs to uid {}, not to this user (uid {uid})",
+            meta.uid()
+        )));
+    }
+    if meta.mode() & 0o077 != 0 {
+        return Err(NotConnected::Untrusted(format!(
+            "the socket {shown} is open to other users (mode {:04o})",
+            meta.mode() & 0o7777
+        )));
+    }
+    let stream = match UnixStream::connect(path) {
+        Ok(s) => s,
+        Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+            return Err(NotConnected::Absent(format!(
+                "nothing is listening on {shown}"
+            )));
+        }
+        Err(e) => {
+            return Err(NotConnected::Absent(format!(
+                "cannot connect to {shown}: {e}"
+            )));
+        }
+    };
+    let peer = getsockopt(&stream, sockopt::PeerCredentials).map_err(|e| {
+        NotConnected::Untrusted(format!("cannot identify the approver on {shown}: {e}"))
+    })?;
+    if peer.uid() != uid {
+        return Err(NotConnected::Untrusted(format!(
+            "the approver on {shown} runs as uid {}, not as this user (uid {uid})",
+            peer.uid()
+        )));
+    }
+    Ok(Connection {
+        reader: LineReader::new(stream),
+    })
+}
+
+impl Connection {
+    /// Send `ask` and wait for the first answer until `deadline`, or until `interrupt`
+    /// is readable. Later lines are never read: the first answer is the one that counts.
+    pub fn ask(mut self, ask: &Ask, deadline: Instant, interrupt: Option<BorrowedFd<'_>>) -> Reply {
+        let line = ask.encode();
+        if line.len() > MAX_LINE {
+            return Reply::Fault(format!(
+                "the request is longer than the protocol's {MAX_LINE} bytes (the command is too long to ask about)"
+            ));
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Reply::Timeout;
+        }
+        let stream = self.reader.get_mut();
+        if let Err(e) = stream
+            .set_write_timeout(Some(left))
+            .and_then(|()| stream.write_all(&line))
+        {
+            return match e.kind() {
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => Reply::Timeout,
+                _ => Reply::Fault(format!("cannot send the request: {e}")),
+            };
+        }
+        match self.reader.read_line(Some(deadline), interrupt) {
+            Ok(Got::Line(line)) => {
+                let decoded = match ask {
+                    Ask::Approval(_) => Decision::decode(&line, ask.call_id()).map(Reply::Decision),
+                    Ask::Question(_) => Answer::decode(&line, ask.call_id()).map(Reply::Answer),
+                };
+                decoded.unwrap_or_else(|e| Reply::Fault(format!("protocol error: {e}")))
+            }
+            Ok(Got::Eof) => {
+                Reply::Fault("the approver closed the connection without answering".into())
+            }
+            Ok(Got::TooLong) => Reply::Fault(format!(
+                "protocol error: the approver sent a line longer than {MAX_LINE} bytes"
+            )),
+            Ok(Got::Timeout) => Reply::Timeout,
+            Ok(Got::Interrupted) => Reply::Interrupted,
+            Err(e) => Reply::Fault(format!("cannot read the answer: {e}")),
+        }
+    }
+
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.reader.get_ref().as_fd()
+    }
+}
