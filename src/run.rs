@@ -306,10 +306,10 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
 
 /// The store of remembered approvals for a session, in the private directory.
 fn session_store(session_id: &str) -> Result<crate::approval::store::SessionStore, String> {
-    crate::approval::store::SessionStore::open(
-        &crate::approval::paths::private_dir(&var),
-        session_id,
-    )
+    let dir = crate::approval::paths::sessions_dir(&var).ok_or_else(|| {
+        "neither XDG_RUNTIME_DIR nor HOME is set, so there is nowhere to keep them".to_owned()
+    })?;
+    crate::approval::store::SessionStore::open(&dir, session_id)
 }
 
 /// Ask an approver, then run on an approve or refuse.
@@ -660,7 +660,17 @@ fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
         Err(code) => return code,
     };
     let judged = Judged::of(target);
-    let decision = decide(&settings.policy, &Remembered::new(), judged.request());
+    let mut decision = decide(&settings.policy, &Remembered::new(), judged.request());
+    if decision == Decision::Ask {
+        let session_id = session::session_id(settings.session.as_deref());
+        if let Ok(store) = session_store(&session_id) {
+            decision = decide(
+                &settings.policy,
+                &store.load().remembered(),
+                judged.request(),
+            );
+        }
+    }
     let e = explain::explain(&decision, &settings.policy, judged.text.as_ref());
     let sandbox_problem = match &decision {
         Decision::Allow(crate::policy::Allowed::Sandboxed) => sandbox_problem(&settings),
@@ -673,8 +683,8 @@ fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
         },
         Decision::Allow(_) => ("run", "gate would run it"),
         Decision::Ask => (
-            "refuse",
-            "gate would refuse it: no approver can be asked in this version of gate (exit 126)",
+            "ask",
+            "gate would ask an approver and run it only if approved (denied or unanswered: exit 126)",
         ),
         Decision::Deny(_) => ("refuse", "gate would refuse it (exit 126)"),
     };

@@ -73,12 +73,12 @@ fn check_json_has_the_decision_and_why() {
 }
 
 #[test]
-fn check_json_for_an_unmatched_command_says_ask_and_refuse() {
+fn check_json_for_an_unmatched_command_says_it_would_ask() {
     let env = TestEnv::new();
     let (v, out) = check_json(&env, &["--allow", "echo hello", "-c", "touch F"]);
     out.assert_code(1);
     assert_eq!(v["decision"], "ask", "{v}");
-    assert_eq!(v["outcome"], "refuse", "{v}");
+    assert_eq!(v["outcome"], "ask", "{v}");
     assert_eq!(v["rule"], Value::Null, "{v}");
     assert!(
         v["reason"]

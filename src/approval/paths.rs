@@ -19,6 +19,40 @@ pub fn private_dir(var: &dyn Fn(&str) -> Option<OsString>) -> PathBuf {
     }
 }
 
+/// Where remembered approvals are kept when no broker keeps them: `sessions/` in the
+/// private directory when there is a runtime directory; otherwise
+/// `$XDG_STATE_HOME/gate/sessions` (`~/.local/state/gate/sessions`), never under
+/// /tmp: the safe level's sandbox can keep the command from writing the state
+/// directory, but not a directory inside /tmp without taking away /tmp itself, and a
+/// sandboxed command that could write remembered approvals could grant itself later
+/// unsandboxed runs. None when neither is known.
+pub fn sessions_dir(var: &dyn Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    let absolute = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
+    if let Some(runtime) = absolute("XDG_RUNTIME_DIR") {
+        return Some(runtime.join("gate/sessions"));
+    }
+    let state = absolute("XDG_STATE_HOME")
+        .or_else(|| absolute("HOME").map(|home| home.join(".local/state")))?;
+    Some(state.join("gate/sessions"))
+}
+
+/// Make `dir` and its parent `gate` directory exist and be private (0700, ours).
+/// Missing ancestors above them are created 0700 too.
+pub fn ensure_private_tree(dir: &Path) -> Result<(), String> {
+    let gate = dir
+        .parent()
+        .ok_or_else(|| format!("{} has no parent", dir.display()))?;
+    if let Some(above) = gate.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(above)
+            .map_err(|e| format!("cannot create {}: {e}", above.display()))?;
+    }
+    ensure_private_dir(gate)?;
+    ensure_private_dir(dir)
+}
+
 /// The broker's socket when none is configured.
 pub fn default_socket(var: &dyn Fn(&str) -> Option<OsString>) -> PathBuf {
     private_dir(var).join(SOCKET_NAME)
@@ -86,6 +120,31 @@ mod tests {
             private_dir(&relative),
             PathBuf::from(format!("/tmp/gate-{uid}"))
         );
+    }
+
+    #[test]
+    fn sessions_live_in_the_runtime_dir_else_the_state_dir_never_tmp() {
+        let with = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| OsString::from(v))
+            }
+        };
+        assert_eq!(
+            sessions_dir(&with(&[("XDG_RUNTIME_DIR", "/run/user/7"), ("HOME", "/h")])),
+            Some(PathBuf::from("/run/user/7/gate/sessions"))
+        );
+        assert_eq!(
+            sessions_dir(&with(&[("XDG_STATE_HOME", "/s"), ("HOME", "/h")])),
+            Some(PathBuf::from("/s/gate/sessions"))
+        );
+        assert_eq!(
+            sessions_dir(&with(&[("HOME", "/h")])),
+            Some(PathBuf::from("/h/.local/state/gate/sessions"))
+        );
+        assert_eq!(sessions_dir(&with(&[("HOME", "h")])), None);
     }
 
     #[test]

@@ -48,10 +48,11 @@ impl Entries {
 }
 
 impl SessionStore {
-    /// The store for `session_id` in `dir` (the private directory), which is created
-    /// private if it is missing. Err says why remembering is not possible here.
+    /// The store for `session_id` in `dir` (see [`paths::sessions_dir`]), which is
+    /// created private, with its parent, if it is missing. Err says why remembering is
+    /// not possible here.
     pub fn open(dir: &Path, session_id: &str) -> Result<SessionStore, String> {
-        paths::ensure_private_dir(dir)?;
+        paths::ensure_private_tree(dir)?;
         let file = dir.join(format!(
             "session-{:016x}.json",
             fnv1a(session_id.as_bytes())
@@ -188,7 +189,7 @@ mod tests {
     #[test]
     fn remembered_commands_and_rules_survive_a_reload() {
         let t = tempfile::tempdir().unwrap();
-        let dir = t.path().join("gate");
+        let dir = t.path().join("gate/sessions");
         let s = SessionStore::open(&dir, "s1").unwrap();
         assert_eq!(s.load(), Entries::default());
         s.add(Some("  make test "), None).unwrap();
@@ -211,7 +212,7 @@ mod tests {
     #[test]
     fn a_file_of_another_session_or_garbage_counts_as_empty() {
         let t = tempfile::tempdir().unwrap();
-        let dir = t.path().join("gate");
+        let dir = t.path().join("gate/sessions");
         let s = SessionStore::open(&dir, "s1").unwrap();
         s.add(Some("ls"), None).unwrap();
         let text = std::fs::read_to_string(s.path()).unwrap();
@@ -224,7 +225,7 @@ mod tests {
     #[test]
     fn concurrent_adds_lose_nothing() {
         let t = tempfile::tempdir().unwrap();
-        let dir = t.path().join("gate");
+        let dir = t.path().join("gate/sessions");
         let threads: Vec<_> = (0..8)
             .map(|i| {
                 let dir = dir.clone();

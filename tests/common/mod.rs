@@ -206,6 +206,9 @@ pub struct TestEnv {
     pub state: PathBuf,
     /// XDG_CONFIG_HOME
     pub config: PathBuf,
+    /// XDG_RUNTIME_DIR: gate keeps the broker's socket and remembered approvals in
+    /// its `gate/` subdirectory, so no test meets a broker the developer runs.
+    pub runtime: PathBuf,
     /// The working directory of every gate process.
     pub work: PathBuf,
 }
@@ -243,6 +246,7 @@ impl TestEnv {
             home: make("home"),
             state: make("state"),
             config: make("config"),
+            runtime: make("runtime"),
             work: make("work"),
             root,
             _dir: dir,
@@ -261,6 +265,10 @@ impl TestEnv {
         env.insert(
             OsString::from("XDG_CONFIG_HOME"),
             self.config.clone().into(),
+        );
+        env.insert(
+            OsString::from("XDG_RUNTIME_DIR"),
+            self.runtime.clone().into(),
         );
         env.insert(OsString::from("LC_ALL"), OsString::from("C"));
         Gate {
