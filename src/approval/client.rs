@@ -20,6 +20,10 @@ pub enum NotConnected {
     Absent(String),
     /// Something is there that must not be trusted with the request: a denial.
     Untrusted(String),
+    /// The listener did not take the connection before the deadline.
+    Timeout,
+    /// A signal arrived while connecting.
+    Interrupted,
 }
 
 /// A connection to an approver that passed the checks.
@@ -38,9 +42,14 @@ pub enum Reply {
     Fault(String),
 }
 
-/// Connect to `path`. The socket must belong to this user and be closed to others, and
-/// the process listening on it must run as this user.
-pub fn connect(path: &Path) -> Result<Connection, NotConnected> {
+/// Connect to `path`, giving up at `deadline` or when `interrupt` becomes readable.
+/// The socket must belong to this user and be closed to others, and the process
+/// listening on it must run as this user.
+pub fn connect(
+    path: &Path,
+    deadline: Instant,
+    interrupt: Option<BorrowedFd<'_>>,
+) -> Result<Connection, NotConnected> {
     let shown = path.display();
     let meta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
@@ -69,19 +78,7 @@ pub fn connect(path: &Path) -> Result<Connection, NotConnected> {
             meta.mode() & 0o7777
         )));
     }
-    let stream = match UnixStream::connect(path) {
-        Ok(s) => s,
-        Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
-            return Err(NotConnected::Absent(format!(
-                "nothing is listening on {shown}"
-            )));
-        }
-        Err(e) => {
-            return Err(NotConnected::Absent(format!(
-                "cannot connect to {shown}: {e}"
-            )));
-        }
-    };
+    let stream = connect_by_deadline(path, deadline, interrupt)?;
     let peer = getsockopt(&stream, sockopt::PeerCredentials).map_err(|e| {
         NotConnected::Untrusted(format!("cannot identify the approver on {shown}: {e}"))
     })?;
@@ -94,6 +91,65 @@ pub fn connect(path: &Path) -> Result<Connection, NotConnected> {
     Ok(Connection {
         reader: LineReader::new(stream),
     })
+}
+
+/// A non-blocking connect, retried while the listener's queue is full (a Unix socket
+/// says EAGAIN then, and there is nothing to poll for), so that neither a listener that
+/// never accepts nor a signal can hold gate past its deadline.
+fn connect_by_deadline(
+    path: &Path,
+    deadline: Instant,
+    interrupt: Option<BorrowedFd<'_>>,
+) -> Result<UnixStream, NotConnected> {
+    use nix::errno::Errno;
+    use nix::sys::socket::{AddressFamily, SockFlag, SockType, UnixAddr, connect, socket};
+    use std::os::fd::AsRawFd;
+
+    let shown = path.display();
+    let cannot = |e: Errno| NotConnected::Absent(format!("cannot connect to {shown}: {e}"));
+    let addr = UnixAddr::new(path).map_err(cannot)?;
+    let fd = socket(
+        AddressFamily::Unix,
+        SockType::Stream,
+        SockFlag::SOCK_NONBLOCK | SockFlag::SOCK_CLOEXEC,
+        None,
+    )
+    .map_err(cannot)?;
+    loop {
+        match connect(fd.as_raw_fd(), &addr) {
+            Ok(()) => break,
+            Err(Errno::EINTR) => continue,
+            Err(Errno::EAGAIN) => {
+                // The queue is full: wait a little, watching the interrupt.
+                let pause = Instant::now() + std::time::Duration::from_millis(5);
+                let until = pause.min(deadline);
+                let waited = match interrupt {
+                    Some(i) => super::wire::wait_readable(i, Some(until), None),
+                    None => {
+                        std::thread::sleep(until.saturating_duration_since(Instant::now()));
+                        Ok(super::wire::Waited::Timeout)
+                    }
+                };
+                match waited {
+                    Ok(super::wire::Waited::Ready) => return Err(NotConnected::Interrupted),
+                    Ok(_) if Instant::now() >= deadline => return Err(NotConnected::Timeout),
+                    Ok(_) => continue,
+                    Err(e) => return Err(NotConnected::Absent(format!("cannot wait: {e}"))),
+                }
+            }
+            Err(Errno::ECONNREFUSED) => {
+                return Err(NotConnected::Absent(format!(
+                    "nothing is listening on {shown}"
+                )));
+            }
+            Err(e) => return Err(cannot(e)),
+        }
+    }
+    let stream = UnixStream::from(fd);
+    stream
+        .set_nonblocking(false)
+        .map_err(|e| NotConnected::Absent(format!("cannot connect to {shown}: {e}")))?;
+    Ok(stream)
 }
 
 impl Connection {

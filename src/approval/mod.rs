@@ -129,7 +129,7 @@ fn seek_with(
         },
     };
     let mut notes: Vec<String> = Vec::new();
-    match client::connect(&channels.socket) {
+    match client::connect(&channels.socket, deadline, Some(interrupts.fd())) {
         Ok(conn) => {
             let shown = channels.socket.display();
             return match conn.ask(ask, deadline, Some(interrupts.fd())) {
@@ -160,6 +160,19 @@ fn seek_with(
                 by: By::Error,
                 cause: format!("the approval socket cannot be trusted: {why}"),
             };
+        }
+        Err(client::NotConnected::Timeout) => {
+            return Outcome::Unanswered {
+                by: By::Timeout,
+                cause: format!(
+                    "the approver on {} did not answer within {} s: it never accepted the connection",
+                    channels.socket.display(),
+                    ask.timeout_seconds()
+                ),
+            };
+        }
+        Err(client::NotConnected::Interrupted) => {
+            return interrupted(&format!("the approver on {}", channels.socket.display()));
         }
         Err(client::NotConnected::Absent(why)) => {
             if channels.socket_configured {
