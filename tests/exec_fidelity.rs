@@ -266,6 +266,7 @@ fn the_program_gets_exactly_the_environment_gate_was_given() {
         ("HOME", env.home.display().to_string()),
         ("XDG_STATE_HOME", env.state.display().to_string()),
         ("XDG_CONFIG_HOME", env.config.display().to_string()),
+        ("XDG_RUNTIME_DIR", env.runtime.display().to_string()),
         ("LC_ALL", "C".into()),
         ("GATE_TEST_MARKER", "a value with spaces = and more".into()),
         ("EMPTY_ONE", String::new()),

@@ -1,0 +1,765 @@
+//! `gate watch`, the interactive approver, driven through a real terminal (a tmux
+//! window) against a real broker (`gate serve`) and real requesters (gate at level
+//! `ask` pointed at the broker's socket), or a raw requester connection where the test
+//! needs to see the decision line itself.
+//!
+//! The window runs a bash script that records the terminal's settings (`stty -g`)
+//! before and after `gate watch`, so that every test that ends it also checks that the
+//! terminal was restored. tmux is required: a missing tmux fails these tests.
+
+mod common;
+
+use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::{DEADLINE, GATE, GATE_ERROR, Running, TestEnv, bash, require_program};
+
+// ---------------------------------------------------------------------------------------
+// A terminal to drive.
+
+/// A tmux server of its own (own socket in its own directory) with one 200x50 window.
+/// Killed when dropped.
+struct Term {
+    tmux: PathBuf,
+    dir: PathBuf,
+    socket: String,
+    home: PathBuf,
+}
+
+fn unique(prefix: &str) -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    format!(
+        "{prefix}-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+impl Term {
+    /// Start a window that runs `script` with bash.
+    fn start(env: &TestEnv, script: &Path) -> Term {
+        let tmux = require_program("tmux");
+        let dir = env.root.join(unique("tmux"));
+        fs::create_dir(&dir).unwrap();
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
+        fs::write(
+            dir.join("tmux.conf"),
+            "set -g status off\nset -g default-shell /bin/sh\nset -g history-limit 5000\n",
+        )
+        .unwrap();
+        let term = Term {
+            tmux,
+            dir,
+            socket: unique("gate-watch"),
+            home: env.home.clone(),
+        };
+        let line = format!(
+            "{} --norc --noprofile {}",
+            bash().display(),
+            script.display()
+        );
+        let (ok, text) = term.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            "200",
+            "-y",
+            "50",
+            &line,
+        ]);
+        assert!(ok, "tmux new-session failed: {text}");
+        term
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(&self.tmux);
+        command
+            .arg("-f")
+            .arg(self.dir.join("tmux.conf"))
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", &self.home)
+            .env("TMUX_TMPDIR", &self.dir)
+            .env("TERM", "xterm")
+            .env("LC_ALL", "C")
+            .current_dir(&self.dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command
+    }
+
+    /// Run a tmux command, giving up after a while (a hung tmux fails the test).
+    fn run(&self, args: &[&str]) -> (bool, String) {
+        let mut child = self
+            .command(args)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run tmux: {e}"));
+        let end = Instant::now() + Duration::from_secs(10);
+        loop {
+            match child.try_wait().unwrap() {
+                Some(_) => break,
+                None if Instant::now() > end => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!("tmux {args:?} did not finish within 10 s");
+                }
+                None => thread::sleep(Duration::from_millis(5)),
+            }
+        }
+        let out = child.wait_with_output().unwrap();
+        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.push_str(&String::from_utf8_lossy(&out.stderr));
+        (out.status.success(), text)
+    }
+
+    /// The screen (and the history above it).
+    fn screen(&self) -> String {
+        let (ok, text) = self.run(&["capture-pane", "-p", "-J", "-S", "-", "-t", "t"]);
+        assert!(ok, "tmux capture-pane failed: {text}");
+        text
+    }
+
+    /// Wait until the screen satisfies `done`; fail with the screen after the deadline.
+    #[track_caller]
+    fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
+        let end = Instant::now() + DEADLINE;
+        loop {
+            let screen = self.screen();
+            if done(&screen) {
+                return screen;
+            }
+            if Instant::now() > end {
+                panic!("waited {DEADLINE:?} for {what}; the screen:\n{screen}");
+            }
+            thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    #[track_caller]
+    fn wait_text(&self, text: &str) -> String {
+        self.wait_for(&format!("{text:?}"), |s| s.contains(text))
+    }
+
+    /// Wait until `text` appears `n` times.
+    #[track_caller]
+    fn wait_count(&self, text: &str, n: usize) -> String {
+        self.wait_for(&format!("{n} × {text:?}"), |s| {
+            s.matches(text).count() >= n
+        })
+    }
+
+    /// Wait until gate watch shows its idle line last: no prompt is open.
+    #[track_caller]
+    fn wait_idle(&self) -> String {
+        self.wait_for("the idle line, last", |s| {
+            s.lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .is_some_and(|l| l.starts_with("waiting for requests"))
+        })
+    }
+
+    /// Press keys (tmux key names: `Enter`, `C-c`, `Up`).
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "t"];
+        args.extend_from_slice(keys);
+        let (ok, text) = self.run(&args);
+        assert!(ok, "tmux send-keys failed: {text}");
+    }
+
+    /// Type text literally.
+    fn type_text(&self, text: &str) {
+        let (ok, out) = self.run(&["send-keys", "-t", "t", "-l", text]);
+        assert!(ok, "tmux send-keys failed: {out}");
+    }
+}
+
+impl Drop for Term {
+    fn drop(&mut self) {
+        let mut command = self.command(&["kill-server"]);
+        command.stdout(Stdio::null()).stderr(Stdio::null());
+        if let Ok(mut child) = command.spawn() {
+            let end = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < end {
+                if !matches!(child.try_wait(), Ok(None)) {
+                    return;
+                }
+                thread::sleep(Duration::from_millis(5));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// A broker, an approver window, requesters.
+
+/// A broker of the test's own, and `gate watch` in a terminal answering for it.
+struct Setup {
+    env: TestEnv,
+    socket: PathBuf,
+    broker: Option<Running>,
+    term: Option<Term>,
+}
+
+impl Setup {
+    /// Start the broker and wait until it listens.
+    fn new() -> Setup {
+        let env = TestEnv::new();
+        let socket = env.root.join("broker").join("sock");
+        let broker = env
+            .gate()
+            .args(["--no-config", "serve", "--socket"])
+            .arg(&socket)
+            .deadline(Duration::from_secs(600))
+            .spawn();
+        let end = Instant::now() + DEADLINE;
+        let token = socket.with_file_name("sock.token");
+        while !(socket.exists() && fs::metadata(&token).is_ok_and(|m| m.len() > 0)) {
+            assert!(
+                Instant::now() < end,
+                "the broker did not start listening on {} within {DEADLINE:?}",
+                socket.display()
+            );
+            thread::sleep(Duration::from_millis(10));
+        }
+        Setup {
+            env,
+            socket,
+            broker: Some(broker),
+            term: None,
+        }
+    }
+
+    /// Start `gate watch` in a terminal and wait until it is ready.
+    fn watch(&mut self) -> &Term {
+        let script = format!(
+            r#"set -u
+export PATH=/usr/local/bin:/usr/bin:/bin
+export HOME='{home}' XDG_STATE_HOME='{state}' XDG_CONFIG_HOME='{config}'
+export XDG_RUNTIME_DIR='{runtime}' LC_ALL=C
+unset GATE_SOCKET GATE_LEVEL GATE_TIMEOUT GATE_SESSION GATE_LOG
+cd '{work}'
+before=$(stty -g)
+bash -c 'echo $$ > watch.pid; exec "$@"' watch '{gate}' --no-config watch --socket '{socket}' 2>watch-stderr.txt
+echo "EXIT=$?"
+if [ "$(stty -g)" = "$before" ]; then echo "TTY=restored"; else echo "TTY=changed"; fi
+echo "ALL-DONE"
+exec sleep 600
+"#,
+            home = self.env.home.display(),
+            state = self.env.state.display(),
+            config = self.env.config.display(),
+            runtime = self.env.runtime.display(),
+            work = self.env.work.display(),
+            gate = GATE,
+            socket = self.socket.display(),
+        );
+        let path = self.env.write(&unique("watch.sh"), script);
+        let term = Term::start(&self.env, &path);
+        term.wait_text("gate watch: answering the requests");
+        self.term = Some(term);
+        self.term.as_ref().unwrap()
+    }
+
+    fn term(&self) -> &Term {
+        self.term.as_ref().expect("gate watch was started")
+    }
+
+    /// A requester: gate at level ask, asking the broker about `command`.
+    fn request(&self, command: &str, session: &str) -> Running {
+        self.env
+            .gate()
+            .args(["--no-config", "--audit-log", "off", "--level", "ask"])
+            .args(["--timeout", "60", "--session", session, "--socket"])
+            .arg(&self.socket)
+            .args(["-c", command])
+            .spawn()
+    }
+
+    /// `gate watch`'s pid.
+    fn watch_pid(&self) -> nix::unistd::Pid {
+        let text = fs::read_to_string(self.env.file("watch.pid")).unwrap();
+        nix::unistd::Pid::from_raw(text.trim().parse().unwrap())
+    }
+
+    fn file(&self, name: &str) -> PathBuf {
+        self.env.file(name)
+    }
+
+    /// Wait for the window's script to end: the screen. The terminal must be restored.
+    #[track_caller]
+    fn finished(&self, code: i32) -> String {
+        let screen = self.term().wait_text("ALL-DONE");
+        assert!(
+            screen.contains(&format!("EXIT={code}\n")),
+            "expected gate watch to exit with {code}; the screen:\n{screen}"
+        );
+        assert!(
+            screen.contains("TTY=restored"),
+            "the terminal settings were not restored; the screen:\n{screen}"
+        );
+        screen
+    }
+
+    fn watch_stderr(&self) -> String {
+        fs::read_to_string(self.file("watch-stderr.txt")).unwrap_or_default()
+    }
+
+    /// `gate pending --json`, parsed.
+    fn pending(&self) -> Vec<serde_json::Value> {
+        let out = self
+            .env
+            .gate()
+            .args(["--no-config", "pending", "--json", "--socket"])
+            .arg(&self.socket)
+            .run();
+        out.assert_code(0);
+        match serde_json::from_str(&out.stdout()).unwrap() {
+            serde_json::Value::Array(items) => items,
+            other => panic!("gate pending --json printed {other}"),
+        }
+    }
+
+    /// Stop the broker with SIGTERM and wait for it.
+    fn stop_broker(&mut self) {
+        if let Some(broker) = self.broker.take() {
+            terminate(broker.pid);
+            broker.wait();
+        }
+    }
+}
+
+impl Drop for Setup {
+    fn drop(&mut self) {
+        self.term.take();
+        if let Some(broker) = self.broker.take() {
+            terminate(broker.pid);
+            if !thread::panicking() {
+                broker.wait();
+            }
+        }
+    }
+}
+
+fn terminate(pid: u32) {
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+}
+
+/// The id of the request prompted for last ("gate watch: request ID from pid …").
+#[track_caller]
+fn prompted_id(screen: &str) -> String {
+    let marker = "gate watch: request ";
+    let line = screen
+        .lines()
+        .rev()
+        .find(|l| l.starts_with(marker) && l.contains(" from pid "))
+        .unwrap_or_else(|| panic!("no prompt on the screen:\n{screen}"));
+    line[marker.len()..].split(' ').next().unwrap().to_owned()
+}
+
+const PROMPT: &str = "run it? [y/a/n]";
+
+fn exists(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok()
+}
+
+// ---------------------------------------------------------------------------------------
+// Answers.
+
+#[test]
+fn y_approves_once() {
+    let mut s = Setup::new();
+    s.watch();
+    let requester = s.request("touch ran", "s1");
+    let screen = s.term().wait_text(PROMPT);
+    assert!(screen.contains("command:   touch ran"), "{screen}");
+    assert!(
+        screen.contains(&format!("directory: {}", s.env.work.display())),
+        "{screen}"
+    );
+    assert!(screen.contains("session:   s1"), "{screen}");
+    s.term().keys(&["y"]);
+    requester.wait().assert_code(0);
+    assert!(exists(&s.file("ran")));
+    s.term().wait_text("approved once: answered");
+    // Back to waiting; Ctrl-C quits with the terminal restored.
+    s.term().wait_idle();
+    s.term().keys(&["C-c"]);
+    s.finished(0);
+    assert_eq!(s.watch_stderr(), "");
+}
+
+#[test]
+fn a_approves_for_the_session_and_the_broker_remembers() {
+    let mut s = Setup::new();
+    s.watch();
+    let first = s.request("touch ran", "s1");
+    s.term().wait_text(PROMPT);
+    s.term().keys(&["a"]);
+    first.wait().assert_code(0);
+    s.term().wait_text("approved for the session: answered");
+    fs::remove_file(s.file("ran")).unwrap();
+    // The same command in the same session: answered by the broker, no prompt.
+    s.request("touch ran", "s1").wait().assert_code(0);
+    assert!(exists(&s.file("ran")));
+    // Another session is asked again.
+    let other = s.request("touch ran", "s2");
+    let screen = s.term().wait_count(PROMPT, 2);
+    assert!(screen.contains("session:   s2"), "{screen}");
+    assert_eq!(
+        screen.matches("session:   s1").count(),
+        1,
+        "the remembered command was asked about again:\n{screen}"
+    );
+    s.term().keys(&["Enter"]);
+    other.wait().assert_refused();
+}
+
+#[test]
+fn n_denies_with_the_reason_typed() {
+    let mut s = Setup::new();
+    s.watch();
+    let requester = s.request("touch ran", "s1");
+    s.term().wait_text(PROMPT);
+    s.term().keys(&["n"]);
+    s.term().wait_text("reason: ");
+    s.term().type_text("use make clenn");
+    s.term().keys(&["BSpace", "BSpace", "Up"]);
+    s.term().type_text("an");
+    s.term().wait_text("reason: use make clean");
+    s.term().keys(&["Enter"]);
+    let out = requester.wait();
+    out.assert_refused();
+    assert!(out.stderr().contains("use make clean"), "{}", out.report());
+    assert!(!exists(&s.file("ran")));
+    s.term()
+        .wait_text("denied, with the reason given: answered");
+}
+
+#[test]
+fn enter_denies() {
+    let mut s = Setup::new();
+    s.watch();
+    let requester = s.request("touch ran", "s1");
+    let id = prompted_id(&s.term().wait_text(PROMPT));
+    s.term().keys(&["x", "Enter"]);
+    requester.wait().assert_refused();
+    assert!(!exists(&s.file("ran")));
+    s.term()
+        .wait_text(&format!("request {id} denied: answered"));
+}
+
+#[test]
+fn a_is_not_accepted_when_remembering_is_not_supported() {
+    let mut s = Setup::new();
+    s.watch();
+    // A raw requester, so that the test sees the decision line itself.
+    let mut conn = UnixStream::connect(&s.socket).unwrap();
+    conn.set_read_timeout(Some(DEADLINE)).unwrap();
+    let request = serde_json::json!({
+        "type": "approval_request", "version": 1, "call_id": "raw-1",
+        "session_id": "raw", "kind": "command", "command": "make deploy",
+        "work_dir": "/srv/app", "level": "ask", "timeout_seconds": 60,
+        "remember_supported": false, "pid": 4242,
+    });
+    conn.write_all(format!("{request}\n").as_bytes()).unwrap();
+    let screen = s.term().wait_text("run it? [y/n]");
+    assert!(screen.contains("from pid 4242"), "{screen}");
+    assert!(!screen.contains("a: allow"), "{screen}");
+    s.term().keys(&["a", "A", "y"]);
+    let mut line = String::new();
+    BufReader::new(&conn).read_line(&mut line).unwrap();
+    let decision: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(decision["type"], "decision", "{line}");
+    assert_eq!(decision["call_id"], "raw-1", "{line}");
+    assert_eq!(decision["decision"], "approve", "{line}");
+    assert_eq!(decision["remember"], false, "{line}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Several requests, requests settled elsewhere.
+
+#[test]
+fn a_second_request_waits_its_turn() {
+    let mut s = Setup::new();
+    s.watch();
+    let first = s.request("touch first", "s1");
+    s.term().wait_text("command:   touch first");
+    // Start typing a reason for the first; the second arrives meanwhile.
+    s.term().keys(&["n"]);
+    s.term().type_text("not the ");
+    s.term().wait_text("reason: not the ");
+    let second = s.request("touch second", "s2");
+    s.term().wait_text("arrived; 1 waiting after this one");
+    // The half-typed reason is still there, and typing goes on.
+    s.term().type_text("first");
+    s.term().wait_text("reason: not the first");
+    let screen = s.term().screen();
+    assert!(
+        !screen.contains("command:   touch second"),
+        "the second request was shown before the first was answered:\n{screen}"
+    );
+    s.term().keys(&["Enter"]);
+    let out = first.wait();
+    out.assert_refused();
+    assert!(out.stderr().contains("not the first"), "{}", out.report());
+    // Then the second.
+    s.term().wait_text("command:   touch second");
+    s.term().keys(&["y"]);
+    second.wait().assert_code(0);
+    assert!(exists(&s.file("second")));
+    assert!(!exists(&s.file("first")));
+}
+
+#[test]
+fn waiting_requests_are_counted_in_the_title() {
+    let mut s = Setup::new();
+    // Two requests before the watch starts: it gets both at once.
+    let first = s.request("touch first", "s1");
+    let second = s.request("touch second", "s1");
+    let end = Instant::now() + DEADLINE;
+    while s.pending().len() < 2 {
+        assert!(
+            Instant::now() < end,
+            "the requests did not reach the broker"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+    s.watch();
+    let screen = s.term().wait_text(PROMPT);
+    assert!(screen.contains("; 1 more waiting"), "{screen}");
+    s.term().keys(&["Enter"]);
+    s.term().wait_count(PROMPT, 2);
+    s.term().keys(&["Enter"]);
+    first.wait().assert_refused();
+    second.wait().assert_refused();
+}
+
+#[test]
+fn a_request_settled_elsewhere_ends_its_prompt() {
+    let mut s = Setup::new();
+    s.watch();
+    let requester = s.request("touch ran", "s1");
+    let screen = s.term().wait_text(PROMPT);
+    let id = prompted_id(&screen);
+    s.term().keys(&["n"]);
+    s.term().type_text("half a reas");
+    s.term().wait_text("reason: half a reas");
+    // Another approver answers first.
+    let out = s
+        .env
+        .gate()
+        .args(["--no-config", "approve", &id, "--socket"])
+        .arg(&s.socket)
+        .run();
+    out.assert_code(0);
+    assert_eq!(out.stdout(), "answered\n");
+    requester.wait().assert_code(0);
+    assert!(exists(&s.file("ran")));
+    s.term()
+        .wait_text(&format!("request {id} settled elsewhere (approved)"));
+    s.term().wait_idle();
+    // Typing and Enter now answer nothing.
+    s.term().type_text("on");
+    s.term().keys(&["Enter", "C-c"]);
+    let screen = s.finished(0);
+    assert!(!screen.contains("denied, with"), "{screen}");
+}
+
+#[test]
+fn a_requester_that_goes_away_ends_its_prompt() {
+    let mut s = Setup::new();
+    s.watch();
+    let requester = s.request("touch ran", "s1");
+    s.term().wait_text(PROMPT);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(requester.pid as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    requester.wait();
+    s.term()
+        .wait_text("settled elsewhere (its requester went away)");
+    s.term().wait_idle();
+    assert!(!exists(&s.file("ran")));
+}
+
+#[test]
+fn a_request_out_of_time_ends_its_prompt() {
+    let mut s = Setup::new();
+    s.watch();
+    let requester = s
+        .env
+        .gate()
+        .args(["--no-config", "--audit-log", "off", "--level", "ask"])
+        .args(["--timeout", "3", "--socket"])
+        .arg(&s.socket)
+        .args(["-c", "touch ran"])
+        .spawn();
+    // The countdown starts from the request's own time limit.
+    s.term().wait_for("a countdown of 3 s or less", |screen| {
+        ["(3s) run it?", "(2s) run it?", "(1s) run it?"]
+            .iter()
+            .any(|c| screen.contains(c))
+    });
+    requester.wait().assert_refused();
+    // Whichever comes first, the prompt's own deadline or the requester leaving, the
+    // prompt ends and gate watch waits for the next request.
+    let screen = s.term().wait_idle();
+    assert!(
+        screen.contains("ran out of time") || screen.contains("its requester went away"),
+        "{screen}"
+    );
+    assert!(!exists(&s.file("ran")));
+    // A late key answers nothing.
+    s.term().keys(&["y", "C-c"]);
+    let screen = s.finished(0);
+    assert!(!screen.contains("approved once"), "{screen}");
+}
+
+#[test]
+fn a_question_is_answered() {
+    let mut s = Setup::new();
+    s.watch();
+    let asker = s
+        .env
+        .gate()
+        .args(["--no-config", "--timeout", "60", "--socket"])
+        .arg(&s.socket)
+        .args([
+            "ask",
+            "Which colour?",
+            "--option",
+            "red",
+            "--option",
+            "blue",
+        ])
+        .spawn();
+    let screen = s.term().wait_text("answer: ");
+    assert!(screen.contains("Which colour?"), "{screen}");
+    assert!(screen.contains("2) blue"), "{screen}");
+    s.term().type_text("2");
+    s.term().keys(&["Enter"]);
+    let out = asker.wait();
+    out.assert_code(0);
+    assert_eq!(out.stdout(), "blue\n");
+    s.term().wait_text("answered: answered");
+}
+
+// ---------------------------------------------------------------------------------------
+// Ending.
+
+#[test]
+fn ctrl_c_quits_and_leaves_the_request_open() {
+    let mut s = Setup::new();
+    s.watch();
+    let requester = s.request("touch ran", "s1");
+    s.term().wait_text(PROMPT);
+    s.term().keys(&["C-c"]);
+    let screen = s.finished(0);
+    assert!(screen.contains("stopped"), "{screen}");
+    // Still open for another approver.
+    let pending = s.pending();
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    assert_eq!(pending[0]["command"], "touch ran");
+    let id = pending[0]["id"].as_str().unwrap().to_owned();
+    s.env
+        .gate()
+        .args(["--no-config", "deny", &id, "--socket"])
+        .arg(&s.socket)
+        .run()
+        .assert_code(0);
+    requester.wait().assert_refused();
+}
+
+#[test]
+fn sigterm_quits_with_the_terminal_restored() {
+    let mut s = Setup::new();
+    s.watch();
+    let requester = s.request("touch ran", "s1");
+    s.term().wait_text(PROMPT);
+    s.term().keys(&["n"]);
+    s.term().wait_text("reason: ");
+    nix::sys::signal::kill(s.watch_pid(), nix::sys::signal::Signal::SIGTERM).unwrap();
+    let screen = s.finished(0);
+    assert!(screen.contains("stopped (SIGTERM)"), "{screen}");
+    assert_eq!(s.pending().len(), 1);
+    s.stop_broker();
+    requester.wait().assert_refused();
+}
+
+#[test]
+fn the_broker_going_away_ends_it() {
+    let mut s = Setup::new();
+    s.watch();
+    s.stop_broker();
+    let screen = s.finished(1);
+    assert!(screen.contains("the broker went away"), "{screen}");
+    assert!(
+        s.watch_stderr().starts_with("gate: watch: "),
+        "{:?}",
+        s.watch_stderr()
+    );
+}
+
+#[test]
+fn the_broker_stopping_while_prompting_ends_it() {
+    let mut s = Setup::new();
+    s.watch();
+    let requester = s.request("touch ran", "s1");
+    s.term().wait_text(PROMPT);
+    s.stop_broker();
+    s.finished(1);
+    requester.wait().assert_refused();
+    assert!(!exists(&s.file("ran")));
+}
+
+#[test]
+fn without_a_terminal_it_refuses() {
+    let s = Setup::new();
+    let out = s
+        .env
+        .gate()
+        .args(["--no-config", "watch", "--socket"])
+        .arg(&s.socket)
+        .run();
+    out.assert_code(GATE_ERROR);
+    assert!(out.stderr().contains("terminal"), "{}", out.report());
+    assert_eq!(out.stdout(), "");
+}
+
+#[test]
+fn without_a_broker_it_refuses() {
+    let env = TestEnv::new();
+    let script = format!(
+        "cd '{work}'\n'{gate}' --no-config watch --socket '{root}/none/sock' 2>err.txt\n\
+         echo \"EXIT=$?\"\nexec sleep 600\n",
+        work = env.work.display(),
+        gate = GATE,
+        root = env.root.display(),
+    );
+    let path = env.write("nobroker.sh", script);
+    let term = Term::start(&env, &path);
+    let screen = term.wait_text("EXIT=");
+    assert!(screen.contains(&format!("EXIT={GATE_ERROR}")), "{screen}");
+    let err = fs::read_to_string(env.file("err.txt")).unwrap();
+    assert!(err.contains("no broker"), "{err:?}");
+}
