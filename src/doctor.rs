@@ -190,7 +190,13 @@ fn safe_level(settings: &Settings, kernel: &Kernel, root: bool) -> (bool, String
         Err(e) => return (false, format!("cannot tell: no working directory ({e})")),
     };
     let protect = crate::run::protected_files(settings);
-    let spec = match sandbox::spec::build(&settings.sandbox, &cwd, &var, root, &protect) {
+    let spec = match sandbox::spec::build(
+        &crate::run::sandbox_settings(settings),
+        &cwd,
+        &var,
+        root,
+        &protect,
+    ) {
         Ok(spec) => spec,
         Err(e) => return (false, format!("cannot run here: {e}")),
     };

@@ -566,12 +566,30 @@ pub fn protected_files(settings: &Settings) -> Vec<PathBuf> {
     files
 }
 
+/// The sandbox settings for a run: the configured ones, and, when an approval socket is
+/// configured, its broker token hidden too (unless it is in /tmp, which must stay
+/// writable; the default socket's directory is hidden by the sandbox spec itself).
+pub fn sandbox_settings(settings: &Settings) -> std::borrow::Cow<'_, config::SandboxSettings> {
+    match &settings.socket {
+        Some(socket) => {
+            let token = crate::approval::paths::token_path(socket);
+            if sandbox::spec::in_temporary(&token) {
+                return std::borrow::Cow::Borrowed(&settings.sandbox);
+            }
+            let mut s = settings.sandbox.clone();
+            s.deny_read.push(token);
+            std::borrow::Cow::Owned(s)
+        }
+        None => std::borrow::Cow::Borrowed(&settings.sandbox),
+    }
+}
+
 /// Why the sandbox could not be set up here, for `gate check` (which never enforces it).
 fn sandbox_problem(settings: &Settings) -> Option<String> {
     let cwd = std::env::current_dir().ok()?;
     let root = nix::unistd::geteuid().is_root();
     let spec = match sandbox::spec::build(
-        &settings.sandbox,
+        &sandbox_settings(settings),
         &cwd,
         &var,
         root,
@@ -603,7 +621,7 @@ fn prepare_sandbox(settings: &Settings) -> Result<sandbox::Sandbox, sandbox::San
     })?;
     let is_root = nix::unistd::geteuid().is_root();
     let spec = sandbox::spec::build(
-        &settings.sandbox,
+        &sandbox_settings(settings),
         &cwd,
         &var,
         is_root,

@@ -11,12 +11,23 @@ use std::path::{Path, PathBuf};
 /// The file name of the broker's socket in the private directory.
 pub const SOCKET_NAME: &str = "broker.sock";
 
-/// The private directory (not created here).
+/// The private directory (not created here): `$XDG_RUNTIME_DIR/gate`; without a
+/// runtime directory `$XDG_STATE_HOME/gate/run` (`~/.local/state/gate/run`); and only
+/// when neither is known, `/tmp/gate-UID`. The safe level's sandbox hides this
+/// directory, which it can do anywhere but inside /tmp (hiding a directory there would
+/// take away the right to create files in /tmp itself), hence the state directory
+/// before /tmp.
 pub fn private_dir(var: &dyn Fn(&str) -> Option<OsString>) -> PathBuf {
-    match var("XDG_RUNTIME_DIR").map(PathBuf::from) {
-        Some(dir) if dir.is_absolute() => dir.join("gate"),
-        _ => PathBuf::from(format!("/tmp/gate-{}", nix::unistd::geteuid().as_raw())),
+    let absolute = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
+    if let Some(runtime) = absolute("XDG_RUNTIME_DIR") {
+        return runtime.join("gate");
     }
+    if let Some(state) = absolute("XDG_STATE_HOME")
+        .or_else(|| absolute("HOME").map(|home| home.join(".local/state")))
+    {
+        return state.join("gate/run");
+    }
+    PathBuf::from(format!("/tmp/gate-{}", nix::unistd::geteuid().as_raw()))
 }
 
 /// Where remembered approvals are kept when no broker keeps them: `sessions/` in the
@@ -67,9 +78,19 @@ pub fn token_path(socket: &Path) -> PathBuf {
 }
 
 /// Make sure `dir` exists and is private: a real directory (not a link), owned by this
-/// user, with no permission for anyone else. Creates it (0700) when it is missing and
-/// its parent exists. Anything else is refused with a message that says how to fix it.
+/// user, with no permission for anyone else. Creates it (0700) when it is missing, with
+/// any missing ancestors (0700 too). Anything else is refused with a message that says
+/// how to fix it.
 pub fn ensure_private_dir(dir: &Path) -> Result<(), String> {
+    if let Some(parent) = dir.parent() {
+        if !parent.as_os_str().is_empty() && std::fs::symlink_metadata(parent).is_err() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(parent)
+                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
+    }
     match std::fs::DirBuilder::new().mode(0o700).create(dir) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
@@ -114,10 +135,19 @@ mod tests {
     fn the_private_dir_follows_xdg_runtime_dir() {
         let var = |k: &str| (k == "XDG_RUNTIME_DIR").then(|| OsString::from("/run/user/7"));
         assert_eq!(private_dir(&var), PathBuf::from("/run/user/7/gate"));
-        let relative = |k: &str| (k == "XDG_RUNTIME_DIR").then(|| OsString::from("run"));
-        let uid = nix::unistd::geteuid().as_raw();
+        let relative = |k: &str| match k {
+            "XDG_RUNTIME_DIR" => Some(OsString::from("run")),
+            "HOME" => Some(OsString::from("/h")),
+            _ => None,
+        };
         assert_eq!(
             private_dir(&relative),
+            PathBuf::from("/h/.local/state/gate/run")
+        );
+        let nothing = |_: &str| None;
+        let uid = nix::unistd::geteuid().as_raw();
+        assert_eq!(
+            private_dir(&nothing),
             PathBuf::from(format!("/tmp/gate-{uid}"))
         );
     }

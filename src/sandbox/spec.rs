@@ -82,7 +82,10 @@ pub fn build(
     let mut deny_read: Vec<PathBuf> = DEFAULT_DENY_READ
         .iter()
         .map(|p| home.join(p))
-        .chain(absolute_var(env, "XDG_RUNTIME_DIR").map(|d| d.join("gate")))
+        // The broker's socket and token and the remembered approvals: a command that
+        // could reach them could approve its own requests. (Not when the directory is
+        // the last-resort one in /tmp: see `approval::paths::private_dir`.)
+        .chain(Some(crate::approval::paths::private_dir(env)).filter(|d| !in_temporary(d)))
         .chain(settings.deny_read.iter().map(|p| cwd.join(p)))
         .collect();
     if is_root {
@@ -153,6 +156,11 @@ pub fn build(
         unix_sockets: settings.unix_sockets,
         best_effort: settings.best_effort,
     })
+}
+
+/// Whether `path` is in /tmp or /dev/shm, which must stay fully writable at `safe`.
+pub fn in_temporary(path: &Path) -> bool {
+    path.starts_with("/tmp") || path.starts_with("/dev/shm")
 }
 
 /// Canonical, existing, without duplicates, in the given order.
