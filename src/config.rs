@@ -218,10 +218,10 @@ pub fn parse_file(
     Ok(layer)
 }
 
-const TOP_KEYS: &[&str] = &[
+pub const TOP_KEYS: &[&str] = &[
     "level", "shell", "allow", "deny", "lock", "approval", "audit", "sandbox",
 ];
-const SANDBOX_KEYS: &[&str] = &[
+pub const SANDBOX_KEYS: &[&str] = &[
     "write",
     "deny_read",
     "network",
@@ -230,8 +230,8 @@ const SANDBOX_KEYS: &[&str] = &[
     "best_effort",
     "unix_sockets",
 ];
-const APPROVAL_KEYS: &[&str] = &["socket", "tty", "timeout"];
-const AUDIT_KEYS: &[&str] = &["log", "required"];
+pub const APPROVAL_KEYS: &[&str] = &["socket", "tty", "timeout"];
+pub const AUDIT_KEYS: &[&str] = &["log", "required"];
 
 fn unknown_key(
     cx: &FileCx<'_>,

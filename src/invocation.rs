@@ -389,7 +389,10 @@ pub fn parse(argv: Vec<OsString>) -> Result<Invocation, UsageError> {
             }
             Some((
                 at,
-                Some(tool @ ("serve" | "pending" | "approve" | "deny" | "watch" | "ask")),
+                Some(
+                    tool @ ("serve" | "pending" | "approve" | "deny" | "watch" | "ask"
+                    | "completions"),
+                ),
             )) => {
                 let tool = tool.to_owned();
                 let mut rest = args;

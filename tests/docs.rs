@@ -9,6 +9,8 @@ use std::process::Command;
 
 use common::{TestEnv, require_program};
 
+const MAN_PAGES: [&str; 2] = ["man/gate.1", "man/gate.toml.5"];
+
 fn repo_file(path: &str) -> String {
     let full = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
     std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("cannot read {}: {e}", full.display()))
@@ -70,20 +72,36 @@ fn every_option_in_help_is_in_the_man_page() {
 }
 
 #[test]
-fn the_man_page_renders_without_warnings() {
+fn the_man_pages_render_without_warnings() {
     let groff = require_program("groff");
-    let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("man/gate.1");
-    let out = Command::new(groff)
-        .args(["-man", "-ww", "-z"])
-        .arg(&page)
-        .output()
-        .expect("groff runs");
-    assert!(out.status.success(), "groff failed: {out:?}");
-    assert!(
-        out.stderr.is_empty() && out.stdout.is_empty(),
-        "groff warns about man/gate.1:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mandoc = require_program("mandoc");
+    for page in MAN_PAGES {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(page);
+        let out = Command::new(&groff)
+            .args(["-man", "-ww", "-z"])
+            .arg(&path)
+            .output()
+            .expect("groff runs");
+        assert!(out.status.success(), "groff failed on {page}: {out:?}");
+        assert!(
+            out.stderr.is_empty() && out.stdout.is_empty(),
+            "groff warns about {page}:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // mandoc's linter is stricter about structure; style notes (long source
+        // lines) are below its warning level and allowed.
+        let out = Command::new(&mandoc)
+            .args(["-T", "lint", "-W", "warning"])
+            .arg(&path)
+            .output()
+            .expect("mandoc runs");
+        assert!(
+            out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
+            "mandoc -T lint warns about {page}:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 #[test]
@@ -173,4 +191,681 @@ fn the_readme_demo_prints_what_the_readme_says() {
         .args(["-c", &format!("{script} 2>&1")])
         .run();
     assert_eq!(out.stdout(), expected, "the README demo's output changed");
+}
+
+// ---------------------------------------------------------------------------------------
+// The manual pages cover what the code defines.
+
+/// Roff text as a reader sees it: escapes resolved, font changes dropped.
+fn unroff(text: &str) -> String {
+    let mut out = text.to_owned();
+    for (from, to) in [
+        ("\\-", "-"),
+        ("\\(aq", "'"),
+        ("\\(dq", "\""),
+        ("\\(ga", "`"),
+        ("\\(ti", "~"),
+        ("\\(lq", "\""),
+        ("\\(rq", "\""),
+        ("\\(bu", "*"),
+        ("\\fB", ""),
+        ("\\fI", ""),
+        ("\\fR", ""),
+        ("\\fP", ""),
+        ("\\&", ""),
+        ("\\%", ""),
+        ("\\e", "\\"),
+    ] {
+        out = out.replace(from, to);
+    }
+    out
+}
+
+/// The arguments of a macro line (`.B a "b c" d`), unescaped; for a text line, its words.
+fn macro_words(line: &str) -> Vec<String> {
+    let body = match line.strip_prefix('.') {
+        Some(rest) => rest.split_once(char::is_whitespace).map_or("", |(_, a)| a),
+        None => line,
+    };
+    let mut args = Vec::new();
+    let mut current = String::new();
+    let mut quoted = false;
+    for c in body.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            c if c.is_whitespace() && !quoted => {
+                if !current.is_empty() {
+                    args.push(std::mem::take(&mut current));
+                }
+            }
+            c => current.push(c),
+        }
+    }
+    if !current.is_empty() {
+        args.push(current);
+    }
+    args.iter()
+        .flat_map(|a| {
+            unroff(a)
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The tags of a page's tagged paragraphs: the words of each line after `.TP` or `.TQ`.
+fn tags(page: &str) -> Vec<Vec<String>> {
+    let lines: Vec<&str> = page.lines().collect();
+    lines
+        .windows(2)
+        .filter(|w| w[0].trim() == ".TP" || w[0].trim() == ".TQ")
+        .map(|w| macro_words(w[1]))
+        .collect()
+}
+
+/// The lines of one section (`.SH NAME` up to the next `.SH`).
+fn section<'a>(page: &'a str, name: &str) -> Vec<&'a str> {
+    let mut lines = page
+        .lines()
+        .skip_while(|l| l.trim() != format!(".SH {name}"));
+    assert!(lines.next().is_some(), "the page has no section {name}");
+    lines.take_while(|l| !l.starts_with(".SH ")).collect()
+}
+
+/// Every long and short option of a clap command, as `--name` / `-c`.
+fn option_names(command: &clap::Command) -> Vec<String> {
+    command
+        .get_arguments()
+        .flat_map(|a| {
+            let long = a.get_long().map(|l| format!("--{l}"));
+            let short = a.get_short().map(|c| format!("-{c}"));
+            long.into_iter().chain(short)
+        })
+        .collect()
+}
+
+#[test]
+fn every_option_and_subcommand_of_the_cli_has_an_entry_in_gate_1() {
+    let page = repo_file("man/gate.1");
+    let tags = tags(&page);
+    let command = gate::cli::command();
+    let top: Vec<String> = option_names(&command);
+    let has_tag = |first: &str| tags.iter().any(|t| t.first().is_some_and(|w| w == first));
+
+    // Every option, of gate and of each subcommand, is the tag of a paragraph.
+    let mut all = top.clone();
+    for sub in command.get_subcommands() {
+        all.extend(option_names(sub));
+    }
+    all.sort();
+    all.dedup();
+    assert!(all.len() > 25, "too few options found: {all:?}");
+    for option in &all {
+        assert!(
+            has_tag(option),
+            "man/gate.1 has no entry for the option {option}"
+        );
+    }
+
+    let synopsis_forms: Vec<Vec<String>> = section(&page, "SYNOPSIS")
+        .split(|l| l.trim() == ".br")
+        .map(|form| form.iter().flat_map(|l| macro_words(l)).collect())
+        .collect();
+    let names: Vec<&str> = command.get_subcommands().map(|s| s.get_name()).collect();
+    for name in [
+        "check",
+        "doctor",
+        "serve",
+        "pending",
+        "approve",
+        "deny",
+        "watch",
+        "ask",
+        "completions",
+    ] {
+        assert!(
+            names.contains(&name),
+            "cli::command() lacks {name}: {names:?}"
+        );
+    }
+    for sub in command.get_subcommands() {
+        let name = sub.get_name();
+        // An entry `gate NAME ...` under SUBCOMMANDS.
+        assert!(
+            tags.iter()
+                .any(|t| t.len() >= 2 && t[0] == "gate" && t[1] == name),
+            "man/gate.1 has no `gate {name}` entry"
+        );
+        // A form in the SYNOPSIS with the subcommand's own options and operands.
+        let form = synopsis_forms
+            .iter()
+            .find(|f| f.first().is_some_and(|w| w == "gate") && f.iter().any(|w| w == name))
+            .unwrap_or_else(|| panic!("the SYNOPSIS of man/gate.1 has no form for gate {name}"));
+        for arg in sub.get_arguments() {
+            let long = arg.get_long().map(|l| format!("--{l}"));
+            if arg.get_id() == "help" || long.as_ref().is_some_and(|l| top.contains(l)) {
+                continue;
+            }
+            let mut expected: Vec<String> = option_names_of(arg);
+            if arg.is_positional() {
+                let values: Vec<String> = arg
+                    .get_possible_values()
+                    .iter()
+                    .map(|v| v.get_name().to_owned())
+                    .collect();
+                if values.is_empty() {
+                    let value = arg
+                        .get_value_names()
+                        .and_then(|v| v.first())
+                        .map(|v| v.to_lowercase())
+                        .unwrap_or_else(|| arg.get_id().to_string());
+                    expected.push(value);
+                } else {
+                    expected.extend(values);
+                }
+            }
+            for word in expected {
+                assert!(
+                    form.iter()
+                        .any(|w| w.trim_matches(|c| "[]().,|".contains(c)) == word),
+                    "the SYNOPSIS form for gate {name} lacks {word}: {form:?}"
+                );
+            }
+        }
+    }
+}
+
+fn option_names_of(arg: &clap::Arg) -> Vec<String> {
+    let long = arg.get_long().map(|l| format!("--{l}"));
+    let short = arg.get_short().map(|c| format!("-{c}"));
+    long.into_iter().chain(short).collect()
+}
+
+#[test]
+fn the_approval_statuses_and_files_are_in_gate_1() {
+    let page = unroff(&repo_file("man/gate.1"));
+    for word in [
+        "answered",
+        "already settled",
+        "not found",
+        "broker.sock",
+        "broker.sock.token",
+        "$XDG_RUNTIME_DIR/gate",
+        "/tmp/gate-UID",
+        "GATE_SOCKET",
+        "GATE_TIMEOUT",
+        "GATE_SESSION",
+        "/usr/lib/gate/bin/",
+        "gate.toml (5)",
+    ] {
+        let word = word.replace("gate.toml (5)", "gate.toml");
+        assert!(page.contains(&word), "man/gate.1 does not mention {word}");
+    }
+}
+
+/// The configuration tables and the key lists src/config.rs checks them against.
+fn config_tables() -> Vec<(&'static str, &'static [&'static str])> {
+    vec![
+        ("approval", gate::config::APPROVAL_KEYS),
+        ("audit", gate::config::AUDIT_KEYS),
+        ("sandbox", gate::config::SANDBOX_KEYS),
+    ]
+}
+
+/// Every key a configuration file may hold, dotted (`audit.log`).
+fn all_config_keys() -> Vec<String> {
+    let tables = config_tables();
+    let mut keys = Vec::new();
+    for top in gate::config::TOP_KEYS {
+        match tables.iter().find(|(t, _)| t == top) {
+            Some((table, subs)) => keys.extend(subs.iter().map(|k| format!("{table}.{k}"))),
+            None => keys.push((*top).to_owned()),
+        }
+    }
+    for (table, _) in &tables {
+        assert!(
+            gate::config::TOP_KEYS.contains(table),
+            "[{table}] is no longer a key of src/config.rs; update this test"
+        );
+    }
+    assert!(keys.len() >= 17, "too few keys: {keys:?}");
+    keys
+}
+
+/// The keys set in a TOML text, dotted, by reading `[table]` headers and `key =` lines.
+fn keys_set_in(toml: &str) -> Vec<String> {
+    let mut table: Option<String> = None;
+    let mut keys = Vec::new();
+    for line in toml.lines().map(str::trim) {
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.split(']').next()) {
+            table = Some(name.trim().to_owned());
+        } else if let Some((key, _)) = line.split_once('=') {
+            if !line.starts_with('#') {
+                let key = key.trim();
+                keys.push(match &table {
+                    Some(t) => format!("{t}.{key}"),
+                    None => key.to_owned(),
+                });
+            }
+        }
+    }
+    keys
+}
+
+#[test]
+fn every_configuration_key_has_an_entry_in_gate_toml_5() {
+    let page = repo_file("man/gate.toml.5");
+    let tags = tags(&page);
+    for key in all_config_keys() {
+        assert!(
+            tags.iter().any(|t| t.first() == Some(&key)),
+            "man/gate.toml.5 has no entry for the key {key}"
+        );
+    }
+    for (table, _) in config_tables() {
+        assert!(
+            page.lines()
+                .any(|l| l == format!(".SS The [{table}] table")),
+            "man/gate.toml.5 has no section for [{table}]"
+        );
+    }
+}
+
+/// The first `.EX` ... `.EE` block of a section, as plain text.
+fn example_block(page: &str, section_name: &str) -> String {
+    let lines = section(page, section_name);
+    let start = lines
+        .iter()
+        .position(|l| l.trim() == ".EX")
+        .unwrap_or_else(|| panic!("no example in {section_name}"));
+    let end = start
+        + lines[start..]
+            .iter()
+            .position(|l| l.trim() == ".EE")
+            .expect("the example ends");
+    lines[start + 1..end]
+        .iter()
+        .map(|l| unroff(l) + "\n")
+        .collect()
+}
+
+#[test]
+fn the_complete_example_in_gate_toml_5_sets_every_key_and_is_accepted() {
+    let example = example_block(&repo_file("man/gate.toml.5"), "EXAMPLE");
+    let mut set = keys_set_in(&example);
+    set.sort();
+    let mut all = all_config_keys();
+    all.sort();
+    assert_eq!(
+        set, all,
+        "the complete example does not set exactly every key"
+    );
+    gate::config::parse_file(
+        Path::new("/etc/gate/config.toml"),
+        &example,
+        gate::config::FileKind::System,
+        Some(Path::new("/home/ci")),
+    )
+    .unwrap_or_else(|e| panic!("gate rejects the example of gate.toml(5): {e}\n{example}"));
+}
+
+// ---------------------------------------------------------------------------------------
+// The packaged configuration file.
+
+#[test]
+fn the_packaged_config_sets_nothing_and_comments_out_every_key() {
+    let text = repo_file("packaging/config.toml");
+    let path = Path::new("/etc/gate/config.toml");
+    let system = gate::config::FileKind::System;
+    let home = Some(Path::new("/home/someone"));
+    // As shipped: only empty tables, so the built-in defaults apply.
+    let layer = gate::config::parse_file(path, &text, system, home)
+        .unwrap_or_else(|e| panic!("gate rejects packaging/config.toml: {e}"));
+    assert!(
+        keys_set_in(&text).is_empty(),
+        "packaging/config.toml sets keys"
+    );
+    assert!(layer.level.is_none() && layer.lock.is_none() && layer.shell.is_none());
+    assert!(layer.allow.is_empty() && layer.deny.is_empty());
+    assert!(layer.socket.is_none() && layer.tty.is_none() && layer.timeout.is_none());
+    assert!(layer.audit_log.is_none() && layer.audit_required.is_none());
+    assert!(layer.write.is_empty() && layer.deny_read.is_empty());
+    assert!(layer.net_connect.is_empty() && layer.net_bind.is_empty());
+    assert!(layer.network.is_none() && layer.unix_sockets.is_none());
+    assert!(layer.best_effort.is_none());
+
+    // With every `#key = value` line uncommented: every key, and gate accepts it.
+    let uncommented: String = text
+        .lines()
+        .map(|l| match l.strip_prefix('#') {
+            Some(rest) if rest.starts_with(|c: char| c.is_ascii_lowercase()) => rest,
+            _ => l,
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let mut set = keys_set_in(&uncommented);
+    set.sort();
+    let mut all = all_config_keys();
+    all.sort();
+    assert_eq!(
+        set, all,
+        "packaging/config.toml does not show exactly every key"
+    );
+    let layer = gate::config::parse_file(path, &uncommented, system, home)
+        .unwrap_or_else(|e| panic!("gate rejects packaging/config.toml uncommented: {e}"));
+    // The values shown are the defaults.
+    assert_eq!(
+        layer.level.map(|(l, _)| l),
+        Some(gate::config::DEFAULT_LEVEL)
+    );
+    assert_eq!(
+        layer.shell.map(|(s, _)| s),
+        Some(std::path::PathBuf::from(gate::config::DEFAULT_SHELL))
+    );
+    assert_eq!(
+        layer.timeout.map(|(t, _)| t),
+        Some(gate::config::DEFAULT_TIMEOUT)
+    );
+    assert_eq!(layer.lock.map(|(l, _)| l), Some(false));
+}
+
+// ---------------------------------------------------------------------------------------
+// Completions.
+
+const COMPLETION_FILES: [(&str, &str); 3] = [
+    ("bash", "completions/gate.bash"),
+    ("zsh", "completions/_gate"),
+    ("fish", "completions/gate.fish"),
+];
+
+#[test]
+fn the_shipped_completion_files_are_what_gate_completions_prints() {
+    let env = TestEnv::new();
+    for (shell, file) in COMPLETION_FILES {
+        let out = env.gate().args(["completions", shell]).run();
+        out.assert_code(0).assert_stderr_empty();
+        assert!(
+            out.stdout() == repo_file(file),
+            "{file} is not the output of `gate completions {shell}`; regenerate it (see \
+             packaging/README.md)"
+        );
+    }
+    let out = env.gate().args(["completions", "powershell"]).run();
+    out.assert_code(common::GATE_ERROR);
+    assert!(out.stdout().is_empty());
+    assert!(out.stderr().contains("bash, zsh, fish"), "{}", out.stderr());
+}
+
+/// Run a shell on the repository's files, with a home of its own.
+fn run_shell(program: &str, args: &[&str]) -> std::process::Output {
+    let program = require_program(program);
+    let home = tempfile::tempdir().unwrap();
+    Command::new(&program)
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .env("XDG_DATA_HOME", home.path().join(".local/share"))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()))
+}
+
+#[test]
+fn the_bash_completion_completes_options_subcommands_and_levels() {
+    // What bash does on TAB: set COMP_WORDS and COMP_CWORD, call the function.
+    let script = r#"
+        source completions/gate.bash
+        complete -p gate
+        complete_at() {
+            COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
+            COMPREPLY=()
+            _gate gate "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+            echo "$* => ${COMPREPLY[*]}"
+        }
+        complete_at gate --lev
+        complete_at gate --level ''
+        complete_at gate app
+        complete_at gate approve --rem
+        complete_at gate completions ''
+    "#;
+    let out = run_shell("bash", &["--norc", "--noprofile", "-c", script]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    for expected in [
+        "-F _gate gate",
+        "gate --lev => --level",
+        "gate --level  => deny ask safe full",
+        "gate app => approve",
+        "gate approve --rem => --remember --remember-rule",
+        "bash zsh fish",
+    ] {
+        assert!(text.contains(expected), "bash: no `{expected}` in\n{text}");
+    }
+}
+
+#[test]
+fn the_fish_completion_completes_options_subcommands_and_levels() {
+    let out = run_shell(
+        "fish",
+        &[
+            "--no-config",
+            "-c",
+            "source completions/gate.fish; complete -C 'gate --lev'; complete -C 'gate --level='; \
+             complete -C 'gate check --level '; complete -C 'gate appr'; \
+             complete -C 'gate deny 3 --mes'",
+        ],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    let firsts: Vec<&str> = text
+        .lines()
+        .map(|l| l.split('\t').next().unwrap_or(""))
+        .collect();
+    for expected in [
+        "--level",
+        "--level=deny",
+        "--level=safe",
+        "ask",
+        "full",
+        "approve",
+        "--message",
+    ] {
+        assert!(firsts.contains(&expected), "fish: no {expected} in\n{text}");
+    }
+}
+
+#[test]
+fn the_zsh_completion_is_valid_zsh() {
+    let out = run_shell("zsh", &["-n", "-f", "completions/_gate"]);
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "zsh -n completions/_gate: {out:?}"
+    );
+    // The function the file defines, and the values it offers for --level.
+    let text = repo_file("completions/_gate");
+    assert!(
+        text.starts_with("#compdef gate"),
+        "not a zsh completion file"
+    );
+    assert!(text.contains("(deny ask safe full)"));
+}
+
+// ---------------------------------------------------------------------------------------
+// The README points at every document.
+
+#[test]
+fn the_readme_links_every_document() {
+    let readme = repo_file("README.md");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut documents: Vec<String> = std::fs::read_dir(root.join("docs"))
+        .expect("docs/ exists")
+        .map(|e| format!("docs/{}", e.unwrap().file_name().to_string_lossy()))
+        .filter(|name| name.ends_with(".md"))
+        .collect();
+    documents.extend(MAN_PAGES.map(str::to_owned));
+    documents.extend(["packaging/README.md", "packaging/deb/README.md"].map(str::to_owned));
+    for document in documents {
+        assert!(root.join(&document).exists(), "{document} does not exist");
+        assert!(
+            readme.contains(&format!("]({document})")),
+            "README.md does not link {document}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// docs/ci.md: the locked runner configuration and the GitHub Actions `shell:` line, run
+// as written under a scratch /etc that holds that configuration.
+
+/// A private mount namespace in which a scratch directory is /etc, holding `config` as
+/// /etc/gate/config.toml, and a home, state and workspace under /var/tmp (outside the
+/// temporary directories the sandbox leaves writable).
+struct RunnerEtc {
+    root: tempfile::TempDir,
+}
+
+impl RunnerEtc {
+    fn new(config: &str) -> RunnerEtc {
+        let root = tempfile::Builder::new()
+            .prefix("gate-ci-doc-")
+            .tempdir_in("/var/tmp")
+            .expect("a directory in /var/tmp");
+        let etc = root.path().join("etc");
+        std::fs::create_dir_all(etc.join("gate")).unwrap();
+        for file in ["ld.so.cache", "passwd", "group", "nsswitch.conf"] {
+            let from = Path::new("/etc").join(file);
+            if from.exists() {
+                std::fs::copy(&from, etc.join(file)).unwrap();
+            }
+        }
+        std::fs::write(etc.join("gate/config.toml"), config).unwrap();
+        for dir in ["home", "state", "work", "runner-temp"] {
+            std::fs::create_dir(root.path().join(dir)).unwrap();
+        }
+        RunnerEtc { root }
+    }
+
+    fn path(&self, name: &str) -> std::path::PathBuf {
+        self.root.path().join(name)
+    }
+
+    /// Run `argv` in the namespace, in the workspace, with a runner-like environment.
+    fn run(&self, argv: &[String]) -> std::process::Output {
+        let mut unshare = Command::new(require_program("unshare"));
+        if !common::running_as_root() {
+            unshare.arg("--map-root-user");
+        }
+        unshare
+            .args([
+                "--mount",
+                "--",
+                "sh",
+                "-c",
+                "mount --bind \"$1\" /etc && shift && exec \"$@\"",
+                "sh",
+            ])
+            .arg(self.path("etc"))
+            .args(argv)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", self.path("home"))
+            .env("XDG_STATE_HOME", self.path("state"))
+            .env("XDG_RUNTIME_DIR", self.path("runner-temp"))
+            .env("LC_ALL", "C")
+            .current_dir(self.path("work"))
+            .output()
+            .expect("unshare runs")
+    }
+}
+
+#[test]
+fn the_runner_setup_in_ci_md_locks_and_its_shell_line_runs_steps_in_the_sandbox() {
+    let doc = repo_file("docs/ci.md");
+    let config = readme_block_after(&doc, "## Lock the policy");
+    assert!(
+        config.contains("lock  = true"),
+        "not the locked file:\n{config}"
+    );
+    let etc = RunnerEtc::new(&config);
+    let gate = common::GATE.to_owned();
+
+    // The lock holds: the level cannot be changed, the locked values may be repeated.
+    let out = etc.run(&[
+        gate.clone(),
+        "--level".into(),
+        "full".into(),
+        "-c".into(),
+        "true".into(),
+    ]);
+    assert_eq!(out.status.code(), Some(common::GATE_ERROR), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("locks the configuration"));
+    let out = etc.run(&[gate.clone(), "doctor".into()]);
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains("present, locks the configuration") && report.contains("level       safe"),
+        "{report}"
+    );
+
+    // The `shell:` template: its first word is the program, {0} the step's script file.
+    let line = doc
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("shell: gate "))
+        .expect("docs/ci.md has a `shell: gate ...` line");
+    let script = etc.path("runner-temp/step.sh");
+    std::fs::write(
+        &script,
+        r#"echo "shell: bash ${BASH_VERSINFO[0]}"
+case $- in *e*) echo "errexit: on" ;; esac
+[[ -o pipefail ]] && echo "pipefail: on"
+echo made > made-in-workspace
+if (echo escaped > "$HOME/escaped") 2>/dev/null; then echo "home: writable"; else echo "home: not writable"; fi
+false | true
+echo "not reached"
+"#,
+    )
+    .unwrap();
+    let argv: Vec<String> = line["shell: ".len()..]
+        .split_whitespace()
+        .map(|w| match w {
+            "gate" => gate.clone(),
+            "{0}" => script.to_string_lossy().into_owned(),
+            w => w.to_owned(),
+        })
+        .collect();
+    assert!(
+        argv.contains(&script.to_string_lossy().into_owned()),
+        "no {{0}}: {line}"
+    );
+    let out = etc.run(&argv);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the pipeline failure stops the step: {out:?}"
+    );
+    for expected in [
+        "shell: bash 5",
+        "errexit: on",
+        "pipefail: on",
+        "home: not writable",
+    ] {
+        assert!(
+            stdout.contains(expected),
+            "no {expected:?} in\n{stdout}\n{out:?}"
+        );
+    }
+    assert!(!stdout.contains("not reached"), "{stdout}");
+    assert!(
+        etc.path("work/made-in-workspace").exists(),
+        "the step could not write its workspace"
+    );
+    assert!(
+        !etc.path("home/escaped").exists(),
+        "the step wrote outside its workspace"
+    );
+    // Every run above that ran something was recorded (the file requires the audit log).
+    let log = std::fs::read_to_string(etc.path("state/gate/audit.jsonl")).expect("an audit log");
+    assert!(log.contains("step.sh"), "{log}");
 }

@@ -1,0 +1,139 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_gate_global_optspecs
+    string join \n help version level= allow= deny= shell= config= no-config audit-log= timeout= session= socket= no-tty write= deny-read= net net-connect= net-bind= unix-sockets best-effort c=
+end
+
+function __fish_gate_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_gate_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_gate_using_subcommand
+    set -l cmd (__fish_gate_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c gate -n "__fish_gate_needs_command" -l level -d 'Permission level: deny, ask, safe or full [env: GATE_LEVEL] [default: ask]' -r -f -a "deny\t''
+ask\t''
+safe\t''
+full\t''"
+complete -c gate -n "__fish_gate_needs_command" -l allow -d 'Allow commands that are RULE or start with RULE and a space (repeatable)' -r
+complete -c gate -n "__fish_gate_needs_command" -l deny -d 'Refuse commands that start with RULE, at every level, wherever they hide (repeatable)' -r
+complete -c gate -n "__fish_gate_needs_command" -l shell -d 'The real shell that runs -c commands [env: GATE_SHELL] [default: /bin/sh]' -r -F
+complete -c gate -n "__fish_gate_needs_command" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
+complete -c gate -n "__fish_gate_needs_command" -l audit-log -d 'Append one JSON line per decision to PATH, or turn the log off [env: GATE_AUDIT_LOG]' -r -F
+complete -c gate -n "__fish_gate_needs_command" -l timeout -d 'How long to wait for an approver; unanswered means denied [env: GATE_TIMEOUT] [default: 60]' -r
+complete -c gate -n "__fish_gate_needs_command" -l session -d 'Session that remembered approvals belong to [env: GATE_SESSION]' -r
+complete -c gate -n "__fish_gate_needs_command" -l socket -d 'Approver socket [env: GATE_SOCKET]' -r -F
+complete -c gate -n "__fish_gate_needs_command" -l write -d 'safe: also allow writing under PATH (repeatable; the workspace, /tmp, $TMPDIR and /dev/shm always are)' -r -F
+complete -c gate -n "__fish_gate_needs_command" -l deny-read -d 'safe: also hide PATH from the command (repeatable; added to ~/.ssh, ~/.aws and the other defaults)' -r -F
+complete -c gate -n "__fish_gate_needs_command" -l net-connect -d 'safe: allow TCP connections to PORT only (repeatable)' -r
+complete -c gate -n "__fish_gate_needs_command" -l net-bind -d 'safe: allow binding TCP PORT only (repeatable)' -r
+complete -c gate -n "__fish_gate_needs_command" -s c -d 'Judge COMMAND, then run it with the real shell (-c COMMAND NAME ARGS...)' -r -f -a "(__fish_complete_command)"
+complete -c gate -n "__fish_gate_needs_command" -l help -d 'Print this help'
+complete -c gate -n "__fish_gate_needs_command" -l version -d 'Print gate\'s version'
+complete -c gate -n "__fish_gate_needs_command" -l no-config -d 'Read no configuration file (refused when the system file is locked)'
+complete -c gate -n "__fish_gate_needs_command" -l no-tty -d 'Never ask on the terminal'
+complete -c gate -n "__fish_gate_needs_command" -l net -d 'safe: allow the network (it is off by default)'
+complete -c gate -n "__fish_gate_needs_command" -l unix-sockets -d 'safe: allow Unix sockets, which can reach D-Bus, Docker or ssh-agent outside the sandbox (off by default)'
+complete -c gate -n "__fish_gate_needs_command" -l best-effort -d 'safe: run even if the kernel cannot enforce every part of the sandbox, with a warning naming what is not'
+complete -c gate -n "__fish_gate_needs_command" -a "check" -d 'Print the decision for a command and why, without running anything'
+complete -c gate -n "__fish_gate_needs_command" -a "doctor" -d 'Report what this machine can enforce; exit 0 when safe can be fully enforced'
+complete -c gate -n "__fish_gate_needs_command" -a "serve" -d 'Run the approval broker: hold the requests of gates at level ask until an approver answers'
+complete -c gate -n "__fish_gate_needs_command" -a "pending" -d 'List the requests waiting in the broker: id, command, directory, session, age'
+complete -c gate -n "__fish_gate_needs_command" -a "approve" -d 'Approve a waiting request; prints answered, already settled or not found (exit 0, 3, 4)'
+complete -c gate -n "__fish_gate_needs_command" -a "deny" -d 'Deny a waiting request; prints answered, already settled or not found (exit 0, 3, 4)'
+complete -c gate -n "__fish_gate_needs_command" -a "watch" -d 'Approve on this terminal: prompt for each request as it reaches the broker'
+complete -c gate -n "__fish_gate_needs_command" -a "ask" -d 'Ask the user a question through the approver; print the answer (exit 0) or exit 1'
+complete -c gate -n "__fish_gate_needs_command" -a "completions" -d 'Print the completion script for SHELL (bash, zsh or fish) on standard output'
+complete -c gate -n "__fish_gate_using_subcommand check" -l level -d 'Permission level: deny, ask, safe or full [env: GATE_LEVEL] [default: ask]' -r -f -a "deny\t''
+ask\t''
+safe\t''
+full\t''"
+complete -c gate -n "__fish_gate_using_subcommand check" -l allow -d 'Allow commands that are RULE or start with RULE and a space (repeatable)' -r
+complete -c gate -n "__fish_gate_using_subcommand check" -l deny -d 'Refuse commands that start with RULE, at every level, wherever they hide (repeatable)' -r
+complete -c gate -n "__fish_gate_using_subcommand check" -l shell -d 'The real shell that runs -c commands [env: GATE_SHELL] [default: /bin/sh]' -r -F
+complete -c gate -n "__fish_gate_using_subcommand check" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
+complete -c gate -n "__fish_gate_using_subcommand check" -l audit-log -d 'Append one JSON line per decision to PATH, or turn the log off [env: GATE_AUDIT_LOG]' -r -F
+complete -c gate -n "__fish_gate_using_subcommand check" -l timeout -d 'How long to wait for an approver; unanswered means denied [env: GATE_TIMEOUT] [default: 60]' -r
+complete -c gate -n "__fish_gate_using_subcommand check" -l session -d 'Session that remembered approvals belong to [env: GATE_SESSION]' -r
+complete -c gate -n "__fish_gate_using_subcommand check" -l socket -d 'Approver socket [env: GATE_SOCKET]' -r -F
+complete -c gate -n "__fish_gate_using_subcommand check" -l write -d 'safe: also allow writing under PATH (repeatable; the workspace, /tmp, $TMPDIR and /dev/shm always are)' -r -F
+complete -c gate -n "__fish_gate_using_subcommand check" -l deny-read -d 'safe: also hide PATH from the command (repeatable; added to ~/.ssh, ~/.aws and the other defaults)' -r -F
+complete -c gate -n "__fish_gate_using_subcommand check" -l net-connect -d 'safe: allow TCP connections to PORT only (repeatable)' -r
+complete -c gate -n "__fish_gate_using_subcommand check" -l net-bind -d 'safe: allow binding TCP PORT only (repeatable)' -r
+complete -c gate -n "__fish_gate_using_subcommand check" -s c -d 'The command text to judge, as an agent would pass it to -c' -r -f -a "(__fish_complete_command)"
+complete -c gate -n "__fish_gate_using_subcommand check" -l help -d 'Print this help'
+complete -c gate -n "__fish_gate_using_subcommand check" -l no-config -d 'Read no configuration file (refused when the system file is locked)'
+complete -c gate -n "__fish_gate_using_subcommand check" -l no-tty -d 'Never ask on the terminal'
+complete -c gate -n "__fish_gate_using_subcommand check" -l net -d 'safe: allow the network (it is off by default)'
+complete -c gate -n "__fish_gate_using_subcommand check" -l unix-sockets -d 'safe: allow Unix sockets, which can reach D-Bus, Docker or ssh-agent outside the sandbox (off by default)'
+complete -c gate -n "__fish_gate_using_subcommand check" -l best-effort -d 'safe: run even if the kernel cannot enforce every part of the sandbox, with a warning naming what is not'
+complete -c gate -n "__fish_gate_using_subcommand check" -l json -d 'Print the decision as one JSON object'
+complete -c gate -n "__fish_gate_using_subcommand doctor" -l level -d 'Permission level: deny, ask, safe or full [env: GATE_LEVEL] [default: ask]' -r -f -a "deny\t''
+ask\t''
+safe\t''
+full\t''"
+complete -c gate -n "__fish_gate_using_subcommand doctor" -l allow -d 'Allow commands that are RULE or start with RULE and a space (repeatable)' -r
+complete -c gate -n "__fish_gate_using_subcommand doctor" -l deny -d 'Refuse commands that start with RULE, at every level, wherever they hide (repeatable)' -r
+complete -c gate -n "__fish_gate_using_subcommand doctor" -l shell -d 'The real shell that runs -c commands [env: GATE_SHELL] [default: /bin/sh]' -r -F
+complete -c gate -n "__fish_gate_using_subcommand doctor" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
+complete -c gate -n "__fish_gate_using_subcommand doctor" -l audit-log -d 'Append one JSON line per decision to PATH, or turn the log off [env: GATE_AUDIT_LOG]' -r -F
+complete -c gate -n "__fish_gate_using_subcommand doctor" -l timeout -d 'How long to wait for an approver; unanswered means denied [env: GATE_TIMEOUT] [default: 60]' -r
+complete -c gate -n "__fish_gate_using_subcommand doctor" -l session -d 'Session that remembered approvals belong to [env: GATE_SESSION]' -r
+complete -c gate -n "__fish_gate_using_subcommand doctor" -l socket -d 'Approver socket [env: GATE_SOCKET]' -r -F
+complete -c gate -n "__fish_gate_using_subcommand doctor" -l write -d 'safe: also allow writing under PATH (repeatable; the workspace, /tmp, $TMPDIR and /dev/shm always are)' -r -F
+complete -c gate -n "__fish_gate_using_subcommand doctor" -l deny-read -d 'safe: also hide PATH from the command (repeatable; added to ~/.ssh, ~/.aws and the other defaults)' -r -F
+complete -c gate -n "__fish_gate_using_subcommand doctor" -l net-connect -d 'safe: allow TCP connections to PORT only (repeatable)' -r
+complete -c gate -n "__fish_gate_using_subcommand doctor" -l net-bind -d 'safe: allow binding TCP PORT only (repeatable)' -r
+complete -c gate -n "__fish_gate_using_subcommand doctor" -l help -d 'Print this help'
+complete -c gate -n "__fish_gate_using_subcommand doctor" -l no-config -d 'Read no configuration file (refused when the system file is locked)'
+complete -c gate -n "__fish_gate_using_subcommand doctor" -l no-tty -d 'Never ask on the terminal'
+complete -c gate -n "__fish_gate_using_subcommand doctor" -l net -d 'safe: allow the network (it is off by default)'
+complete -c gate -n "__fish_gate_using_subcommand doctor" -l unix-sockets -d 'safe: allow Unix sockets, which can reach D-Bus, Docker or ssh-agent outside the sandbox (off by default)'
+complete -c gate -n "__fish_gate_using_subcommand doctor" -l best-effort -d 'safe: run even if the kernel cannot enforce every part of the sandbox, with a warning naming what is not'
+complete -c gate -n "__fish_gate_using_subcommand serve" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
+complete -c gate -n "__fish_gate_using_subcommand serve" -l socket -d 'Approver socket [env: GATE_SOCKET]' -r -F
+complete -c gate -n "__fish_gate_using_subcommand serve" -l help -d 'Print this help'
+complete -c gate -n "__fish_gate_using_subcommand serve" -l no-config -d 'Read no configuration file (refused when the system file is locked)'
+complete -c gate -n "__fish_gate_using_subcommand pending" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
+complete -c gate -n "__fish_gate_using_subcommand pending" -l socket -d 'Approver socket [env: GATE_SOCKET]' -r -F
+complete -c gate -n "__fish_gate_using_subcommand pending" -l help -d 'Print this help'
+complete -c gate -n "__fish_gate_using_subcommand pending" -l json -d 'Print the open requests as one JSON array'
+complete -c gate -n "__fish_gate_using_subcommand pending" -l no-config -d 'Read no configuration file (refused when the system file is locked)'
+complete -c gate -n "__fish_gate_using_subcommand approve" -l remember-rule -d 'Also allow commands matching the allow rule RULE for the rest of the session' -r
+complete -c gate -n "__fish_gate_using_subcommand approve" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
+complete -c gate -n "__fish_gate_using_subcommand approve" -l socket -d 'Approver socket [env: GATE_SOCKET]' -r -F
+complete -c gate -n "__fish_gate_using_subcommand approve" -l help -d 'Print this help'
+complete -c gate -n "__fish_gate_using_subcommand approve" -l remember -d 'Also approve the same command, in any directory, for the rest of its session'
+complete -c gate -n "__fish_gate_using_subcommand approve" -l no-config -d 'Read no configuration file (refused when the system file is locked)'
+complete -c gate -n "__fish_gate_using_subcommand deny" -l message -d 'Why, or what to do instead: the agent\'s model reads it' -r
+complete -c gate -n "__fish_gate_using_subcommand deny" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
+complete -c gate -n "__fish_gate_using_subcommand deny" -l socket -d 'Approver socket [env: GATE_SOCKET]' -r -F
+complete -c gate -n "__fish_gate_using_subcommand deny" -l help -d 'Print this help'
+complete -c gate -n "__fish_gate_using_subcommand deny" -l no-config -d 'Read no configuration file (refused when the system file is locked)'
+complete -c gate -n "__fish_gate_using_subcommand watch" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
+complete -c gate -n "__fish_gate_using_subcommand watch" -l socket -d 'Approver socket [env: GATE_SOCKET]' -r -F
+complete -c gate -n "__fish_gate_using_subcommand watch" -l help -d 'Print this help'
+complete -c gate -n "__fish_gate_using_subcommand watch" -l no-config -d 'Read no configuration file (refused when the system file is locked)'
+complete -c gate -n "__fish_gate_using_subcommand ask" -l option -d 'A choice to offer (repeatable); the answer may still be free text' -r
+complete -c gate -n "__fish_gate_using_subcommand ask" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
+complete -c gate -n "__fish_gate_using_subcommand ask" -l socket -d 'Approver socket [env: GATE_SOCKET]' -r -F
+complete -c gate -n "__fish_gate_using_subcommand ask" -l timeout -d 'How long to wait for an approver; unanswered means denied [env: GATE_TIMEOUT] [default: 60]' -r
+complete -c gate -n "__fish_gate_using_subcommand ask" -l session -d 'Session that remembered approvals belong to [env: GATE_SESSION]' -r
+complete -c gate -n "__fish_gate_using_subcommand ask" -l help -d 'Print this help'
+complete -c gate -n "__fish_gate_using_subcommand ask" -l multiple -d 'More than one option may be chosen'
+complete -c gate -n "__fish_gate_using_subcommand ask" -l no-config -d 'Read no configuration file (refused when the system file is locked)'
+complete -c gate -n "__fish_gate_using_subcommand ask" -l no-tty -d 'Never ask on the terminal'
+complete -c gate -n "__fish_gate_using_subcommand completions" -l help -d 'Print this help'
