@@ -31,6 +31,8 @@ fn policy(rules: usize, deny: &[&str]) -> Policy {
         level_origin: Origin::BuiltIn,
         allow,
         deny: deny_rules,
+        compound: false,
+        readonly: false,
     }
 }
 

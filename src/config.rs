@@ -118,6 +118,8 @@ pub struct Layer {
     pub allow: AllowRules,
     pub deny: DenyRules,
     pub lock: Option<(bool, Origin)>,
+    pub compound: Option<(bool, Origin)>,
+    pub readonly: Option<(bool, Origin)>,
     pub audit_log: Option<(AuditLog, Origin)>,
     pub audit_required: Option<(bool, Origin)>,
     pub socket: Option<(PathBuf, Origin)>,
@@ -219,7 +221,8 @@ pub fn parse_file(
 }
 
 pub const TOP_KEYS: &[&str] = &[
-    "level", "shell", "allow", "deny", "lock", "approval", "audit", "sandbox",
+    "level", "shell", "allow", "deny", "compound", "readonly", "lock", "approval", "audit",
+    "sandbox",
 ];
 pub const SANDBOX_KEYS: &[&str] = &[
     "write",
@@ -279,6 +282,8 @@ fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(
                         .map_err(|e| ConfigError::at(&item_origin, name, e))?;
                 }
             }
+            "compound" => layer.compound = Some((expect_bool(cx, name, value)?, origin)),
+            "readonly" => layer.readonly = Some((expect_bool(cx, name, value)?, origin)),
             "lock" => {
                 let lock = expect_bool(cx, name, value)?;
                 if cx.kind != FileKind::System {
@@ -681,6 +686,12 @@ pub fn flag_layer(args: &GateArgs) -> Result<Layer, ConfigError> {
     if args.no_tty {
         layer.tty = Some((false, Origin::Flag("--no-tty")));
     }
+    if args.compound {
+        layer.compound = Some((true, Origin::Flag("--compound")));
+    }
+    if args.readonly {
+        layer.readonly = Some((true, Origin::Flag("--readonly")));
+    }
     for (values, name) in [(&args.write, "--write"), (&args.deny_read, "--deny-read")] {
         for value in values {
             let origin = Origin::Flag(name);
@@ -736,6 +747,8 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
             level_origin: Origin::BuiltIn,
             allow: AllowRules::new(),
             deny: DenyRules::new(),
+            compound: false,
+            readonly: false,
         },
         shell: None,
         audit_log: AuditLog::Default,
@@ -801,6 +814,28 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         }
         s.policy.allow.extend(layer.allow);
         s.policy.deny.extend(layer.deny);
+        // Both widen what runs unasked, so under a lock they can be turned off, not on.
+        for (value, key, slot, what) in [
+            (
+                layer.compound,
+                "compound",
+                &mut s.policy.compound,
+                "compound commands stay off",
+            ),
+            (
+                layer.readonly,
+                "readonly",
+                &mut s.policy.readonly,
+                "the read-only preset stays off",
+            ),
+        ] {
+            if let Some((on, origin)) = value {
+                if locked && on && !*slot {
+                    return Err(refuse(&origin, key, what));
+                }
+                *slot = on;
+            }
+        }
         if let Some((log, origin)) = layer.audit_log {
             if locked && (log == AuditLog::Off || (locked_audit_log && log != s.audit_log)) {
                 return Err(refuse(

@@ -41,7 +41,8 @@ impl Permit {
             | Allowed::Rule { .. }
             | Allowed::RememberedCommand
             | Allowed::RememberedRule { .. }
-            | Allowed::Approved { .. } => Ok(Permit { _sandbox: None }),
+            | Allowed::Approved { .. }
+            | Allowed::Info => Ok(Permit { _sandbox: None }),
         }
     }
 

@@ -88,6 +88,10 @@ pub fn explain(decision: &Decision, policy: &Policy, command: Option<&CommandTex
                 display(rule)
             ),
         },
+        Decision::Allow(Allowed::Info) => plain(
+            "info",
+            "the shell is only asked for its version or help, which runs no command".into(),
+        ),
         Decision::Allow(Allowed::Approved { channel, source }) => Explanation {
             decided_by: channel,
             rule: None,
@@ -201,6 +205,8 @@ mod tests {
             level_origin: Origin::Flag("--level"),
             allow: AllowRules::new(),
             deny: DenyRules::new(),
+            compound: false,
+            readonly: false,
         };
         for r in allow {
             p.allow.add(r, Origin::Flag("--allow")).unwrap();

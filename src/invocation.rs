@@ -87,6 +87,16 @@ pub const GATE_OPTIONS: &[OptionSpec] = &[
         help: "Never ask on the terminal",
     },
     OptionSpec {
+        name: "--compound",
+        value: None,
+        help: "ask: also allow `a && b`, `a || b`, `a; b` and `a | b` when every part is allowed on its own (off by default)",
+    },
+    OptionSpec {
+        name: "--readonly",
+        value: None,
+        help: "ask: also allow commands of the read-only preset (ls, cat, grep, git status, ... with argument checks) without asking",
+    },
+    OptionSpec {
         name: "--write",
         value: Some("PATH"),
         help: "safe: also allow writing under PATH (repeatable; the workspace, /tmp, $TMPDIR and /dev/shm always are)",
@@ -215,6 +225,8 @@ pub struct GateArgs {
     pub session: Option<OsString>,
     pub socket: Option<OsString>,
     pub no_tty: bool,
+    pub compound: bool,
+    pub readonly: bool,
     pub write: Vec<OsString>,
     pub deny_read: Vec<OsString>,
     pub net: bool,
@@ -236,6 +248,9 @@ pub enum ShellWork {
     Script(Vec<OsString>),
     /// No command: an interactive or login shell, or commands read from standard input.
     Session,
+    /// Only `--version` or only `--help` (a shim asked what shell it is): the shell
+    /// prints and exits without reading any command.
+    Info,
 }
 
 /// What is to be run.
@@ -713,6 +728,13 @@ fn parse_shell_args(
             Some(command) => ShellWork::Command(command.clone()),
             None => return Err(usage("-c needs a COMMAND argument")),
         }
+    } else if operands.is_empty()
+        && !stdin_flag
+        && gate_mode.is_none()
+        && shell_args.len() == 1
+        && (shell_args[0] == "--version" || shell_args[0] == "--help")
+    {
+        ShellWork::Info
     } else if stdin_flag || operands.is_empty() {
         ShellWork::Session
     } else {
@@ -750,6 +772,8 @@ fn take_gate_long_option(
             match spec.name {
                 "--no-config" => gate.no_config = true,
                 "--no-tty" => gate.no_tty = true,
+                "--compound" => gate.compound = true,
+                "--readonly" => gate.readonly = true,
                 "--net" => gate.net = true,
                 "--best-effort" => gate.best_effort = true,
                 "--unix-sockets" => gate.unix_sockets = true,
@@ -1092,7 +1116,20 @@ mod tests {
         );
         assert_eq!(
             run_target(&["bash", "--version"]),
-            shell(&["--version"], ShellWork::Session)
+            shell(&["--version"], ShellWork::Info)
+        );
+        assert_eq!(
+            run_target(&["/usr/lib/gate/bin/zsh", "--help"]),
+            shell(&["--help"], ShellWork::Info)
+        );
+        // Anything more is a session or a command, judged as usual.
+        assert_eq!(
+            run_target(&["bash", "--version", "-i"]),
+            shell(&["--version", "-i"], ShellWork::Session)
+        );
+        assert_eq!(
+            run_target(&["bash", "--version", "x"]),
+            shell(&["--version", "x"], ShellWork::Script(os(&["x"])))
         );
     }
 

@@ -147,6 +147,10 @@ impl Judged {
                     kind: "session",
                     text: None,
                 },
+                ShellWork::Info => Judged {
+                    kind: "info",
+                    text: None,
+                },
             },
             Target::Program { argv } => Judged {
                 kind: "program",
@@ -158,6 +162,7 @@ impl Judged {
     fn request(&self) -> Request<'_> {
         match &self.text {
             Some(text) => Request::Command(text),
+            None if self.kind == "info" => Request::Info,
             None => Request::Session,
         }
     }

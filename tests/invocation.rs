@@ -533,3 +533,35 @@ fn gate_shell_variable_pointing_at_gate_itself_is_refused_with_125() {
     out.assert_gate_error()
         .assert_stderr_contains("is gate itself");
 }
+
+/// Agents probe their shell with `bash --version`: at `ask` a shim passes it through
+/// unasked (it runs no command), at `deny` nothing runs, and anything more than the one
+/// option is judged as usual.
+#[test]
+fn a_shim_answers_version_at_ask_but_not_at_deny() {
+    let env = TestEnv::new();
+    let shims = shim_dir(&env, &["bash"]);
+    let out = shim_gate(&env, &shims, shims_first_on_path(&shims), "bash")
+        .env("GATE_LEVEL", "ask")
+        .arg("--version")
+        .run();
+    out.assert_code(0).assert_stderr_empty();
+    assert!(
+        out.stdout().starts_with("GNU bash"),
+        "the real bash did not answer\n{}",
+        out.report()
+    );
+    shim_gate(&env, &shims, shims_first_on_path(&shims), "bash")
+        .env("GATE_LEVEL", "deny")
+        .arg("--version")
+        .run()
+        .assert_refused();
+    // `--version` with a command is a command: judged, and at ask with no rule, refused.
+    let f = env.file("ran");
+    let out = shim_gate(&env, &shims, shims_first_on_path(&shims), "bash")
+        .env("GATE_LEVEL", "ask")
+        .args(["--version", "-c", &format!("touch {}", f.display())])
+        .run();
+    assert!(!f.exists(), "{}", out.report());
+    out.assert_refused();
+}

@@ -13,6 +13,10 @@ pub struct Policy {
     pub level_origin: Origin,
     pub allow: AllowRules,
     pub deny: DenyRules,
+    /// Allow `a && b`, `a || b`, `a; b`, `a | b` when every part is allowed on its own.
+    pub compound: bool,
+    /// Allow the read-only preset's commands without asking.
+    pub readonly: bool,
 }
 
 /// What an approver allowed earlier in the session: exact commands (trimmed text) and
@@ -58,6 +62,8 @@ pub enum Request<'a> {
     /// A shell with no command to judge: interactive, a login shell, or commands read
     /// from standard input.
     Session,
+    /// A shell asked only for its version or help: it runs nothing.
+    Info,
 }
 
 /// Why a request may run.
@@ -67,6 +73,8 @@ pub enum Allowed {
     Level,
     /// The level runs everything inside the sandbox (`safe`).
     Sandboxed,
+    /// A shell asked only `--version` or `--help`, which runs no command.
+    Info,
     /// An allow rule matched.
     Rule { rule: Box<str>, origin: Origin },
     /// The same command was approved with "remember" earlier in the session.
@@ -134,6 +142,7 @@ pub fn decide(policy: &Policy, remembered: &Remembered, request: Request<'_>) ->
         Level::Safe => Decision::Allow(Allowed::Sandboxed),
         Level::Ask => match request {
             Request::Session => Decision::Ask,
+            Request::Info => Decision::Allow(Allowed::Info),
             Request::Command(command) => {
                 if command.is_exact() {
                     if let Some((rule, origin)) = policy.allow.find(command.as_str()) {
@@ -161,6 +170,8 @@ mod tests {
             level_origin: Origin::BuiltIn,
             allow: AllowRules::new(),
             deny: DenyRules::new(),
+            compound: false,
+            readonly: false,
         };
         for r in allow {
             p.allow.add(r, Origin::Flag("--allow")).unwrap();

@@ -4,10 +4,13 @@
 
 #![forbid(unsafe_code)]
 
+pub mod compound;
 mod decide;
 mod deny;
+pub mod readonly;
 mod rules;
 pub mod scan;
+pub mod wrapper;
 
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
