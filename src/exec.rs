@@ -42,7 +42,9 @@ impl Permit {
             | Allowed::RememberedCommand
             | Allowed::RememberedRule { .. }
             | Allowed::Approved { .. }
-            | Allowed::Info => Ok(Permit { _sandbox: None }),
+            | Allowed::Info
+            | Allowed::ReadOnly { .. }
+            | Allowed::Compound { .. } => Ok(Permit { _sandbox: None }),
         }
     }
 

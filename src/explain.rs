@@ -88,6 +88,28 @@ pub fn explain(decision: &Decision, policy: &Policy, command: Option<&CommandTex
                 display(rule)
             ),
         },
+        Decision::Allow(Allowed::ReadOnly { entry }) => Explanation {
+            decided_by: "readonly",
+            rule: Some((*entry).to_owned()),
+            rule_origin: Some("the read-only preset".into()),
+            matched: None,
+            reason: format!("it only reads: the read-only preset allows `{entry}` as written"),
+        },
+        Decision::Allow(Allowed::Compound { parts }) => Explanation {
+            decided_by: "compound",
+            rule: None,
+            rule_origin: None,
+            matched: None,
+            reason: format!(
+                "compound mode: each of its {} commands is allowed on its own ({})",
+                parts.len(),
+                parts
+                    .iter()
+                    .map(|(text, why)| format!("`{}` {}", display(text), part_reason(why)))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        },
         Decision::Allow(Allowed::Info) => plain(
             "info",
             "the shell is only asked for its version or help, which runs no command".into(),
@@ -110,6 +132,7 @@ pub fn explain(decision: &Decision, policy: &Policy, command: Option<&CommandTex
                     "it is not valid UTF-8, so it cannot match an allow rule".to_owned()
                 }
                 Some(c) => match first_unmatchable_char(c.as_str()) {
+                    Some(_) if policy.compound => compound_why(policy, c.as_str()),
                     Some(ch) if SHELL_CHARS.contains(&ch) => format!(
                         "it contains the shell character {}, and a command with shell syntax \
                          never matches an allow rule",
@@ -154,6 +177,41 @@ pub fn explain(decision: &Decision, policy: &Policy, command: Option<&CommandTex
             "deny-rule",
             "it is too large or too deeply nested to be checked against the deny rules".into(),
         ),
+    }
+}
+
+/// Why compound mode did not allow a command with shell syntax.
+fn compound_why(policy: &Policy, text: &str) -> String {
+    let Some(parts) = crate::policy::compound::split(text) else {
+        return "it has shell syntax that compound mode does not take apart (only simple \
+                commands joined by &&, ||, ; and | are)"
+            .to_owned();
+    };
+    let alone = |part: &str| {
+        policy.allow.find(part).is_some()
+            || (policy.readonly && crate::policy::readonly::read_only(part).is_some())
+    };
+    match parts.iter().find(|p| !alone(p)) {
+        Some(part) => format!(
+            "compound mode: `{}` is not allowed on its own",
+            display(part)
+        ),
+        None => "compound mode: not every part is allowed on its own".to_owned(),
+    }
+}
+
+/// Why one part of a compound command is allowed, in a few words.
+fn part_reason(why: &Allowed) -> String {
+    match why {
+        Allowed::Rule { rule, origin } => {
+            format!("matches the allow rule `{}` (from {origin})", display(rule))
+        }
+        Allowed::ReadOnly { entry } => format!("only reads (read-only preset: `{entry}`)"),
+        Allowed::RememberedCommand => "was approved for the session".into(),
+        Allowed::RememberedRule { rule } => {
+            format!("matches `{}`, approved for the session", display(rule))
+        }
+        _ => "is allowed".into(),
     }
 }
 

@@ -12,6 +12,7 @@
 //! - [`exec`]: finding the real shell and replacing gate with it.
 //! - [`run`]: the sequence, and the exit status policy.
 
+pub mod agents;
 pub mod approval;
 pub mod audit;
 pub mod cli;

@@ -129,38 +129,59 @@ struct Judged {
     /// command / script / program / session
     kind: &'static str,
     text: Option<CommandText>,
+    /// An agent's wrapper around `text`: the whole `-c` text, and the template's name.
+    wrapper: Option<(CommandText, &'static str)>,
 }
 
 impl Judged {
     fn of(target: &Target) -> Judged {
+        let plain = |kind, text| Judged {
+            kind,
+            text,
+            wrapper: None,
+        };
         match target {
             Target::Shell { work, .. } => match work {
-                ShellWork::Command(c) => Judged {
-                    kind: "command",
-                    text: Some(CommandText::from_bytes(c.as_bytes())),
-                },
-                ShellWork::Script(operands) => Judged {
-                    kind: "script",
-                    text: Some(join(operands)),
-                },
-                ShellWork::Session => Judged {
-                    kind: "session",
-                    text: None,
-                },
-                ShellWork::Info => Judged {
-                    kind: "info",
-                    text: None,
-                },
+                ShellWork::Command(c) => {
+                    let outer = CommandText::from_bytes(c.as_bytes());
+                    // An agent's wrapper whose files check out is judged by the agent's
+                    // own command inside it; the shell still runs the whole text.
+                    if outer.is_exact() {
+                        if let Some(u) = crate::policy::wrapper::unwrap(outer.as_str()) {
+                            match crate::agents::trusted(&u, &var) {
+                                Ok(()) => {
+                                    let inner = CommandText::new(u.inner.into_owned());
+                                    let template = u.template;
+                                    return Judged {
+                                        kind: "command",
+                                        text: Some(inner),
+                                        wrapper: Some((outer.clone(), template)),
+                                    };
+                                }
+                                Err(why) => tracing::debug!(
+                                    template = u.template,
+                                    %why,
+                                    "an agent's wrapper, judged whole"
+                                ),
+                            }
+                        }
+                    }
+                    plain("command", Some(outer))
+                }
+                ShellWork::Script(operands) => plain("script", Some(join(operands))),
+                ShellWork::Session => plain("session", None),
+                ShellWork::Info => plain("info", None),
             },
-            Target::Program { argv } => Judged {
-                kind: "program",
-                text: Some(join(argv)),
-            },
+            Target::Program { argv } => plain("program", Some(join(argv))),
         }
     }
 
     fn request(&self) -> Request<'_> {
         match &self.text {
+            Some(inner) if self.wrapper.is_some() => Request::Wrapped {
+                outer: &self.wrapper.as_ref().expect("checked").0,
+                inner,
+            },
             Some(text) => Request::Command(text),
             None if self.kind == "info" => Request::Info,
             None => Request::Session,
@@ -267,6 +288,9 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
+    if let Some(code) = agent_startup(target, &settings) {
+        return code;
+    }
     let judged = Judged::of(target);
     let mut decision = decide(&settings.policy, &Remembered::new(), judged.request());
     // What the session remembers is read only when the rules alone would ask.
@@ -279,7 +303,13 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
         }
         store = Some(opened);
     }
-    let explanation = explain::explain(&decision, &settings.policy, judged.text.as_ref());
+    let mut explanation = explain::explain(&decision, &settings.policy, judged.text.as_ref());
+    if let Some((_, template)) = &judged.wrapper {
+        explanation.reason = format!(
+            "{} (the agent's own command, inside the {template} wrapper)",
+            explanation.reason
+        );
+    }
     tracing::debug!(?decision, reason = %explanation.reason, "decided");
     let trail = Trail {
         settings: &settings,
@@ -307,6 +337,67 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
             REFUSED
         }
     }
+}
+
+/// Claude Code's start-up call (`SHELL -c -l SCRIPT` that writes a shell snapshot): at
+/// `ask` and `safe`, gate answers it itself with an empty snapshot and runs nothing,
+/// so the agent starts at once without a prompt and later wrappers source a file gate
+/// knows. (The script sources the user's start-up files and holds text of the moment,
+/// so it cannot be checked; a forged one gets an empty snapshot, nothing more.)
+fn agent_startup(target: &Target, settings: &Settings) -> Option<i32> {
+    let Target::Shell { args, .. } = target else {
+        return None;
+    };
+    if !matches!(
+        settings.policy.level,
+        crate::policy::Level::Ask | crate::policy::Level::Safe
+    ) {
+        return None;
+    }
+    let call = crate::agents::startup(args, &var)?;
+    let judged = Judged {
+        kind: "agent-startup",
+        text: Some(CommandText::new(format!(
+            "({}: {})",
+            call.kind, call.snapshot
+        ))),
+        wrapper: None,
+    };
+    let trail = Trail {
+        settings,
+        judged: &judged,
+        call_id: std::cell::OnceCell::new(),
+        file: std::cell::RefCell::new(None),
+        sandbox: std::cell::RefCell::new(None),
+    };
+    let e = Explanation {
+        decided_by: "agent-startup",
+        rule: None,
+        rule_origin: None,
+        matched: None,
+        reason: format!(
+            "{}: gate wrote an empty snapshot to {} and ran nothing",
+            call.kind, call.snapshot
+        ),
+    };
+    Some(match crate::agents::answer_startup(&call) {
+        Ok(()) => {
+            if let Err(line) = trail.record("allow", &e, None) {
+                say(&format!("gate: warning: {line}"));
+            }
+            0
+        }
+        Err(why) => {
+            trail.refused(
+                &Explanation {
+                    decided_by: "error",
+                    ..e
+                },
+                &why,
+            );
+            fail(format!("{why}; nothing was run"))
+        }
+    })
 }
 
 /// The store of remembered approvals for a session, in the private directory.

@@ -616,3 +616,82 @@ fn a_non_utf8_command_still_meets_the_deny_rules() {
         out.report()
     );
 }
+
+/// `--readonly` runs the preset's commands unasked at `ask`; without it they are asked
+/// about, and with no approver refused.
+#[test]
+fn the_read_only_preset_runs_reads_unasked_only_when_turned_on() {
+    let env = TestEnv::new();
+    std::fs::write(env.file("notes.txt"), "hello\n").unwrap();
+    let out = env
+        .gate()
+        .args(NO_CONFIG)
+        .args(["--readonly", "-c", "cat notes.txt"])
+        .run();
+    out.assert_code(0);
+    assert_eq!(out.stdout(), "hello\n");
+    env.gate()
+        .args(NO_CONFIG)
+        .args(["-c", "cat notes.txt"])
+        .run()
+        .assert_refused();
+    // Writing is not reading: sort -o is refused even with the preset.
+    let f = env.file("sorted");
+    let out = env
+        .gate()
+        .args(NO_CONFIG)
+        .args(["--readonly", "-c", "sort -o sorted notes.txt"])
+        .run();
+    assert_absent(&f, &out);
+    out.assert_refused();
+}
+
+/// `--compound` runs `a && b` when each part is allowed, and refuses (no approver) as
+/// soon as one part is not: nothing of it runs.
+#[test]
+fn compound_mode_runs_a_chain_only_when_every_part_is_allowed() {
+    let env = TestEnv::new();
+    let out = env
+        .gate()
+        .args(NO_CONFIG)
+        .args(["--compound", "--allow", "echo one", "--allow", "echo two"])
+        .args(["-c", "echo one && echo two | cat"])
+        .run();
+    out.assert_refused()
+        .assert_stderr_contains("`cat` is not allowed on its own");
+    assert!(
+        out.stdout().is_empty(),
+        "nothing of it ran: {}",
+        out.report()
+    );
+    let out = env
+        .gate()
+        .args(NO_CONFIG)
+        .args([
+            "--compound",
+            "--allow",
+            "echo one",
+            "--allow",
+            "echo two",
+            "--allow",
+            "cat",
+        ])
+        .args(["-c", "echo one && echo two | cat"])
+        .run();
+    out.assert_code(0);
+    assert_eq!(out.stdout(), "one\ntwo\n");
+    let f = env.file("F");
+    let out = env
+        .gate()
+        .args(NO_CONFIG)
+        .args(["--compound", "--allow", "echo one"])
+        .args(["-c", "echo one && touch F"])
+        .run();
+    assert_absent(&f, &out);
+    out.assert_refused();
+    assert!(
+        out.stdout().is_empty(),
+        "nothing of it ran: {}",
+        out.report()
+    );
+}

@@ -44,11 +44,16 @@ impl Remembered {
         if !command.is_exact() {
             return None;
         }
-        if self.commands.contains(super::trim_blanks(command.as_str())) {
+        self.allows_text(command.as_str())
+    }
+
+    /// Like [`Remembered::allows`], for text known to be exact.
+    pub fn allows_text(&self, command: &str) -> Option<Allowed> {
+        if self.commands.contains(super::trim_blanks(command)) {
             return Some(Allowed::RememberedCommand);
         }
         self.prefixes
-            .find(command.as_str())
+            .find(command)
             .map(|(rule, _)| Allowed::RememberedRule { rule: rule.into() })
     }
 }
@@ -64,6 +69,12 @@ pub enum Request<'a> {
     Session,
     /// A shell asked only for its version or help: it runs nothing.
     Info,
+    /// An agent's wrapper (recognised, its files checked) around the agent's own
+    /// command: deny rules look at both, the rest of the decision at `inner`.
+    Wrapped {
+        outer: &'a CommandText,
+        inner: &'a CommandText,
+    },
 }
 
 /// Why a request may run.
@@ -75,6 +86,10 @@ pub enum Allowed {
     Sandboxed,
     /// A shell asked only `--version` or `--help`, which runs no command.
     Info,
+    /// The read-only preset's entry of this name allowed it.
+    ReadOnly { entry: &'static str },
+    /// Compound mode: each simple command (its text) was allowed on its own.
+    Compound { parts: Vec<(Box<str>, Allowed)> },
     /// An allow rule matched.
     Rule { rule: Box<str>, origin: Origin },
     /// The same command was approved with "remember" earlier in the session.
@@ -131,11 +146,50 @@ pub fn decide(policy: &Policy, remembered: &Remembered, request: Request<'_>) ->
     if policy.level == Level::Deny {
         return Decision::Deny(Denied::Level);
     }
-    if let Request::Command(command) = request {
-        if let Some(found) = policy.deny.find(command) {
+    let (Request::Command(command) | Request::Wrapped { inner: command, .. }) = request else {
+        return decide_without_text(policy, request);
+    };
+    if let Request::Wrapped { outer, .. } = request {
+        if let Some(found) = policy.deny.find(outer) {
             return Decision::Deny(Denied::Rule(found));
         }
     }
+    if let Some(found) = policy.deny.find(command) {
+        return Decision::Deny(Denied::Rule(found));
+    }
+    match policy.level {
+        Level::Deny => unreachable!("handled above"),
+        Level::Full => Decision::Allow(Allowed::Level),
+        Level::Safe => Decision::Allow(Allowed::Sandboxed),
+        // A text that is not exactly what the caller sent (invalid UTF-8) matches
+        // nothing.
+        Level::Ask if !command.is_exact() => Decision::Ask,
+        Level::Ask => {
+            let text = command.as_str();
+            if let Some(allowed) = alone(policy, remembered, text) {
+                return Decision::Allow(allowed);
+            }
+            if policy.compound {
+                if let Some(parts) = super::compound::split(text) {
+                    if parts.len() > 1 {
+                        let mut allowed = Vec::with_capacity(parts.len());
+                        for part in parts {
+                            match alone(policy, remembered, part) {
+                                Some(a) => allowed.push((part.into(), a)),
+                                None => return Decision::Ask,
+                            }
+                        }
+                        return Decision::Allow(Allowed::Compound { parts: allowed });
+                    }
+                }
+            }
+            Decision::Ask
+        }
+    }
+}
+
+/// [`decide`] for a session or an `--version` probe: no text to match.
+fn decide_without_text(policy: &Policy, request: Request<'_>) -> Decision {
     match policy.level {
         Level::Deny => unreachable!("handled above"),
         Level::Full => Decision::Allow(Allowed::Level),
@@ -143,21 +197,28 @@ pub fn decide(policy: &Policy, remembered: &Remembered, request: Request<'_>) ->
         Level::Ask => match request {
             Request::Session => Decision::Ask,
             Request::Info => Decision::Allow(Allowed::Info),
-            Request::Command(command) => {
-                if command.is_exact() {
-                    if let Some((rule, origin)) = policy.allow.find(command.as_str()) {
-                        return Decision::Allow(Allowed::Rule {
-                            rule: rule.into(),
-                            origin: origin.clone(),
-                        });
-                    }
-                }
-                remembered
-                    .allows(command)
-                    .map_or(Decision::Ask, Decision::Allow)
+            Request::Command(_) | Request::Wrapped { .. } => {
+                unreachable!("decided by decide()")
             }
         },
     }
+}
+
+/// What allows one simple command's text on its own at `ask`: an allow rule, the
+/// read-only preset (when on), or a remembered approval.
+fn alone(policy: &Policy, remembered: &Remembered, text: &str) -> Option<Allowed> {
+    if let Some((rule, origin)) = policy.allow.find(text) {
+        return Some(Allowed::Rule {
+            rule: rule.into(),
+            origin: origin.clone(),
+        });
+    }
+    if policy.readonly {
+        if let Some(entry) = super::readonly::read_only(text) {
+            return Some(Allowed::ReadOnly { entry });
+        }
+    }
+    remembered.allows_text(text)
 }
 
 #[cfg(test)]
@@ -323,6 +384,111 @@ mod tests {
                     (Level::Ask, _) => expect_at_ask,
                 };
                 assert_eq!(d.kind(), expected, "{level} {text}");
+            }
+        }
+    }
+
+    fn with(p: Policy, compound: bool, readonly: bool) -> Policy {
+        Policy {
+            compound,
+            readonly,
+            ..p
+        }
+    }
+
+    #[test]
+    fn the_read_only_preset_is_off_by_default_and_allows_only_reads_when_on() {
+        let p = policy(Level::Ask, &[], &[]);
+        assert_eq!(decide_text(&p, "ls -la"), Decision::Ask);
+        let p = with(p, false, true);
+        assert_eq!(
+            decide_text(&p, "ls -la"),
+            Decision::Allow(Allowed::ReadOnly { entry: "ls" })
+        );
+        assert_eq!(decide_text(&p, "sed -i s/a/b/ f"), Decision::Ask);
+        assert_eq!(decide_text(&p, "./ls"), Decision::Ask);
+        assert_eq!(decide_text(&p, "ls; rm -rf x"), Decision::Ask);
+        // A deny rule still wins.
+        let p = with(policy(Level::Ask, &[], &["cat"]), false, true);
+        assert!(matches!(decide_text(&p, "cat f"), Decision::Deny(_)));
+    }
+
+    #[test]
+    fn compound_mode_allows_only_when_every_part_is_allowed() {
+        let p = policy(Level::Ask, &["git status", "cargo test"], &[]);
+        let cmd = "git status && cargo test --quiet";
+        assert_eq!(decide_text(&p, cmd), Decision::Ask, "off by default");
+        let p = with(p, true, false);
+        match decide_text(&p, cmd) {
+            Decision::Allow(Allowed::Compound { parts }) => {
+                let texts: Vec<&str> = parts.iter().map(|(t, _)| &**t).collect();
+                assert_eq!(texts, ["git status", "cargo test --quiet"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        for cmd in [
+            "git status && rm -rf x",
+            "git status; cargo test > out",
+            "git status && $(cargo test)",
+            "git status & cargo test",
+            "(git status) && cargo test",
+            "X=1 git status && cargo test",
+            "git status &&",
+        ] {
+            assert_eq!(decide_text(&p, cmd), Decision::Ask, "{cmd}");
+        }
+    }
+
+    #[test]
+    fn compound_parts_may_be_allowed_by_the_preset_or_a_remembered_approval() {
+        let p = with(policy(Level::Ask, &["git status"], &[]), true, true);
+        assert!(matches!(
+            decide_text(&p, "git status | head -5"),
+            Decision::Allow(Allowed::Compound { .. })
+        ));
+        let p = with(policy(Level::Ask, &["git status"], &[]), true, false);
+        let mut r = Remembered::new();
+        r.remember_command("make test");
+        let c = CommandText::new("git status && make test");
+        assert!(matches!(
+            decide(&p, &r, Request::Command(&c)),
+            Decision::Allow(Allowed::Compound { .. })
+        ));
+        // A deny rule in any part refuses the whole.
+        let p = with(policy(Level::Ask, &["git status"], &["rm"]), true, true);
+        assert!(matches!(
+            decide_text(&p, "git status && rm x"),
+            Decision::Deny(_)
+        ));
+    }
+
+    proptest::proptest! {
+        /// Compound allow implies every part is allowed on its own.
+        #[test]
+        fn a_compound_allow_means_each_part_alone_is_allowed(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "git status", "ls -l", "cargo test", "rm -rf x", "echo hi", "make",
+                    "cat f", "sed -n 1p f", "curl x",
+                ]),
+                1..5,
+            ),
+            ops in proptest::collection::vec(
+                proptest::sample::select(vec![" && ", " || ", "; ", " | "]),
+                4,
+            ),
+        ) {
+            let mut text = String::from(parts[0]);
+            for (i, part) in parts.iter().enumerate().skip(1) {
+                text.push_str(ops[i - 1]);
+                text.push_str(part);
+            }
+            let p = with(policy(Level::Ask, &["git status", "cargo test", "echo"], &[]), true, true);
+            if let Decision::Allow(Allowed::Compound { parts: allowed }) = decide_text(&p, &text) {
+                for (part, _) in &allowed {
+                    let alone = decide_text(&with(p.clone(), false, true), part);
+                    proptest::prop_assert!(matches!(alone, Decision::Allow(_)), "{part} in {text}");
+                }
             }
         }
     }

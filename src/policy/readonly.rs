@@ -1,1 +1,2650 @@
-//! (being written)
+//! The read-only preset: commands that only read, allowed without asking at level `ask`
+//! when the preset is switched on (`--readonly`, `readonly = true`).
+//!
+//! The preset is a table of entries ([`entries`]). Each entry names one program, or `git`
+//! and one subcommand, says why it only reads and what it refuses, and carries the checks
+//! its arguments must pass. [`read_only`] applies them to one simple command.
+//!
+//! Everything fails closed: whatever the checks do not understand is "not read-only", and
+//! then the approver is asked as usual. In order, a command is not read-only when:
+//!
+//! 1. it contains a character that keeps a command from matching an allow rule
+//!    ([`first_unmatchable_char`]: separators, redirections, substitutions, a newline…);
+//! 2. it does not split into words (`shell_words::split`: an unclosed quote);
+//! 3. its first word is a variable assignment (`GIT_PAGER=… git log`), names the program
+//!    by a path (`./sed`, `/usr/bin/sed`, `bin/git`), contains a pattern character, or is
+//!    not a name in the table;
+//! 4. its arguments fail the entry's checks. Long options must be spelled out in full: an
+//!    abbreviation that GNU programs would accept (`--out` for `--output`) is refused, and
+//!    named as the option it abbreviates when that option is refused.
+//!
+//! **Unquoted patterns.** The shell replaces an unquoted word with `*`, `?`, `[` (and, in
+//! zsh with `EXTENDED_GLOB`, `^`, `~` or `#`) by the file names that match it, after gate
+//! has decided. File names are chosen by whoever can create files, so a pattern can turn
+//! into any option: `sort *` in a directory with a file named `-ofoo` writes `foo`. A word
+//! that starts with `~` becomes a directory name the same way. So, for every entry that
+//! refuses anything, a word that could expand to something starting with `-` (it starts
+//! with an unquoted pattern character or `~`, or it starts with `-` and contains one) is
+//! refused; `src/*.rs` is fine, because every name it becomes starts with `src/`. A
+//! pattern can also become several words, or none; where the number or position of words
+//! decides what a word means, any pattern there is refused (see [`Globs`]). Entries that
+//! refuse nothing (`ls`, `cat`, `wc`…) take patterns freely.
+//!
+//! Pure: no files, no environment. The module never looks at the file system, so it
+//! cannot know what a name refers to (a symbolic link to a device, a FIFO) or what a
+//! repository's configuration says; `docs/readonly.md` lists these limits.
+
+use std::fmt;
+
+use super::{describe_char, first_unmatchable_char};
+
+/// Whether `command` (one simple command's text, as the agent sent it) only reads.
+/// `Some(entry)` names the preset entry that allowed it (for messages and the audit log),
+/// such as `"sed"` or `"git log"`.
+pub fn read_only(command: &str) -> Option<&'static str> {
+    check(command).ok().map(|entry| entry.name)
+}
+
+/// The preset as data, for docs and `gate check` (name, reason and what is refused).
+pub fn entries() -> &'static [Entry] {
+    ENTRIES
+}
+
+/// Like [`read_only`], but says why a command is not read-only.
+pub fn check(command: &str) -> Result<&'static Entry, NotReadOnly> {
+    if let Some(c) = first_unmatchable_char(command) {
+        return Err(NotReadOnly::plain(format!(
+            "it contains the {}",
+            describe_unmatchable(c)
+        )));
+    }
+    let Some(words) = split_words(command) else {
+        return Err(NotReadOnly::plain("its quotes are not closed".to_owned()));
+    };
+    let Some(first) = words.first() else {
+        return Err(NotReadOnly::plain("it is empty".to_owned()));
+    };
+    if first.comment {
+        return Err(NotReadOnly::plain("it is only a comment".to_owned()));
+    }
+    let program = first.text.as_str();
+    if is_assignment(program) {
+        return Err(NotReadOnly::plain(format!(
+            "it starts with the variable assignment `{program}`, which can change what the \
+             program does"
+        )));
+    }
+    if program.contains('/') {
+        return Err(NotReadOnly::plain(format!(
+            "`{program}` names the program by a path; the preset counts only bare program \
+             names, found on PATH"
+        )));
+    }
+    if first.expands {
+        return Err(NotReadOnly::plain(format!(
+            "the program name `{program}` is an unquoted pattern"
+        )));
+    }
+    let args = &words[1..];
+    if program == "git" {
+        return check_git(args);
+    }
+    let Some(entry) = ENTRIES
+        .iter()
+        .find(|e| e.name == program && !matches!(e.check, Check::Git(_)))
+    else {
+        return Err(NotReadOnly::plain(format!(
+            "`{program}` is not in the read-only preset"
+        )));
+    };
+    match entry.check {
+        Check::Any => Ok(()),
+        Check::Nothing => match args.first() {
+            None => Ok(()),
+            Some(word) => Err(entry.refuse(format!(
+                "`{}` with an argument (`{}`) runs a program",
+                entry.name, word.text
+            ))),
+        },
+        Check::Options(spec) => parse_options(entry, spec, args).map(drop),
+        Check::Sed => check_sed(entry, args),
+        Check::Find => check_find(entry, args),
+        Check::Git(_) => Err(NotReadOnly::plain(format!(
+            "`{program}` is not in the read-only preset"
+        ))),
+    }
+    .map(|()| entry)
+}
+
+/// Why a command is not read-only, in words, and the entry that refused it if one did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotReadOnly {
+    entry: Option<&'static str>,
+    reason: String,
+}
+
+impl NotReadOnly {
+    fn plain(reason: String) -> Self {
+        NotReadOnly {
+            entry: None,
+            reason,
+        }
+    }
+
+    /// The entry whose checks refused the command; `None` when no entry was found.
+    pub fn entry(&self) -> Option<&'static str> {
+        self.entry
+    }
+
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+}
+
+impl fmt::Display for NotReadOnly {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.reason)
+    }
+}
+
+impl std::error::Error for NotReadOnly {}
+
+fn describe_unmatchable(c: char) -> String {
+    if super::SHELL_CHARS.contains(&c) {
+        format!("shell character {}", describe_char(c))
+    } else {
+        describe_char(c)
+    }
+}
+
+/// One program, or `git` and one subcommand, in the preset.
+#[derive(Debug)]
+pub struct Entry {
+    /// The program as the agent types it (`sed`), or `git` and a subcommand (`git log`).
+    pub name: &'static str,
+    /// Why it only reads.
+    pub reason: &'static str,
+    /// What the preset refuses for it, in words.
+    pub refused: &'static str,
+    /// How unquoted patterns (`*`, `?`, `[`…) and a leading `~` are treated.
+    pub globs: Globs,
+    check: Check,
+}
+
+impl Entry {
+    /// The program word: `git` for the git entries, otherwise the name.
+    pub fn program(&self) -> &'static str {
+        self.name.split(' ').next().unwrap_or(self.name)
+    }
+
+    fn refuse(&self, reason: String) -> NotReadOnly {
+        NotReadOnly {
+            entry: Some(self.name),
+            reason,
+        }
+    }
+}
+
+/// How an entry treats unquoted patterns (and words starting with `~`), which the shell
+/// replaces with file names after gate has decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Globs {
+    /// Anywhere: no option of the program writes or runs anything, so whatever a pattern
+    /// becomes only changes what is read or printed.
+    Allowed,
+    /// Refused where it could become an option: when the word starts with a pattern
+    /// character or `~`, or starts with `-` and contains a pattern character.
+    NotAsOption,
+    /// Refused anywhere: the number or position of the words decides what they mean (a
+    /// second operand of `uniq` is its output file).
+    Never,
+}
+
+impl Globs {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Globs::Allowed => "allowed anywhere",
+            Globs::NotAsOption => {
+                "refused where the names it becomes could start with `-` and act as an option"
+            }
+            Globs::Never => "refused anywhere, because they can change the number of words",
+        }
+    }
+}
+
+#[derive(Debug)]
+enum Check {
+    /// Any arguments.
+    Any,
+    /// No arguments at all.
+    Nothing,
+    /// Options from a list, operands by a rule.
+    Options(&'static Options),
+    /// `-n`, options from [`SED`], and print-only scripts.
+    Sed,
+    /// No primary that runs, deletes or writes, wherever it is.
+    Find,
+    /// A git subcommand.
+    Git(GitSub),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GitSub {
+    /// Any argument but the refused diff and log options.
+    Plain,
+    /// Only the listing options of `git branch`.
+    Branch,
+}
+
+/// Whether a long option takes a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Arg {
+    No,
+    /// `--name=VALUE` or `--name VALUE`.
+    Required,
+    /// Only `--name=VALUE`; `--name` alone is fine.
+    Optional,
+    /// git's "last argument default": the next word is the value when there is one.
+    NextIfAny,
+}
+
+/// How short options are grouped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Style {
+    /// getopt: in `-abc`, an option that takes a value takes the rest of the word, or the
+    /// next word when it is last.
+    Getopt,
+    /// tree(1): each option in `-abc` that takes a value takes the next unused word, and
+    /// the letters after it are still options (`tree -Lo 1 out` writes `out`).
+    NextWords,
+}
+
+/// What the operands may be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Operands {
+    Any,
+    /// At most one: `uniq`'s second operand is the file it writes.
+    AtMostOne,
+    /// At most one, starting with `+`: `date`'s other operand sets the clock.
+    DateFormat,
+    /// None starting with `+`: `tail +5f` is the obsolete form of `tail -f`.
+    NoPlus,
+    /// Only with `-l`/`--list`: otherwise `git branch NAME` creates a branch.
+    WithList,
+}
+
+#[derive(Debug)]
+struct Options {
+    style: Style,
+    /// Short options without a value.
+    flags: &'static str,
+    /// Short options with a value.
+    values: &'static str,
+    /// Short options whose value, if any, is attached (`date -Iseconds`).
+    optional: &'static str,
+    /// Long options that are fine, by full name.
+    long: &'static [(&'static str, Arg)],
+    /// Refused short options and why.
+    refused_short: &'static [(char, &'static str)],
+    /// Refused long options and why.
+    refused_long: &'static [(&'static str, &'static str)],
+    operands: Operands,
+}
+
+// ---------------------------------------------------------------------------------------
+// The table
+
+const NOTHING: &str = "nothing: no option of it writes, deletes or runs anything";
+
+const GIT_REFUSED: &str = "the global options other than `--no-pager`/`-P`, \
+    `--no-optional-locks`, `--no-lazy-fetch`, `--no-replace-objects`, `--no-advice` and the \
+    `--*-pathspecs` switches (so `-c`, `--config-env`, `-C`, `--git-dir`, `--work-tree`, \
+    `-p`/`--paginate`, `--exec-path`); after the subcommand, `--output` (writes a file), \
+    `--ext-diff` and `--textconv` (run programs named in the configuration), \
+    `--show-signature` (runs gpg), and any abbreviation of those four";
+
+macro_rules! any {
+    ($name:literal, $reason:literal) => {
+        Entry {
+            name: $name,
+            reason: $reason,
+            refused: NOTHING,
+            globs: Globs::Allowed,
+            check: Check::Any,
+        }
+    };
+}
+
+macro_rules! git {
+    ($name:literal, $reason:literal) => {
+        Entry {
+            name: $name,
+            reason: $reason,
+            refused: GIT_REFUSED,
+            globs: Globs::NotAsOption,
+            check: Check::Git(GitSub::Plain),
+        }
+    };
+}
+
+static ENTRIES: &[Entry] = &[
+    any!(
+        "ls",
+        "Lists directories and file metadata; no option of GNU ls changes a file."
+    ),
+    any!("cat", "Copies files to standard output."),
+    any!("head", "Prints the first lines or bytes of files."),
+    Entry {
+        name: "tail",
+        reason: "Prints the last lines or bytes of files.",
+        refused: "following: `-f`, `-F`, `--follow`, `--retry`, `--pid`, `-s`/`--sleep-interval`, \
+                  `--max-unchanged-stats`, and operands that start with `+` (the obsolete \
+                  `tail +5f` follows too). A follow never ends by itself, so a person decides.",
+        globs: Globs::NotAsOption,
+        check: Check::Options(&TAIL),
+    },
+    any!("wc", "Counts lines, words and bytes."),
+    any!("pwd", "Prints the working directory."),
+    any!("echo", "Prints its arguments; it opens no file."),
+    any!(
+        "grep",
+        "Searches files for a pattern; GNU grep has no option that writes a file or starts \
+         a program."
+    ),
+    any!("egrep", "`grep -E` under its old name."),
+    any!("fgrep", "`grep -F` under its old name."),
+    Entry {
+        name: "rg",
+        reason: "ripgrep searches files for a pattern.",
+        refused: "`--pre` and `--pre-glob` (run a preprocessor program on files), \
+                  `-z`/`--search-zip` (runs decompression programs such as gzip and xz), \
+                  `--hostname-bin` (runs a program to find the host name), and every \
+                  option that is not in ripgrep 14's list.",
+        globs: Globs::NotAsOption,
+        check: Check::Options(&RG),
+    },
+    Entry {
+        name: "find",
+        reason: "Lists the files that match an expression.",
+        refused: "`-exec`, `-execdir`, `-ok`, `-okdir` (run programs), `-delete`, and \
+                  `-fprint`, `-fprint0`, `-fprintf`, `-fls` (write files), wherever they \
+                  appear, even where they would be the value of another primary.",
+        globs: Globs::NotAsOption,
+        check: Check::Find,
+    },
+    Entry {
+        name: "sed",
+        reason: "With `-n` and a script that only prints, sed prints selected lines and \
+                 changes nothing.",
+        refused: "everything but `-n` (or `--quiet`, `--silent`) with scripts that are one \
+                  command each: an optional address (line numbers, `first~step`, `/regex/`, \
+                  `addr,+N`) and `p`, `=`, `l`, `q`, `Q`, or `s` with only the flags `g`, \
+                  `p`, `i`, `I`, `m`, `M` or a number. So `-i`/`--in-place`, \
+                  `-f`/`--file` (a script gate cannot see), the commands `e`, `w`, `W`, `r`, \
+                  `R` and all others, and the `s` flags `e` and `w`.",
+        globs: Globs::NotAsOption,
+        check: Check::Sed,
+    },
+    git!(
+        "git status",
+        "Shows the state of the working tree (it may refresh the index's file times, \
+         git's own bookkeeping)."
+    ),
+    git!("git log", "Shows commits."),
+    git!("git diff", "Shows changes."),
+    git!(
+        "git show",
+        "Shows objects: commits, trees, files at a revision."
+    ),
+    Entry {
+        name: "git branch",
+        reason: "Lists branches.",
+        refused: "every option that is not about listing (`-d`, `-D`, `-m`, `-M`, `-c`, \
+                  `-C`, `-f`, `-u`, `--set-upstream-to`, `--edit-description`, …) and any \
+                  operand unless `-l`/`--list` is given, since `git branch NAME` creates a \
+                  branch; and the global options refused for every git entry.",
+        globs: Globs::Never,
+        check: Check::Git(GitSub::Branch),
+    },
+    git!(
+        "git rev-parse",
+        "Prints object names, paths and repository facts."
+    ),
+    git!(
+        "git ls-files",
+        "Lists the files in the index and working tree."
+    ),
+    git!("git blame", "Shows who last changed each line of a file."),
+    any!("which", "Prints where a program is found on PATH."),
+    any!(
+        "type",
+        "A shell builtin that says what a name is: alias, function, builtin or file."
+    ),
+    Entry {
+        name: "file",
+        reason: "Guesses the type of files from their contents.",
+        refused: "`-C`/`--compile` (writes a compiled magic file), `-z`, `-Z`, \
+                  `--uncompress`, `--uncompress-noreport` (run decompression programs), \
+                  `-p`/`--preserve-date` (sets the files' access times back), \
+                  `-S`/`--no-sandbox` (turns off file's own sandbox).",
+        globs: Globs::NotAsOption,
+        check: Check::Options(&FILE),
+    },
+    any!("stat", "Prints file metadata."),
+    any!("du", "Sums the disk usage of files and directories."),
+    any!("df", "Prints the free space of file systems."),
+    Entry {
+        name: "tree",
+        reason: "Lists a directory tree.",
+        refused: "`-o` (writes the listing to a file), `-R` (reruns tree, writing \
+                  `00Tree.html` files), and every option not in tree 2.1's list.",
+        globs: Globs::NotAsOption,
+        check: Check::Options(&TREE),
+    },
+    Entry {
+        name: "sort",
+        reason: "Sorts lines and prints them (large inputs use temporary files, which it \
+                 removes).",
+        refused: "`-o`/`--output` (writes a file, possibly one of its inputs), \
+                  `--compress-program` (runs a program on its temporary files).",
+        globs: Globs::NotAsOption,
+        check: Check::Options(&SORT),
+    },
+    Entry {
+        name: "uniq",
+        reason: "Prints lines without adjacent repeats.",
+        refused: "a second operand, which is the file uniq writes to.",
+        globs: Globs::Never,
+        check: Check::Options(&UNIQ),
+    },
+    any!("cut", "Prints selected fields or characters of each line."),
+    any!(
+        "tr",
+        "Translates characters from standard input to standard output."
+    ),
+    any!(
+        "diff",
+        "Compares files. (`-l`/`--paginate` passes the output through /usr/bin/pr, a \
+         formatter that only reads and prints.)"
+    ),
+    any!("cmp", "Compares files byte by byte."),
+    Entry {
+        name: "date",
+        reason: "Prints the date and time.",
+        refused: "`-s`/`--set`, and an operand that does not start with `+` (`date \
+                  MMDDhhmm` sets the clock); at most one operand.",
+        globs: Globs::Never,
+        check: Check::Options(&DATE),
+    },
+    any!("uname", "Prints system information."),
+    any!("id", "Prints user and group ids."),
+    any!("whoami", "Prints the user name."),
+    Entry {
+        name: "env",
+        reason: "Without arguments, prints the environment.",
+        refused: "any argument: `env NAME=value PROGRAM` and `env PROGRAM` run a program.",
+        globs: Globs::Never,
+        check: Check::Nothing,
+    },
+    any!(
+        "printenv",
+        "Prints the environment, or the named variables; it runs nothing."
+    ),
+    any!(
+        "jq",
+        "Filters JSON; the jq language can read files but has no way to write one or run \
+         a program."
+    ),
+    any!("basename", "Prints a name without its directory."),
+    any!("dirname", "Prints the directory part of a name."),
+    any!("realpath", "Prints resolved absolute file names."),
+    any!("readlink", "Prints where symbolic links point."),
+    any!("tac", "Prints files last line first."),
+    any!("nl", "Prints files with line numbers."),
+    any!(
+        "md5sum",
+        "Prints or checks MD5 checksums (`-c` reads a checksum file)."
+    ),
+    any!("sha1sum", "Prints or checks SHA-1 checksums."),
+    any!("sha256sum", "Prints or checks SHA-256 checksums."),
+    any!("sha512sum", "Prints or checks SHA-512 checksums."),
+];
+
+const FOLLOWS: &str = "follows the file and never ends by itself";
+
+static TAIL: Options = Options {
+    style: Style::Getopt,
+    flags: "qvz0123456789",
+    values: "cn",
+    optional: "",
+    long: &[
+        ("bytes", Arg::Required),
+        ("lines", Arg::Required),
+        ("quiet", Arg::No),
+        ("silent", Arg::No),
+        ("verbose", Arg::No),
+        ("zero-terminated", Arg::No),
+        ("help", Arg::No),
+        ("version", Arg::No),
+    ],
+    refused_short: &[
+        ('f', FOLLOWS),
+        ('F', FOLLOWS),
+        ('s', "sets the interval of a follow"),
+    ],
+    refused_long: &[
+        ("follow", FOLLOWS),
+        ("retry", "keeps trying to open a file, as part of a follow"),
+        ("pid", "belongs to a follow"),
+        ("sleep-interval", "belongs to a follow"),
+        ("max-unchanged-stats", "belongs to a follow"),
+    ],
+    operands: Operands::NoPlus,
+};
+
+const WRITES_OUTPUT: &str = "writes the result to a file";
+
+static SORT: Options = Options {
+    style: Style::Getopt,
+    flags: "bcCdfghiMmnRrsuVz",
+    values: "kStT",
+    optional: "",
+    long: &[
+        ("ignore-leading-blanks", Arg::No),
+        ("dictionary-order", Arg::No),
+        ("ignore-case", Arg::No),
+        ("general-numeric-sort", Arg::No),
+        ("ignore-nonprinting", Arg::No),
+        ("month-sort", Arg::No),
+        ("human-numeric-sort", Arg::No),
+        ("numeric-sort", Arg::No),
+        ("random-sort", Arg::No),
+        ("random-source", Arg::Required),
+        ("reverse", Arg::No),
+        ("sort", Arg::Required),
+        ("version-sort", Arg::No),
+        ("batch-size", Arg::Required),
+        ("check", Arg::Optional),
+        ("debug", Arg::No),
+        ("files0-from", Arg::Required),
+        ("key", Arg::Required),
+        ("merge", Arg::No),
+        ("stable", Arg::No),
+        ("buffer-size", Arg::Required),
+        ("field-separator", Arg::Required),
+        ("temporary-directory", Arg::Required),
+        ("parallel", Arg::Required),
+        ("unique", Arg::No),
+        ("zero-terminated", Arg::No),
+        ("help", Arg::No),
+        ("version", Arg::No),
+    ],
+    refused_short: &[('o', WRITES_OUTPUT)],
+    refused_long: &[
+        ("output", WRITES_OUTPUT),
+        (
+            "compress-program",
+            "runs a program to compress temporary files",
+        ),
+    ],
+    operands: Operands::Any,
+};
+
+static UNIQ: Options = Options {
+    style: Style::Getopt,
+    flags: "cdDiuz0123456789",
+    values: "fsw",
+    optional: "",
+    long: &[
+        ("count", Arg::No),
+        ("repeated", Arg::No),
+        ("all-repeated", Arg::Optional),
+        ("skip-fields", Arg::Required),
+        ("group", Arg::Optional),
+        ("ignore-case", Arg::No),
+        ("skip-chars", Arg::Required),
+        ("unique", Arg::No),
+        ("zero-terminated", Arg::No),
+        ("check-chars", Arg::Required),
+        ("help", Arg::No),
+        ("version", Arg::No),
+    ],
+    refused_short: &[],
+    refused_long: &[],
+    operands: Operands::AtMostOne,
+};
+
+const SETS_CLOCK: &str = "sets the system clock";
+
+static DATE: Options = Options {
+    style: Style::Getopt,
+    flags: "Ru",
+    values: "dfr",
+    optional: "I",
+    long: &[
+        ("date", Arg::Required),
+        ("debug", Arg::No),
+        ("file", Arg::Required),
+        ("iso-8601", Arg::Optional),
+        ("reference", Arg::Required),
+        ("resolution", Arg::No),
+        ("rfc-email", Arg::No),
+        ("rfc-3339", Arg::Required),
+        ("utc", Arg::No),
+        ("universal", Arg::No),
+        ("help", Arg::No),
+        ("version", Arg::No),
+    ],
+    refused_short: &[('s', SETS_CLOCK)],
+    refused_long: &[("set", SETS_CLOCK)],
+    operands: Operands::DateFormat,
+};
+
+const DECOMPRESSES: &str = "runs decompression programs";
+
+static FILE: Options = Options {
+    style: Style::Getopt,
+    flags: "bcdEhiklLnNrsv0",
+    values: "efFmP",
+    optional: "",
+    long: &[
+        ("help", Arg::No),
+        ("version", Arg::No),
+        ("magic-file", Arg::Required),
+        ("brief", Arg::No),
+        ("checking-printout", Arg::No),
+        ("exclude", Arg::Required),
+        ("exclude-quiet", Arg::Required),
+        ("files-from", Arg::Required),
+        ("separator", Arg::Required),
+        ("mime", Arg::No),
+        ("apple", Arg::No),
+        ("extension", Arg::No),
+        ("mime-type", Arg::No),
+        ("mime-encoding", Arg::No),
+        ("keep-going", Arg::No),
+        ("list", Arg::No),
+        ("dereference", Arg::No),
+        ("no-dereference", Arg::No),
+        ("no-buffer", Arg::No),
+        ("no-pad", Arg::No),
+        ("print0", Arg::No),
+        ("parameter", Arg::Required),
+        ("raw", Arg::No),
+        ("special-files", Arg::No),
+        ("debug", Arg::No),
+    ],
+    refused_short: &[
+        ('C', "writes a compiled magic file"),
+        ('z', DECOMPRESSES),
+        ('Z', DECOMPRESSES),
+        ('p', "sets the access times of the files back"),
+        ('S', "turns off file's own sandbox"),
+    ],
+    refused_long: &[
+        ("compile", "writes a compiled magic file"),
+        ("uncompress", DECOMPRESSES),
+        ("uncompress-noreport", DECOMPRESSES),
+        ("preserve-date", "sets the access times of the files back"),
+        ("no-sandbox", "turns off file's own sandbox"),
+    ],
+    operands: Operands::Any,
+};
+
+static TREE: Options = Options {
+    style: Style::NextWords,
+    flags: "acdfghilnpqrstuvxACDFJQNSUX",
+    values: "LPIHT",
+    optional: "",
+    long: &[
+        ("gitignore", Arg::No),
+        ("gitfile", Arg::Required),
+        ("ignore-case", Arg::No),
+        ("matchdirs", Arg::No),
+        ("metafirst", Arg::No),
+        ("prune", Arg::No),
+        ("info", Arg::No),
+        ("infofile", Arg::Required),
+        ("noreport", Arg::No),
+        ("charset", Arg::Required),
+        ("filelimit", Arg::Required),
+        ("si", Arg::No),
+        ("du", Arg::No),
+        ("timefmt", Arg::Required),
+        ("inodes", Arg::No),
+        ("device", Arg::No),
+        ("dirsfirst", Arg::No),
+        ("filesfirst", Arg::No),
+        ("sort", Arg::Required),
+        ("nolinks", Arg::No),
+        ("hintro", Arg::Required),
+        ("houtro", Arg::Required),
+        ("fromfile", Arg::No),
+        ("fflinks", Arg::No),
+        ("version", Arg::No),
+        ("help", Arg::No),
+    ],
+    refused_short: &[
+        ('o', "writes the listing to a file"),
+        ('R', "reruns tree and writes 00Tree.html files"),
+    ],
+    refused_long: &[],
+    operands: Operands::Any,
+};
+
+const PREPROCESSOR: &str = "runs a preprocessor program on the files searched";
+
+static RG: Options = Options {
+    style: Style::Getopt,
+    flags: "abcFhHiIlLnNopPqsSuUvVwx0.",
+    values: "ABCdeEfgjmMrtT",
+    optional: "",
+    long: &[
+        ("after-context", Arg::Required),
+        ("auto-hybrid-regex", Arg::No),
+        ("before-context", Arg::Required),
+        ("binary", Arg::No),
+        ("block-buffered", Arg::No),
+        ("byte-offset", Arg::No),
+        ("case-sensitive", Arg::No),
+        ("color", Arg::Required),
+        ("colors", Arg::Required),
+        ("column", Arg::No),
+        ("context", Arg::Required),
+        ("context-separator", Arg::Required),
+        ("count", Arg::No),
+        ("count-matches", Arg::No),
+        ("crlf", Arg::No),
+        ("debug", Arg::No),
+        ("dfa-size-limit", Arg::Required),
+        ("encoding", Arg::Required),
+        ("engine", Arg::Required),
+        ("field-context-separator", Arg::Required),
+        ("field-match-separator", Arg::Required),
+        ("file", Arg::Required),
+        ("files", Arg::No),
+        ("files-with-matches", Arg::No),
+        ("files-without-match", Arg::No),
+        ("fixed-strings", Arg::No),
+        ("follow", Arg::No),
+        ("generate", Arg::Required),
+        ("glob", Arg::Required),
+        ("glob-case-insensitive", Arg::No),
+        ("heading", Arg::No),
+        ("help", Arg::No),
+        ("hidden", Arg::No),
+        ("hyperlink-format", Arg::Required),
+        ("iglob", Arg::Required),
+        ("ignore", Arg::No),
+        ("ignore-case", Arg::No),
+        ("ignore-dot", Arg::No),
+        ("ignore-exclude", Arg::No),
+        ("ignore-file", Arg::Required),
+        ("ignore-file-case-insensitive", Arg::No),
+        ("ignore-files", Arg::No),
+        ("ignore-global", Arg::No),
+        ("ignore-messages", Arg::No),
+        ("ignore-parent", Arg::No),
+        ("ignore-vcs", Arg::No),
+        ("include-zero", Arg::No),
+        ("invert-match", Arg::No),
+        ("json", Arg::No),
+        ("line-buffered", Arg::No),
+        ("line-number", Arg::No),
+        ("line-regexp", Arg::No),
+        ("max-columns", Arg::Required),
+        ("max-columns-preview", Arg::No),
+        ("max-count", Arg::Required),
+        ("max-depth", Arg::Required),
+        ("maxdepth", Arg::Required),
+        ("max-filesize", Arg::Required),
+        ("messages", Arg::No),
+        ("mmap", Arg::No),
+        ("multiline", Arg::No),
+        ("multiline-dotall", Arg::No),
+        ("no-auto-hybrid-regex", Arg::No),
+        ("no-binary", Arg::No),
+        ("no-block-buffered", Arg::No),
+        ("no-byte-offset", Arg::No),
+        ("no-column", Arg::No),
+        ("no-config", Arg::No),
+        ("no-context-separator", Arg::No),
+        ("no-crlf", Arg::No),
+        ("no-encoding", Arg::No),
+        ("no-filename", Arg::No),
+        ("no-fixed-strings", Arg::No),
+        ("no-follow", Arg::No),
+        ("no-glob-case-insensitive", Arg::No),
+        ("no-heading", Arg::No),
+        ("no-hidden", Arg::No),
+        ("no-ignore", Arg::No),
+        ("no-ignore-dot", Arg::No),
+        ("no-ignore-exclude", Arg::No),
+        ("no-ignore-file-case-insensitive", Arg::No),
+        ("no-ignore-files", Arg::No),
+        ("no-ignore-global", Arg::No),
+        ("no-ignore-messages", Arg::No),
+        ("no-ignore-parent", Arg::No),
+        ("no-ignore-vcs", Arg::No),
+        ("no-include-zero", Arg::No),
+        ("no-invert-match", Arg::No),
+        ("no-json", Arg::No),
+        ("no-line-buffered", Arg::No),
+        ("no-line-number", Arg::No),
+        ("no-max-columns-preview", Arg::No),
+        ("no-messages", Arg::No),
+        ("no-mmap", Arg::No),
+        ("no-multiline", Arg::No),
+        ("no-multiline-dotall", Arg::No),
+        ("no-one-file-system", Arg::No),
+        ("no-pcre2", Arg::No),
+        ("no-pcre2-unicode", Arg::No),
+        ("no-pre", Arg::No),
+        ("no-require-git", Arg::No),
+        ("no-search-zip", Arg::No),
+        ("no-sort-files", Arg::No),
+        ("no-stats", Arg::No),
+        ("no-text", Arg::No),
+        ("no-trim", Arg::No),
+        ("no-unicode", Arg::No),
+        ("null", Arg::No),
+        ("null-data", Arg::No),
+        ("one-file-system", Arg::No),
+        ("only-matching", Arg::No),
+        ("passthrough", Arg::No),
+        ("passthru", Arg::No),
+        ("path-separator", Arg::Required),
+        ("pcre2", Arg::No),
+        ("pcre2-unicode", Arg::No),
+        ("pcre2-version", Arg::No),
+        ("pretty", Arg::No),
+        ("quiet", Arg::No),
+        ("regex-size-limit", Arg::Required),
+        ("regexp", Arg::Required),
+        ("replace", Arg::Required),
+        ("require-git", Arg::No),
+        ("smart-case", Arg::No),
+        ("sort", Arg::Required),
+        ("sort-files", Arg::No),
+        ("sortr", Arg::Required),
+        ("stats", Arg::No),
+        ("stop-on-nonmatch", Arg::No),
+        ("text", Arg::No),
+        ("threads", Arg::Required),
+        ("trace", Arg::No),
+        ("trim", Arg::No),
+        ("type", Arg::Required),
+        ("type-add", Arg::Required),
+        ("type-clear", Arg::Required),
+        ("type-list", Arg::No),
+        ("type-not", Arg::Required),
+        ("unicode", Arg::No),
+        ("unrestricted", Arg::No),
+        ("version", Arg::No),
+        ("vimgrep", Arg::No),
+        ("with-filename", Arg::No),
+        ("word-regexp", Arg::No),
+    ],
+    refused_short: &[('z', DECOMPRESSES)],
+    refused_long: &[
+        ("pre", PREPROCESSOR),
+        ("pre-glob", "chooses the files for the `--pre` preprocessor"),
+        ("search-zip", DECOMPRESSES),
+        ("hostname-bin", "runs a program to find the host name"),
+    ],
+    operands: Operands::Any,
+};
+
+static SED: Options = Options {
+    style: Style::Getopt,
+    flags: "bnrsuzE",
+    values: "el",
+    optional: "",
+    long: &[
+        ("binary", Arg::No),
+        ("debug", Arg::No),
+        ("expression", Arg::Required),
+        ("follow-symlinks", Arg::No),
+        ("line-length", Arg::Required),
+        ("null-data", Arg::No),
+        ("posix", Arg::No),
+        ("quiet", Arg::No),
+        ("regexp-extended", Arg::No),
+        ("sandbox", Arg::No),
+        ("separate", Arg::No),
+        ("silent", Arg::No),
+        ("unbuffered", Arg::No),
+        ("zero-terminated", Arg::No),
+        ("help", Arg::No),
+        ("version", Arg::No),
+    ],
+    refused_short: &[
+        ('i', "edits the files in place"),
+        ('f', "reads the script from a file, which gate cannot see"),
+    ],
+    refused_long: &[
+        ("in-place", "edits the files in place"),
+        (
+            "file",
+            "reads the script from a file, which gate cannot see",
+        ),
+    ],
+    operands: Operands::Any,
+};
+
+const FIND_REFUSED: [(&str, &str); 9] = [
+    ("-exec", "runs a program"),
+    ("-execdir", "runs a program"),
+    ("-ok", "runs a program"),
+    ("-okdir", "runs a program"),
+    ("-delete", "deletes files"),
+    ("-fprint", "writes a file"),
+    ("-fprint0", "writes a file"),
+    ("-fprintf", "writes a file"),
+    ("-fls", "writes a file"),
+];
+
+/// git's global options (before the subcommand) that the preset allows. git compares
+/// them whole: it takes no abbreviation here.
+const GIT_GLOBAL: [&str; 10] = [
+    "--no-pager",
+    "-P",
+    "--no-optional-locks",
+    "--no-lazy-fetch",
+    "--no-replace-objects",
+    "--no-advice",
+    "--literal-pathspecs",
+    "--glob-pathspecs",
+    "--noglob-pathspecs",
+    "--icase-pathspecs",
+];
+
+const GIT_CONFIG: &str = "sets configuration, and configuration names programs git runs \
+    (`core.pager`, `core.fsmonitor`, `diff.external`, aliases)";
+const GIT_REPO: &str = "makes git use another repository, and git trusts that \
+    repository's configuration, which can name programs to run";
+
+const GIT_GLOBAL_REFUSED: [(&str, &str); 8] = [
+    ("-c", GIT_CONFIG),
+    ("--config-env", GIT_CONFIG),
+    ("-C", GIT_REPO),
+    ("--git-dir", GIT_REPO),
+    ("--work-tree", GIT_REPO),
+    ("-p", "starts the pager, a program from the configuration"),
+    (
+        "--paginate",
+        "starts the pager, a program from the configuration",
+    ),
+    (
+        "--exec-path",
+        "changes where git finds the programs it runs",
+    ),
+];
+
+/// Options refused after the subcommand, with any abbreviation (`--out`), since git
+/// accepts unique abbreviations for many subcommands.
+const GIT_SUB_REFUSED: [(&str, &str); 4] = [
+    ("output", "writes the output to a file"),
+    (
+        "ext-diff",
+        "runs the external diff program named in the configuration",
+    ),
+    (
+        "textconv",
+        "runs the text conversion programs named in the configuration",
+    ),
+    (
+        "show-signature",
+        "runs gpg (`gpg.program`) to check signatures",
+    ),
+];
+
+/// Options spelled out in full that are also abbreviations of a refused one: git takes
+/// an exact name first.
+const GIT_SUB_EXACT: [&str; 1] = ["text"];
+
+static GIT_BRANCH: Options = Options {
+    style: Style::Getopt,
+    flags: "alqirv",
+    values: "",
+    optional: "",
+    long: &[
+        ("all", Arg::No),
+        ("remotes", Arg::No),
+        ("list", Arg::No),
+        ("verbose", Arg::No),
+        ("quiet", Arg::No),
+        ("ignore-case", Arg::No),
+        ("show-current", Arg::No),
+        ("omit-empty", Arg::No),
+        ("color", Arg::Optional),
+        ("no-color", Arg::No),
+        ("column", Arg::Optional),
+        ("no-column", Arg::No),
+        ("abbrev", Arg::Optional),
+        ("no-abbrev", Arg::No),
+        ("contains", Arg::NextIfAny),
+        ("no-contains", Arg::NextIfAny),
+        ("merged", Arg::NextIfAny),
+        ("no-merged", Arg::NextIfAny),
+        ("points-at", Arg::Required),
+        ("sort", Arg::Required),
+        ("format", Arg::Required),
+    ],
+    refused_short: &[
+        ('d', "deletes a branch"),
+        ('D', "deletes a branch"),
+        ('m', "renames a branch"),
+        ('M', "renames a branch"),
+        ('c', "copies a branch"),
+        ('C', "copies a branch"),
+        ('f', "forces a change"),
+        ('u', "sets the upstream"),
+        ('t', "sets up tracking"),
+    ],
+    refused_long: &[
+        ("delete", "deletes a branch"),
+        ("move", "renames a branch"),
+        ("copy", "copies a branch"),
+        ("force", "forces a change"),
+        ("set-upstream-to", "sets the upstream"),
+        ("unset-upstream", "removes the upstream"),
+        ("track", "sets up tracking"),
+        ("edit-description", "starts an editor"),
+        ("create-reflog", "creates a reflog"),
+    ],
+    operands: Operands::WithList,
+};
+
+// ---------------------------------------------------------------------------------------
+// Words
+
+/// One word of the command, after quote removal, and what the shell may do to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Word {
+    text: String,
+    /// It contains an unquoted pattern character, so the shell may replace it by other
+    /// words, several or none.
+    expands: bool,
+    /// What it expands to may start with `-`.
+    option_like: bool,
+    /// It starts with an unquoted `#`: the shell reads the rest as a comment.
+    comment: bool,
+}
+
+/// Pattern characters: the POSIX ones, and `^` and `~` (and `#` inside a word) for zsh
+/// with `EXTENDED_GLOB`. A leading `~` is tilde expansion in every shell.
+fn is_pattern_char(c: char) -> bool {
+    matches!(c, '*' | '?' | '[' | '^' | '~')
+}
+
+/// Split like `shell_words::split`, remembering which characters were quoted. The text
+/// has no backslash, `$` or backquote (the caller refused those), so quoting is only
+/// `'…'` and `"…"`. Words in a comment are kept, marked: if a shell did not read the
+/// comment as one, they would be arguments. `None` when a quote is not closed, or when
+/// the result disagrees with `shell_words::split`.
+fn split_words(text: &str) -> Option<Vec<Word>> {
+    let mut words = Vec::new();
+    let mut chars = text.chars().peekable();
+    let mut in_comment = false;
+    'words: loop {
+        while matches!(chars.peek(), Some(' ' | '\t' | '\n')) {
+            chars.next();
+        }
+        let Some(&start) = chars.peek() else { break };
+        let mut word = Word {
+            text: String::new(),
+            expands: false,
+            option_like: false,
+            comment: start == '#' && !in_comment,
+        };
+        in_comment |= word.comment;
+        // Where the first pattern character is, in the text.
+        let mut first_pattern: Option<usize> = None;
+        let mut at_source_start = true;
+        while let Some(&c) = chars.peek() {
+            match c {
+                ' ' | '\t' | '\n' => break,
+                '\'' | '"' => {
+                    chars.next();
+                    loop {
+                        match chars.next() {
+                            // In a comment, an open quote is harmless: a shell that reads
+                            // the comment ignores it, and one that does not fails.
+                            None if in_comment => {
+                                words.push(word);
+                                break 'words;
+                            }
+                            None => return None,
+                            Some(q) if q == c => break,
+                            Some(inner) => word.text.push(inner),
+                        }
+                    }
+                }
+                _ => {
+                    chars.next();
+                    let pattern =
+                        is_pattern_char(c) || (c == '#' && !at_source_start && !word.comment);
+                    if pattern {
+                        word.expands = true;
+                        first_pattern.get_or_insert(word.text.len());
+                    }
+                    word.text.push(c);
+                }
+            }
+            at_source_start = false;
+        }
+        // Every name a pattern becomes starts with the text before it: `src/*.rs` stays an
+        // operand, and `--glob=*.rs` stays the option `--glob` with a value. A word that
+        // starts with the pattern, or with `-` and no `--name=` before the pattern,
+        // could become any option.
+        word.option_like = match first_pattern {
+            None => false,
+            Some(0) => true,
+            Some(at) => {
+                let before = &word.text[..at];
+                before.starts_with('-') && !(before.starts_with("--") && before.contains('='))
+            }
+        };
+        words.push(word);
+    }
+    // The same words as shell-words up to a comment, which it drops.
+    let uncommented = words.iter().take_while(|w| !w.comment).map(|w| &w.text);
+    let reference = shell_words::split(text).ok()?;
+    if !uncommented.eq(reference.iter()) {
+        return None;
+    }
+    Some(words)
+}
+
+/// `NAME=…` with a valid shell variable name.
+fn is_assignment(word: &str) -> bool {
+    let Some((name, _)) = word.split_once('=') else {
+        return false;
+    };
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+// ---------------------------------------------------------------------------------------
+// Options
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Opt {
+    Short(char),
+    Long(&'static str),
+}
+
+#[derive(Debug, Default)]
+struct Parsed<'w> {
+    opts: Vec<(Opt, Option<&'w str>)>,
+    /// Indexes of the operands in the argument words.
+    operands: Vec<usize>,
+}
+
+impl Parsed<'_> {
+    fn has(&self, short: char, long: &'static str) -> bool {
+        self.opts
+            .iter()
+            .any(|(o, _)| *o == Opt::Short(short) || *o == Opt::Long(long))
+    }
+}
+
+fn glob_as_option(entry: &Entry, word: &Word) -> NotReadOnly {
+    entry.refuse(format!(
+        "`{}`: the unquoted pattern `{}` could expand to a file name that starts with `-` \
+         and then act as an option",
+        entry.name, word.text
+    ))
+}
+
+fn glob_moves_words(entry: &Entry, word: &Word) -> NotReadOnly {
+    entry.refuse(format!(
+        "`{}`: the unquoted pattern `{}` could expand to several words or none, which \
+         changes what the words after it mean",
+        entry.name, word.text
+    ))
+}
+
+/// The next word as an option's value.
+fn take_value<'w>(
+    entry: &Entry,
+    args: &'w [Word],
+    next: &mut usize,
+    option: &str,
+) -> Result<&'w str, NotReadOnly> {
+    let Some(word) = args.get(*next) else {
+        return Err(entry.refuse(format!(
+            "`{}`: the option `{option}` lacks its value",
+            entry.name
+        )));
+    };
+    *next += 1;
+    if word.expands {
+        return Err(glob_moves_words(entry, word));
+    }
+    Ok(&word.text)
+}
+
+fn refused_long(entry: &Entry, spec: &Options, name: &str) -> NotReadOnly {
+    for (refused, why) in spec.refused_long {
+        if *refused == name {
+            return entry.refuse(format!("`{}`: the option `--{name}` {why}", entry.name));
+        }
+        if !name.is_empty() && refused.starts_with(name) {
+            return entry.refuse(format!(
+                "`{}`: `--{name}` abbreviates `--{refused}`, which {why}",
+                entry.name
+            ));
+        }
+    }
+    entry.refuse(format!(
+        "`{}`: the option `--{name}` is not one the preset knows (long options must be \
+         spelled out in full)",
+        entry.name
+    ))
+}
+
+fn refused_short(entry: &Entry, spec: &Options, c: char) -> Option<NotReadOnly> {
+    spec.refused_short
+        .iter()
+        .find(|(r, _)| *r == c)
+        .map(|(_, why)| entry.refuse(format!("`{}`: the option `-{c}` {why}", entry.name)))
+}
+
+/// Parse the arguments by `spec`: every option must be known and not refused, and the
+/// entry's rule for patterns and operands must hold.
+fn parse_options<'w>(
+    entry: &Entry,
+    spec: &Options,
+    args: &'w [Word],
+) -> Result<Parsed<'w>, NotReadOnly> {
+    let mut parsed = Parsed::default();
+    let mut next = 0;
+    let mut options_ended = false;
+    while next < args.len() {
+        let index = next;
+        let word = &args[index];
+        next += 1;
+        if entry.globs == Globs::Never && word.expands {
+            return Err(glob_moves_words(entry, word));
+        }
+        if !options_ended && word.option_like {
+            return Err(glob_as_option(entry, word));
+        }
+        let text = word.text.as_str();
+        if options_ended || text == "-" || !text.starts_with('-') {
+            parsed.operands.push(index);
+            continue;
+        }
+        if text == "--" {
+            options_ended = true;
+            continue;
+        }
+        if let Some(long) = text.strip_prefix("--") {
+            let (name, attached) = match long.split_once('=') {
+                Some((name, value)) => (name, Some(value)),
+                None => (long, None),
+            };
+            let Some(&(name, arg)) = spec.long.iter().find(|(n, _)| *n == name) else {
+                return Err(refused_long(entry, spec, name));
+            };
+            let value = match (arg, attached) {
+                (Arg::No, Some(_)) => {
+                    return Err(entry.refuse(format!(
+                        "`{}`: the option `--{name}` takes no value",
+                        entry.name
+                    )));
+                }
+                (Arg::No, None) => None,
+                (_, Some(value)) => Some(value),
+                (Arg::Optional, None) => None,
+                (Arg::Required, None) => Some(take_value(entry, args, &mut next, text)?),
+                (Arg::NextIfAny, None) if next < args.len() => {
+                    Some(take_value(entry, args, &mut next, text)?)
+                }
+                (Arg::NextIfAny, None) => None,
+            };
+            parsed.opts.push((Opt::Long(name), value));
+            continue;
+        }
+        let cluster = &text[1..];
+        let mut pending = 0;
+        for (at, c) in cluster.char_indices() {
+            if let Some(refusal) = refused_short(entry, spec, c) {
+                return Err(refusal);
+            }
+            if spec.flags.contains(c) {
+                parsed.opts.push((Opt::Short(c), None));
+                continue;
+            }
+            let rest = &cluster[at + c.len_utf8()..];
+            if spec.values.contains(c) {
+                if spec.style == Style::NextWords {
+                    pending += 1;
+                    parsed.opts.push((Opt::Short(c), None));
+                    continue;
+                }
+                let value = if rest.is_empty() {
+                    take_value(entry, args, &mut next, &format!("-{c}"))?
+                } else {
+                    rest
+                };
+                parsed.opts.push((Opt::Short(c), Some(value)));
+                break;
+            }
+            if spec.optional.contains(c) {
+                parsed
+                    .opts
+                    .push((Opt::Short(c), Some(rest).filter(|r| !r.is_empty())));
+                break;
+            }
+            return Err(entry.refuse(format!(
+                "`{}`: the option `-{c}` is not one the preset knows",
+                entry.name
+            )));
+        }
+        for _ in 0..pending {
+            take_value(entry, args, &mut next, text)?;
+        }
+    }
+    check_operands(entry, spec, &parsed, args)?;
+    Ok(parsed)
+}
+
+fn check_operands(
+    entry: &Entry,
+    spec: &Options,
+    parsed: &Parsed<'_>,
+    args: &[Word],
+) -> Result<(), NotReadOnly> {
+    let operands = || parsed.operands.iter().map(|&i| args[i].text.as_str());
+    match spec.operands {
+        Operands::Any => Ok(()),
+        Operands::AtMostOne if parsed.operands.len() > 1 => Err(entry.refuse(format!(
+            "`{}`: a second operand names the file it writes to",
+            entry.name
+        ))),
+        Operands::AtMostOne => Ok(()),
+        Operands::DateFormat => {
+            if parsed.operands.len() > 1 {
+                return Err(entry.refuse(format!(
+                    "`{}` takes at most one operand, a `+FORMAT`",
+                    entry.name
+                )));
+            }
+            match operands().find(|op| !op.starts_with('+')) {
+                Some(op) => Err(entry.refuse(format!(
+                    "`{}`: the operand `{op}` does not start with `+`, so it {SETS_CLOCK}",
+                    entry.name
+                ))),
+                None => Ok(()),
+            }
+        }
+        Operands::NoPlus => match operands().find(|op| op.starts_with('+')) {
+            Some(op) => Err(entry.refuse(format!(
+                "`{}`: the operand `{op}` can be read as the obsolete `+N` option, which \
+                 can follow a file forever",
+                entry.name
+            ))),
+            None => Ok(()),
+        },
+        Operands::WithList => match operands().next() {
+            Some(op) if !parsed.has('l', "list") => Err(entry.refuse(format!(
+                "`{}`: without `--list`, the operand `{op}` is the name of a branch to create",
+                entry.name
+            ))),
+            _ => Ok(()),
+        },
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// sed
+
+fn check_sed(entry: &Entry, args: &[Word]) -> Result<(), NotReadOnly> {
+    let parsed = parse_options(entry, &SED, args)?;
+    let quiet = parsed
+        .opts
+        .iter()
+        .any(|(o, _)| matches!(o, Opt::Short('n') | Opt::Long("quiet" | "silent")));
+    if !quiet {
+        return Err(entry.refuse(
+            "`sed` without `-n` is not in the preset; write `sed -n` and print commands \
+             (`sed -n '5,10p' FILE`)"
+                .to_owned(),
+        ));
+    }
+    let mut scripts: Vec<&str> = parsed
+        .opts
+        .iter()
+        .filter(|(o, _)| matches!(o, Opt::Short('e') | Opt::Long("expression")))
+        .filter_map(|(_, v)| *v)
+        .collect();
+    if scripts.is_empty() {
+        // The script is the first operand. A pattern in it, or before it, could change
+        // which word that is.
+        let Some(&at) = parsed.operands.first() else {
+            return Err(entry.refuse("`sed` without a script".to_owned()));
+        };
+        if let Some(word) = args[..=at].iter().find(|w| w.expands) {
+            return Err(glob_moves_words(entry, word));
+        }
+        scripts.push(&args[at].text);
+    }
+    for script in scripts {
+        if let Err(why) = sed_script(script) {
+            return Err(entry.refuse(format!("`sed`: the script `{script}` {why}")));
+        }
+    }
+    Ok(())
+}
+
+/// A cursor over a sed script.
+struct Script<'a> {
+    rest: &'a str,
+}
+
+impl Script<'_> {
+    fn peek(&self) -> Option<char> {
+        self.rest.chars().next()
+    }
+
+    fn bump(&mut self) -> Option<char> {
+        let c = self.peek()?;
+        self.rest = &self.rest[c.len_utf8()..];
+        Some(c)
+    }
+
+    fn eat(&mut self, c: char) -> bool {
+        if self.peek() == Some(c) {
+            self.bump();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn blanks(&mut self) {
+        while matches!(self.peek(), Some(' ' | '\t')) {
+            self.bump();
+        }
+    }
+
+    fn digits(&mut self) -> bool {
+        let mut any = false;
+        while matches!(self.peek(), Some('0'..='9')) {
+            self.bump();
+            any = true;
+        }
+        any
+    }
+
+    /// Everything up to `delimiter`, which is consumed. No escapes exist here: the
+    /// command text has no backslash.
+    fn until(&mut self, delimiter: char) -> Result<(), &'static str> {
+        loop {
+            match self.bump() {
+                None => return Err("has an unterminated regular expression"),
+                Some(c) if c == delimiter => return Ok(()),
+                Some(_) => {}
+            }
+        }
+    }
+
+    /// `/regex/` and its `I`/`M` flags.
+    fn regex_address(&mut self) -> Result<(), &'static str> {
+        self.until('/')?;
+        while matches!(self.peek(), Some('I' | 'M')) {
+            self.bump();
+        }
+        Ok(())
+    }
+}
+
+/// Whether `script` is one print-only sed command: `[address[,address]][!]command`, the
+/// command one of `p = l q Q`, or `s` with harmless flags.
+fn sed_script(script: &str) -> Result<(), &'static str> {
+    let mut s = Script { rest: script };
+    s.blanks();
+    if s.eat('/') {
+        s.regex_address()?;
+    } else if s.digits() && s.eat('~') && !s.digits() {
+        return Err("has a `first~step` address without a step");
+    }
+    s.blanks();
+    if s.eat(',') {
+        s.blanks();
+        if s.eat('/') {
+            s.regex_address()?;
+        } else {
+            if !s.eat('+') {
+                s.eat('~');
+            }
+            if !s.digits() {
+                return Err("has an address range without an end");
+            }
+        }
+        s.blanks();
+    }
+    if s.eat('!') {
+        s.blanks();
+    }
+    match s.bump() {
+        Some('p' | '=') => {}
+        Some('l' | 'q' | 'Q') => {
+            s.blanks();
+            s.digits();
+        }
+        Some('s') => {
+            let Some(delimiter) = s.bump().filter(|c| c.is_ascii_punctuation()) else {
+                return Err("has an `s` command with an unusual delimiter");
+            };
+            s.until(delimiter)?;
+            s.until(delimiter)?;
+            while let Some(flag) = s.peek() {
+                match flag {
+                    'g' | 'p' | 'i' | 'I' | 'm' | 'M' | '0'..='9' => {
+                        s.bump();
+                    }
+                    'e' => return Err("has the `s` flag `e`, which runs the line as a command"),
+                    'w' => return Err("has the `s` flag `w`, which writes a file"),
+                    _ => break,
+                }
+            }
+        }
+        Some('e') => return Err("has the command `e`, which runs a command"),
+        Some('w' | 'W') => return Err("has a `w` command, which writes a file"),
+        Some('r' | 'R') => return Err("has an `r` command, which reads a file gate cannot see"),
+        Some(_) => return Err("has a command that is not one of `p = l q Q s`"),
+        None => return Err("has no command"),
+    }
+    s.blanks();
+    if s.peek().is_some() {
+        return Err("has more after its command");
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// find
+
+fn check_find(entry: &Entry, args: &[Word]) -> Result<(), NotReadOnly> {
+    for word in args {
+        if let Some((primary, why)) = FIND_REFUSED.iter().find(|(p, _)| *p == word.text) {
+            return Err(entry.refuse(format!("`find`: `{primary}` {why}")));
+        }
+        if word.option_like {
+            return Err(glob_as_option(entry, word));
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// git
+
+fn check_git(args: &[Word]) -> Result<&'static Entry, NotReadOnly> {
+    let mut at = 0;
+    while let Some(word) = args.get(at).filter(|w| w.text.starts_with('-')) {
+        let text = word.text.as_str();
+        if word.expands {
+            return Err(NotReadOnly::plain(format!(
+                "`git`: the unquoted pattern `{text}` could expand to any global option"
+            )));
+        }
+        if !GIT_GLOBAL.contains(&text) {
+            let name = text.split_once('=').map_or(text, |(n, _)| n);
+            let why = GIT_GLOBAL_REFUSED.iter().find(|(o, _)| *o == name).map_or(
+                "is not one of the global options the preset allows",
+                |(_, w)| w,
+            );
+            return Err(NotReadOnly::plain(format!(
+                "`git`: the global option `{text}` {why}"
+            )));
+        }
+        at += 1;
+    }
+    let Some(sub) = args.get(at) else {
+        return Err(NotReadOnly::plain(
+            "`git` without a subcommand is not in the preset".to_owned(),
+        ));
+    };
+    let entry = ENTRIES
+        .iter()
+        .find(|e| {
+            matches!(e.check, Check::Git(_)) && e.name.strip_prefix("git ") == Some(&sub.text)
+        })
+        .filter(|_| !sub.expands)
+        .ok_or_else(|| {
+            NotReadOnly::plain(format!("`git {}` is not in the read-only preset", sub.text))
+        })?;
+    let rest = &args[at + 1..];
+    match entry.check {
+        Check::Git(GitSub::Branch) => parse_options(entry, &GIT_BRANCH, rest).map(drop),
+        _ => check_git_words(entry, rest),
+    }
+    .map(|()| entry)
+}
+
+/// Every word after the subcommand: no refused option or abbreviation of one, wherever
+/// it is (even as another option's value or after `--`), and no pattern that could
+/// become an option.
+fn check_git_words(entry: &Entry, rest: &[Word]) -> Result<(), NotReadOnly> {
+    for word in rest {
+        if word.option_like {
+            return Err(glob_as_option(entry, word));
+        }
+        let Some(long) = word.text.strip_prefix("--") else {
+            continue;
+        };
+        let name = long.split_once('=').map_or(long, |(n, _)| n);
+        if name.is_empty() || GIT_SUB_EXACT.contains(&name) {
+            continue;
+        }
+        if let Some((refused, why)) = GIT_SUB_REFUSED.iter().find(|(r, _)| r.starts_with(name)) {
+            return Err(entry.refuse(if *refused == name {
+                format!("`{}`: the option `--{name}` {why}", entry.name)
+            } else {
+                format!(
+                    "`{}`: `--{name}` abbreviates `--{refused}`, which {why}",
+                    entry.name
+                )
+            }));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Commands the preset allows, with the entry that allows them. Every entry has at
+    /// least one (checked below).
+    const ALLOWED: &[(&str, &str)] = &[
+        ("ls", "ls"),
+        ("ls -la", "ls"),
+        ("  ls  -l src/ ", "ls"),
+        ("\tls -la\t", "ls"),
+        ("ls *", "ls"),
+        ("ls -d */", "ls"),
+        ("ls ~", "ls"),
+        ("ls -- -la", "ls"),
+        ("ls --color=always", "ls"),
+        ("ls # list the files", "ls"),
+        ("ls # it's fine", "ls"),
+        ("'ls' -l", "ls"),
+        ("\"ls\" -l", "ls"),
+        ("l''s -l", "ls"),
+        ("cat README.md", "cat"),
+        ("cat -n a b", "cat"),
+        ("cat *.md", "cat"),
+        ("cat ~/.ssh/id_rsa", "cat"),
+        ("head -n 5 src/main.rs", "head"),
+        ("head -20 f", "head"),
+        ("head -c 10 *", "head"),
+        ("tail f", "tail"),
+        ("tail -n 20 log.txt", "tail"),
+        ("tail -20 f", "tail"),
+        ("tail -n +5 f", "tail"),
+        ("tail -n+5 f", "tail"),
+        ("tail -c 100 f", "tail"),
+        ("tail -qn 3 a b", "tail"),
+        ("tail --lines=5 f", "tail"),
+        ("tail --lines 5 f", "tail"),
+        ("tail -n 5 logs/*.log", "tail"),
+        ("tail -- -f", "tail"),
+        ("wc -l src/*.rs", "wc"),
+        ("wc -l *", "wc"),
+        ("pwd", "pwd"),
+        ("pwd -P", "pwd"),
+        ("echo hello world", "echo"),
+        ("echo 'a  b' \"c\"", "echo"),
+        ("echo *", "echo"),
+        ("grep -rn TODO src", "grep"),
+        ("grep -r 'fn main' .", "grep"),
+        ("grep foo *", "grep"),
+        ("grep -e -o -- -x", "grep"),
+        ("egrep 'a+b' f", "egrep"),
+        ("fgrep -x foo f", "fgrep"),
+        ("rg TODO", "rg"),
+        ("rg -n 'fn main' src", "rg"),
+        ("rg -i foo -g '*.rs'", "rg"),
+        ("rg --glob=*.rs foo", "rg"),
+        ("rg --glob=src/*.rs foo", "rg"),
+        ("git log --grep=fix* --oneline", "git log"),
+        ("rg --type rust foo", "rg"),
+        ("rg -trust foo", "rg"),
+        ("rg -A3 foo", "rg"),
+        ("rg -A 3 -B 2 foo", "rg"),
+        ("rg --files", "rg"),
+        ("rg -uu foo", "rg"),
+        ("rg foo src/*.rs", "rg"),
+        ("rg foo.*bar src", "rg"),
+        ("rg --no-pre foo", "rg"),
+        ("rg --no-search-zip foo", "rg"),
+        ("rg -e -z foo", "rg"),
+        ("rg -e-z foo", "rg"),
+        ("rg -- -z", "rg"),
+        ("rg --json -C2 foo", "rg"),
+        ("find . -name '*.rs'", "find"),
+        ("find src -type f -newer Cargo.toml", "find"),
+        ("find . -maxdepth 2 -print", "find"),
+        ("find . -name x -printf %p", "find"),
+        ("find src/* -name x", "find"),
+        ("find . -executable -type f", "find"),
+        ("find . -name '-x'", "find"),
+        ("sed -n '5,10p' f", "sed"),
+        ("sed -n '/re/p' f", "sed"),
+        ("sed -n 5p f", "sed"),
+        ("sed -n -e 5p -e 10p f", "sed"),
+        ("sed -ne 5p f", "sed"),
+        ("sed -ne5p f", "sed"),
+        ("sed -n '1~2p' f", "sed"),
+        ("sed -n '0,/x/p' f", "sed"),
+        ("sed -n '3,+2p' f", "sed"),
+        ("sed -n '3,~4p' f", "sed"),
+        ("sed -n '/a/,/b/p' f", "sed"),
+        ("sed -n '/x/Ip' f", "sed"),
+        ("sed -n '/x/I,/y/Mp' f", "sed"),
+        ("sed -n 's/a/b/p' f", "sed"),
+        ("sed -n 's/a/b/gp' f", "sed"),
+        ("sed -n 's/a/b/2pI' f", "sed"),
+        ("sed -n 's,a,b,p' f", "sed"),
+        ("sed -n 's#/usr#/opt#p' f", "sed"),
+        ("sed -n '/x/!p' f", "sed"),
+        ("sed -n '/x/ ! p' f", "sed"),
+        ("sed -n = f", "sed"),
+        ("sed -n 5q f", "sed"),
+        ("sed -n 'q 3' f", "sed"),
+        ("sed -n 'l 40' f", "sed"),
+        ("sed -n 1Q f", "sed"),
+        ("sed -n -E '/a+/p' f", "sed"),
+        ("sed --quiet 5p f", "sed"),
+        ("sed --silent 5p f", "sed"),
+        ("sed -n --expression=5p f", "sed"),
+        ("sed -n --expression 5p f", "sed"),
+        ("sed 5p -n f", "sed"),
+        ("sed -n 5p src/*.rs", "sed"),
+        ("sed -n -s 1p a b", "sed"),
+        ("sed -nz 1p f", "sed"),
+        ("sed -n --debug --posix --sandbox 1p f", "sed"),
+        ("sed -n '  5 p ' f", "sed"),
+        ("sed -n -e 1p 5w", "sed"),
+        ("git status", "git status"),
+        ("git status -s", "git status"),
+        ("git status --porcelain=v2 -b", "git status"),
+        ("git --no-optional-locks status", "git status"),
+        ("git --no-pager log --oneline -5", "git log"),
+        ("git -P log", "git log"),
+        ("git log --oneline -n 10", "git log"),
+        ("git log -p -1", "git log"),
+        ("git log -c -1", "git log"),
+        ("git log --author=bob --grep fix", "git log"),
+        ("git log --format=%H%x09%s", "git log"),
+        ("git log -- src/main.rs", "git log"),
+        ("git log --oneline", "git log"),
+        ("git diff", "git diff"),
+        ("git diff --stat HEAD~1", "git diff"),
+        ("git diff --cached", "git diff"),
+        ("git diff --text", "git diff"),
+        ("git diff -C -M", "git diff"),
+        ("git diff --no-ext-diff --no-textconv", "git diff"),
+        ("git diff --output-indicator-new=+", "git diff"),
+        ("git diff -- src/*.rs", "git diff"),
+        ("git show HEAD", "git show"),
+        ("git show HEAD~1:README.md", "git show"),
+        ("git show HEAD^", "git show"),
+        ("git show --stat --no-notes", "git show"),
+        ("git rev-parse --show-toplevel", "git rev-parse"),
+        ("git rev-parse --git-dir", "git rev-parse"),
+        ("git rev-parse --abbrev-ref HEAD", "git rev-parse"),
+        ("git ls-files", "git ls-files"),
+        ("git ls-files '*.rs'", "git ls-files"),
+        ("git ls-files -m --exclude-standard", "git ls-files"),
+        ("git blame README.md", "git blame"),
+        ("git blame -L 1,5 src/main.rs", "git blame"),
+        ("git branch", "git branch"),
+        ("git branch -a", "git branch"),
+        ("git branch -vv", "git branch"),
+        ("git branch -avv", "git branch"),
+        ("git branch -r", "git branch"),
+        ("git branch --list 'feat*'", "git branch"),
+        ("git branch -l feat", "git branch"),
+        ("git branch --contains HEAD", "git branch"),
+        ("git branch --contains", "git branch"),
+        ("git branch --merged main", "git branch"),
+        ("git branch --no-merged=main", "git branch"),
+        ("git branch --show-current", "git branch"),
+        ("git branch --sort=-committerdate", "git branch"),
+        ("git branch --sort -committerdate", "git branch"),
+        ("git branch --format=%s", "git branch"),
+        ("git branch --color=always --column", "git branch"),
+        ("which cargo", "which"),
+        ("which -a ls", "which"),
+        ("type -a ls", "type"),
+        ("file README.md", "file"),
+        ("file -b --mime-type img/*.png", "file"),
+        ("file -L x", "file"),
+        ("file -P bytes=100 x", "file"),
+        ("file -Pbytes=100 x", "file"),
+        ("file -m magic -k x", "file"),
+        ("stat -c %s f", "stat"),
+        ("stat *", "stat"),
+        ("du -sh .", "du"),
+        ("du -sh *", "du"),
+        ("df -h", "df"),
+        ("tree", "tree"),
+        ("tree -L 2", "tree"),
+        ("tree -a -L 2 src", "tree"),
+        ("tree -aL 2", "tree"),
+        ("tree -LP 2 '*.rs'", "tree"),
+        ("tree -L 2 -I target", "tree"),
+        ("tree --charset=ascii", "tree"),
+        ("tree --charset ascii -d", "tree"),
+        ("tree -J src", "tree"),
+        ("tree src/*", "tree"),
+        ("sort f", "sort"),
+        ("sort -n -k2 f", "sort"),
+        ("sort -t, -k2,2n f", "sort"),
+        ("sort -k 2 f", "sort"),
+        ("sort -rn f", "sort"),
+        ("sort -u a b", "sort"),
+        ("sort --key=2 --reverse f", "sort"),
+        ("sort --check=quiet f", "sort"),
+        ("sort -T /tmp f", "sort"),
+        ("sort src/*.txt", "sort"),
+        ("sort -- -o", "sort"),
+        ("sort -to f", "sort"),
+        ("sort -k -o f", "sort"),
+        ("uniq f", "uniq"),
+        ("uniq", "uniq"),
+        ("uniq -c f", "uniq"),
+        ("uniq -f 1 f", "uniq"),
+        ("uniq -cd f", "uniq"),
+        ("uniq --skip-fields=2 f", "uniq"),
+        ("uniq --all-repeated=separate f", "uniq"),
+        ("uniq -2 f", "uniq"),
+        ("cut -d: -f1 /etc/passwd", "cut"),
+        ("tr a-z A-Z", "tr"),
+        ("diff -u a b", "diff"),
+        ("diff -r dir1 dir2", "diff"),
+        ("cmp a b", "cmp"),
+        ("date", "date"),
+        ("date +%s", "date"),
+        ("date -u +%Y-%m-%dT%H:%M:%SZ", "date"),
+        ("date '+%Y-%m-%d %H:%M'", "date"),
+        ("date -d yesterday", "date"),
+        ("date -d '2 days ago' +%F", "date"),
+        ("date -Iseconds", "date"),
+        ("date -I", "date"),
+        ("date --iso-8601=seconds", "date"),
+        ("date -R", "date"),
+        ("date -r Cargo.toml", "date"),
+        ("uname -a", "uname"),
+        ("id -u", "id"),
+        ("whoami", "whoami"),
+        ("env", "env"),
+        ("printenv", "printenv"),
+        ("printenv PATH HOME", "printenv"),
+        ("printenv -0", "printenv"),
+        ("jq . f.json", "jq"),
+        ("jq -r '.name' package.json", "jq"),
+        ("jq --rawfile x f .", "jq"),
+        ("basename /a/b.rs .rs", "basename"),
+        ("dirname /a/b", "dirname"),
+        ("realpath .", "realpath"),
+        ("readlink -f x", "readlink"),
+        ("tac f", "tac"),
+        ("nl -ba f", "nl"),
+        ("md5sum f", "md5sum"),
+        ("sha1sum f", "sha1sum"),
+        ("sha256sum -c sums", "sha256sum"),
+        ("sha512sum *", "sha512sum"),
+    ];
+
+    /// Commands the preset refuses, each with a word its reason must contain.
+    const REFUSED: &[(&str, &str)] = &[
+        // Not one command, or no command at all.
+        ("", "empty"),
+        ("   ", "empty"),
+        ("\t", "empty"),
+        ("# ls", "comment"),
+        ("ls; rm -rf ~", "';'"),
+        ("ls && rm x", "'&'"),
+        ("ls | head", "'|'"),
+        ("ls > out", "'>'"),
+        ("cat < f", "'<'"),
+        ("ls $(rm x)", "'$'"),
+        ("ls `rm x`", "'`'"),
+        ("ls {a,b}", "'{'"),
+        ("ls (x)", "'('"),
+        ("ls \\-la", "'\\'"),
+        ("ls\n", "newline"),
+        ("ls\nrm x", "newline"),
+        ("ls\r", "U+000D"),
+        ("sed -n '1p;w x' f", "';'"),
+        ("egrep 'a|b' f", "'|'"),
+        ("echo \"$HOME\"", "'$'"),
+        ("ls 'unclosed", "quotes"),
+        ("ls \"unclosed", "quotes"),
+        // The program.
+        ("./ls", "path"),
+        ("/bin/ls -la", "path"),
+        ("bin/git status", "path"),
+        ("./sed -n 5p f", "path"),
+        ("/usr/bin/sed -n 5p f", "path"),
+        ("~/bin/ls", "path"),
+        ("X=1 ls", "assignment"),
+        ("GIT_PAGER=evil git log", "assignment"),
+        ("LESSOPEN=x cat f", "assignment"),
+        ("_x=1 ls", "assignment"),
+        ("A_1= ls", "assignment"),
+        ("l* -la", "pattern"),
+        ("l? x", "pattern"),
+        ("[l]s", "pattern"),
+        ("LS", "not in"),
+        ("ls\u{a0}-l", "not in"),
+        ("=x ls", "not in"),
+        ("less f", "not in"),
+        ("more f", "not in"),
+        ("awk 1 f", "not in"),
+        ("xargs ls", "not in"),
+        ("tee f", "not in"),
+        ("rm -rf x", "not in"),
+        ("bash -c ls", "not in"),
+        ("sh x.sh", "not in"),
+        ("python3 -c 1", "not in"),
+        ("cd x", "not in"),
+        ("command ls", "not in"),
+        ("exec ls", "not in"),
+        ("time ls", "not in"),
+        ("nohup ls", "not in"),
+        ("sudo ls", "not in"),
+        ("printf x", "not in"),
+        ("hostname x", "not in"),
+        // tail
+        ("tail -f log", "-f"),
+        ("tail -F log", "-F"),
+        ("tail -5f log", "-f"),
+        ("tail -qf log", "-f"),
+        ("tail --follow log", "--follow"),
+        ("tail --follow=name log", "--follow"),
+        ("tail --fol log", "abbreviates `--follow`"),
+        ("tail --f log", "abbreviates `--follow`"),
+        ("tail --retry f", "--retry"),
+        ("tail --pid=1 f", "--pid"),
+        ("tail -s 1 f", "-s"),
+        ("tail +5f log", "+5f"),
+        ("tail +5 log", "+5"),
+        ("tail -n 5 *", "pattern"),
+        ("tail -n 5 -*", "pattern"),
+        ("tail -n 5 ~", "pattern"),
+        ("tail -n 5* f", "several words"),
+        ("tail -x f", "-x"),
+        ("tail --lin=5 f", "spelled out"),
+        ("tail -n", "lacks"),
+        ("tail --quiet=x f", "no value"),
+        ("tail f # -f", "-f"),
+        // rg
+        ("rg --pre cat foo", "--pre"),
+        ("rg --pre=cat foo", "--pre"),
+        ("rg --pr=cat foo", "abbreviates `--pre`"),
+        ("rg --pre-glob '*.gz' --pre x foo", "--pre-glob"),
+        ("rg -z foo", "-z"),
+        ("rg -nz foo", "-z"),
+        ("rg -zn foo", "-z"),
+        ("rg --search-zip foo", "--search-zip"),
+        ("rg --search foo", "abbreviates `--search-zip`"),
+        ("rg --hostname-bin=x foo", "--hostname-bin"),
+        ("rg --hostname-bin x foo", "--hostname-bin"),
+        ("rg foo *", "pattern"),
+        ("rg -g *.rs foo", "pattern"),
+        ("rg -g*.rs foo", "pattern"),
+        ("rg --gl*=x foo", "pattern"),
+        ("rg -g x*.rs foo", "several words"),
+        ("rg foo -z", "-z"),
+        ("rg --frobnicate foo", "--frobnicate"),
+        ("rg -X foo", "-X"),
+        // find
+        ("find . -exec rm x", "-exec"),
+        ("find . -execdir ls", "-execdir"),
+        ("find . -ok ls", "-ok"),
+        ("find . -okdir ls", "-okdir"),
+        ("find . -delete", "-delete"),
+        ("find . -name x -delete", "-delete"),
+        ("find . -fprint out", "-fprint"),
+        ("find . -fprint0 out", "-fprint0"),
+        ("find . -fprintf out %p", "-fprintf"),
+        ("find . -fls out", "-fls"),
+        ("find . -name -delete", "-delete"),
+        ("find . '-delete'", "-delete"),
+        ("find * -name x", "pattern"),
+        ("find . -name *.rs", "pattern"),
+        ("find . -name x -newer ~", "pattern"),
+        // sed
+        ("sed 5p f", "-n"),
+        ("sed -e 5p f", "-n"),
+        ("sed -n -i 5p f", "-i"),
+        ("sed -ni 5p f", "-i"),
+        ("sed -in 5p f", "-i"),
+        ("sed -n -i.bak 5p f", "-i"),
+        ("sed -n 5p f -i", "-i"),
+        ("sed -n --in-place 5p f", "--in-place"),
+        ("sed -n --in-place=.bak 5p f", "--in-place"),
+        ("sed -n --in-pl 5p f", "abbreviates `--in-place`"),
+        ("sed -n --i 5p f", "abbreviates `--in-place`"),
+        ("sed -n -f script f", "-f"),
+        ("sed -n --file=script f", "--file"),
+        ("sed -n e f", "`e`"),
+        ("sed -n 1e f", "`e`"),
+        ("sed -n 'e rm x' f", "`e`"),
+        ("sed -n 'w out' f", "`w`"),
+        ("sed -n '1w out' f", "`w`"),
+        ("sed -n 'W out' f", "`w`"),
+        ("sed -n 'r /etc/passwd' f", "`r`"),
+        ("sed -n R f", "`r`"),
+        ("sed -n 's/a/b/e' f", "`e`"),
+        ("sed -n 's/a/b/w out' f", "`w`"),
+        ("sed -n 's/a/b/gw out' f", "`w`"),
+        ("sed -n 's,a,b,pw out' f", "`w`"),
+        ("sed -n 's/a/b/pe' f", "`e`"),
+        ("sed -n 's/[/]/x/w' f", "command"),
+        ("sed -n d f", "not one of"),
+        ("sed -n 'y/a/b/' f", "not one of"),
+        ("sed -n '/a/b' f", "not one of"),
+        ("sed -n 'sxaxbxp' f", "delimiter"),
+        ("sed -n '' f", "no command"),
+        ("sed -n '/a/' f", "no command"),
+        ("sed -n '/a p' f", "unterminated"),
+        ("sed -n 's/a/b' f", "unterminated"),
+        ("sed -n '5p p' f", "more after"),
+        ("sed -n '1,p' f", "without an end"),
+        ("sed -n '1~p' f", "without a step"),
+        ("sed -n", "without a script"),
+        ("sed -n * f", "pattern"),
+        ("sed -n x* 5p f", "several words"),
+        ("sed -n -l x* 5p f", "several words"),
+        ("sed -n /^x/p f", "several words"),
+        ("sed -n 5p *", "pattern"),
+        // git: global options
+        ("git -c core.pager=evil log", "-c"),
+        ("git -c core.fsmonitor= status", "-c"),
+        ("git --config-env=core.pager=E log", "--config-env"),
+        ("git -C /tmp/x status", "-C"),
+        ("git --git-dir=/tmp/x/.git log", "--git-dir"),
+        ("git --work-tree=/ status", "--work-tree"),
+        ("git -p log", "pager"),
+        ("git --paginate log", "pager"),
+        ("git --exec-path=/tmp log", "--exec-path"),
+        ("git --exec-path log", "--exec-path"),
+        ("git --namespace=x log", "not one of the global"),
+        ("git --bare log", "not one of the global"),
+        ("git --no-pag log", "not one of the global"),
+        ("git --version", "not one of the global"),
+        ("git -* log", "pattern"),
+        ("git", "without a subcommand"),
+        ("git --no-pager", "without a subcommand"),
+        // git: subcommands
+        ("git push", "not in"),
+        ("git commit -m x", "not in"),
+        ("git checkout x", "not in"),
+        ("git grep x", "not in"),
+        ("git config core.pager", "not in"),
+        ("git stash", "not in"),
+        ("git help log", "not in"),
+        ("git st*", "not in"),
+        ("git s? ", "not in"),
+        ("git Log", "not in"),
+        // git: options after the subcommand
+        ("git log --output=/tmp/x", "--output"),
+        ("git log --output /tmp/x", "--output"),
+        ("git diff --out=x", "abbreviates `--output`"),
+        ("git diff --o=x", "abbreviates `--output`"),
+        ("git log --ext-diff", "--ext-diff"),
+        ("git diff --ext-d", "abbreviates `--ext-diff`"),
+        ("git log -p --textconv", "--textconv"),
+        ("git diff --textc", "abbreviates `--textconv`"),
+        ("git blame --textconv f", "--textconv"),
+        ("git show --show-signature", "--show-signature"),
+        ("git log --show-s", "abbreviates `--show-signature`"),
+        ("git log --grep --output=x", "--output"),
+        ("git log -- --output=x", "--output"),
+        ("git log *", "pattern"),
+        ("git log -- *", "pattern"),
+        ("git diff --out*", "pattern"),
+        ("git status # --output=x", "--output"),
+        // git branch
+        ("git branch new", "create"),
+        ("git branch --contains HEAD new", "create"),
+        ("git branch -d main", "deletes"),
+        ("git branch -D x", "deletes"),
+        ("git branch -ad x", "deletes"),
+        ("git branch -m a b", "renames"),
+        ("git branch --delete x", "deletes"),
+        ("git branch --del x", "abbreviates `--delete`"),
+        ("git branch -f x", "forces"),
+        ("git branch --set-upstream-to=origin/x", "upstream"),
+        ("git branch -u origin/main", "upstream"),
+        ("git branch --edit-description", "editor"),
+        ("git branch --list x*", "several words"),
+        ("git branch --no-list", "spelled out"),
+        ("git -c x=y branch", "-c"),
+        // file
+        ("file -z x.gz", "decompression"),
+        ("file -bz x", "decompression"),
+        ("file -Z x", "decompression"),
+        ("file --uncompress x", "decompression"),
+        ("file --unc x", "abbreviates `--uncompress`"),
+        ("file -C -m m", "compiled"),
+        ("file --compile -m m", "compiled"),
+        ("file -p x", "access times"),
+        ("file --preserve-date x", "access times"),
+        ("file -S x", "sandbox"),
+        ("file --no-sandbox x", "sandbox"),
+        ("file *", "pattern"),
+        // tree
+        ("tree -o out", "-o"),
+        ("tree -Lo 2 out", "-o"),
+        ("tree -aLo 2 out", "-o"),
+        ("tree -oL out 2", "-o"),
+        ("tree -R -L 2", "-R"),
+        ("tree -L1", "-1"),
+        ("tree *", "pattern"),
+        ("tree -L 2 *", "pattern"),
+        ("tree -LP 2* x", "several words"),
+        ("tree --output x", "--output"),
+        // sort
+        ("sort -o out f", "-o"),
+        ("sort -oout f", "-o"),
+        ("sort -no out f", "-o"),
+        ("sort -rno out f", "-o"),
+        ("sort f -o out", "-o"),
+        ("sort --output=out f", "--output"),
+        ("sort --output out f", "--output"),
+        ("sort --out=x f", "abbreviates `--output`"),
+        ("sort --o=x f", "abbreviates `--output`"),
+        ("sort --compress-program=gzip f", "--compress-program"),
+        ("sort --compress=x f", "abbreviates `--compress-program`"),
+        ("sort --co=x f", "abbreviates `--compress-program`"),
+        ("sort *", "pattern"),
+        ("sort *.txt", "pattern"),
+        ("sort ?", "pattern"),
+        ("sort [a-]o", "pattern"),
+        ("sort ~", "pattern"),
+        ("sort ~/x", "pattern"),
+        ("sort -k *", "pattern"),
+        ("sort -k 2* f", "several words"),
+        ("sort -y x", "-y"),
+        ("sort --frob f", "--frob"),
+        // uniq
+        ("uniq a b", "second operand"),
+        ("uniq -c in out", "second operand"),
+        ("uniq -f 1 a b", "second operand"),
+        ("uniq +1 a b", "second operand"),
+        ("uniq -- a b", "second operand"),
+        ("uniq *", "pattern"),
+        ("uniq src/*", "several words"),
+        ("uniq f~", "several words"),
+        // date
+        ("date -s 2020-01-01", "clock"),
+        ("date --set=x", "clock"),
+        ("date --set x", "clock"),
+        ("date --se=x", "abbreviates `--set`"),
+        ("date -us x", "clock"),
+        ("date 010100002030", "clock"),
+        ("date -I seconds", "clock"),
+        ("date +%s +%F", "at most one"),
+        ("date -d x*", "several words"),
+        ("date -r 0* +%s", "several words"),
+        // env
+        ("env ls", "runs a program"),
+        ("env -i", "runs a program"),
+        ("env FOO=1 ls", "runs a program"),
+        ("env -u X", "runs a program"),
+        ("env # x", "runs a program"),
+    ];
+
+    #[test]
+    fn allowed_commands_name_their_entry() {
+        for (command, entry) in ALLOWED {
+            assert_eq!(
+                check(command).map(|e| e.name),
+                Ok(*entry),
+                "{command:?} should be read-only by {entry}"
+            );
+            assert_eq!(read_only(command), Some(*entry), "{command:?}");
+        }
+    }
+
+    #[test]
+    fn refused_commands_say_why() {
+        for (command, why) in REFUSED {
+            match check(command) {
+                Ok(entry) => panic!("{command:?} was allowed by {}", entry.name),
+                Err(e) => assert!(
+                    e.reason().contains(why),
+                    "{command:?}: the reason {:?} lacks {why:?}",
+                    e.reason()
+                ),
+            }
+            assert_eq!(read_only(command), None, "{command:?}");
+        }
+    }
+
+    #[test]
+    fn every_entry_has_an_allowed_example() {
+        for entry in entries() {
+            assert!(
+                ALLOWED.iter().any(|(_, e)| *e == entry.name),
+                "no allowed example for {}",
+                entry.name
+            );
+        }
+    }
+
+    #[test]
+    fn the_table_is_well_formed() {
+        for (i, entry) in entries().iter().enumerate() {
+            assert!(!entry.reason.is_empty() && !entry.refused.is_empty());
+            assert!(
+                entries()[..i].iter().all(|e| e.name != entry.name),
+                "{} twice",
+                entry.name
+            );
+            assert_eq!(
+                entry.program() == "git",
+                matches!(entry.check, Check::Git(_)),
+                "{}",
+                entry.name
+            );
+            assert_eq!(
+                entry.globs == Globs::Allowed,
+                matches!(entry.check, Check::Any),
+                "{}: patterns are free exactly where nothing is refused",
+                entry.name
+            );
+            assert!(
+                !entry
+                    .name
+                    .contains(|c: char| is_pattern_char(c) || c == '/'),
+                "{}",
+                entry.name
+            );
+        }
+    }
+
+    #[test]
+    fn option_tables_are_consistent() {
+        let tables: [(&str, &Options); 9] = [
+            ("tail", &TAIL),
+            ("sort", &SORT),
+            ("uniq", &UNIQ),
+            ("date", &DATE),
+            ("file", &FILE),
+            ("tree", &TREE),
+            ("rg", &RG),
+            ("sed", &SED),
+            ("git branch", &GIT_BRANCH),
+        ];
+        for (name, spec) in tables {
+            let shorts = [spec.flags, spec.values, spec.optional].concat();
+            for (c, _) in spec.refused_short {
+                assert!(!shorts.contains(*c), "{name}: -{c} is allowed and refused");
+            }
+            for (i, c) in shorts.char_indices() {
+                assert!(!shorts[..i].contains(c), "{name}: -{c} listed twice");
+            }
+            for (i, (long, _)) in spec.long.iter().enumerate() {
+                assert!(
+                    spec.refused_long.iter().all(|(r, _)| r != long),
+                    "{name}: --{long} is allowed and refused"
+                );
+                assert!(
+                    spec.long[..i].iter().all(|(l, _)| l != long),
+                    "{name}: --{long} listed twice"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_documentation_lists_every_entry() {
+        let doc = include_str!("../../docs/readonly.md");
+        for entry in entries() {
+            assert!(
+                doc.contains(&format!("| `{}` |", entry.name)),
+                "docs/readonly.md has no row for {}",
+                entry.name
+            );
+        }
+    }
+
+    #[test]
+    fn words_know_what_the_shell_may_expand() {
+        let w = |text: &str| split_words(text).unwrap();
+        let flags = |word: &Word| (word.expands, word.option_like);
+        let words = w("a* '*'x *b -x* src/*.rs ~ ~/x x~ '-'* ''* HEAD^ a#b --g=* --g* -g=*");
+        let got: Vec<_> = words.iter().map(flags).collect();
+        assert_eq!(
+            got,
+            [
+                (true, false),  // a*
+                (false, false), // '*'x
+                (true, true),   // *b
+                (true, true),   // -x*
+                (true, false),  // src/*.rs
+                (true, true),   // ~
+                (true, true),   // ~/x
+                (true, false),  // x~
+                (true, true),   // '-'*
+                (true, true),   // ''*
+                (true, false),  // HEAD^
+                (true, false),  // a#b
+                (true, false),  // --g=*
+                (true, true),   // --g*
+                (true, true),   // -g=*
+            ]
+        );
+        let words = w("ls # a 'b");
+        assert_eq!(words.len(), 4);
+        assert!(words[1].comment && !words[2].comment);
+        assert_eq!(split_words("ls 'a"), None);
+        assert_eq!(w("a''b \"\" ''").len(), 3);
+    }
+
+    #[test]
+    fn reasons_name_the_entry_that_refused() {
+        let e = check("sort --out=x f").unwrap_err();
+        assert_eq!(e.entry(), Some("sort"));
+        assert_eq!(
+            e.to_string(),
+            "`sort`: `--out` abbreviates `--output`, which writes the result to a file"
+        );
+        assert_eq!(check("awk 1 f").unwrap_err().entry(), None);
+        assert_eq!(
+            check("git log --output=x").unwrap_err().entry(),
+            Some("git log")
+        );
+        assert_eq!(
+            check("ls; x").unwrap_err().to_string(),
+            "it contains the shell character ';'"
+        );
+    }
+
+    /// Bases that the preset allows, the range of word positions (after the program) where
+    /// a refused word may be inserted, and words that must then make it refused. No base
+    /// has `--` or an option whose value is a separate word, so an inserted word is
+    /// always read as an option or operand.
+    const BYPASSES: &[(&str, usize, &[&str])] = &[
+        (
+            "sort -n -k2 a b",
+            99,
+            &[
+                "-o",
+                "-ox",
+                "-no",
+                "--output=x",
+                "--out=x",
+                "--o",
+                "--compress-program=gzip",
+                "--comp=x",
+                "*",
+                "-*",
+                "?x",
+                "~",
+            ],
+        ),
+        (
+            "tail -n5 -q f",
+            99,
+            &[
+                "-f", "-F", "-5f", "--follow", "--fol", "--retry", "-s1", "+5f", "*",
+            ],
+        ),
+        (
+            "rg -n -tpy foo src",
+            99,
+            &[
+                "-z",
+                "-nz",
+                "--search-zip",
+                "--sea",
+                "--pre=cat",
+                "--pre",
+                "--pr",
+                "--pre-glob=x",
+                "--hostname-bin=x",
+                "*",
+            ],
+        ),
+        (
+            "find . -name x -type f",
+            99,
+            &[
+                "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf",
+                "-fls", "*",
+            ],
+        ),
+        (
+            "sed -n -e5p -e1p f",
+            99,
+            &[
+                "-i",
+                "-i.bak",
+                "-ni",
+                "--in-place",
+                "--in",
+                "-f",
+                "-fx",
+                "--file=x",
+                "*",
+            ],
+        ),
+        (
+            "file -b -L f",
+            99,
+            &[
+                "-z",
+                "-Z",
+                "-bz",
+                "--uncompress",
+                "--unc",
+                "-C",
+                "--compile",
+                "-p",
+                "-S",
+                "*",
+            ],
+        ),
+        ("tree -a -d src", 99, &["-o", "-ao", "-R", "*", "-*"]),
+        ("date -u +%s", 99, &["-s", "--set=x", "--se", "0101", "x*"]),
+        ("uniq -c f", 99, &["g", "-", "*", "x*"]),
+        ("env", 99, &["x", "-i", "-"]),
+        (
+            "git log --oneline -n5 -- src",
+            99,
+            &[
+                "--output=x",
+                "--out",
+                "--ext-diff",
+                "--ext",
+                "--textconv",
+                "--textc",
+                "--show-signature",
+                "--show-sig",
+                "*",
+            ],
+        ),
+        (
+            "git --no-pager log --oneline",
+            1,
+            &[
+                "-c",
+                "-C",
+                "-p",
+                "--paginate",
+                "--git-dir=x",
+                "--exec-path",
+                "-*",
+            ],
+        ),
+        (
+            "git branch -a -v",
+            99,
+            &["new", "-d", "-D", "-m", "-M", "-f", "--delete", "-u", "x*"],
+        ),
+    ];
+
+    fn insert_word(base: &str, at: usize, word: &str) -> String {
+        let mut words: Vec<&str> = base.split(' ').collect();
+        words.insert(at, word);
+        words.join(" ")
+    }
+
+    #[test]
+    fn every_bypass_base_is_allowed() {
+        for (base, _, _) in BYPASSES {
+            assert!(read_only(base).is_some(), "{base}");
+        }
+    }
+
+    fn shell_or_control_char() -> impl Strategy<Value = char> {
+        prop_oneof![
+            proptest::sample::select(SHELL_CHARS.to_vec()),
+            (0u32..0x20)
+                .prop_filter("tab is a blank", |c| *c != 9)
+                .prop_map(|c| char::from_u32(c).unwrap()),
+            Just('\u{7f}'),
+            Just('\u{85}'),
+        ]
+    }
+
+    use super::super::SHELL_CHARS;
+
+    proptest! {
+        #[test]
+        fn an_unmatchable_char_anywhere_is_never_read_only(
+            i in 0..ALLOWED.len(),
+            at in 0usize..64,
+            c in shell_or_control_char(),
+        ) {
+            let base = ALLOWED[i].0;
+            let boundaries: Vec<usize> = base
+                .char_indices()
+                .map(|(b, _)| b)
+                .chain([base.len()])
+                .collect();
+            let at = boundaries[at % boundaries.len()];
+            let command = format!("{}{c}{}", &base[..at], &base[at..]);
+            prop_assert_eq!(read_only(&command), None, "{:?}", command);
+        }
+
+        #[test]
+        fn a_refused_word_inserted_anywhere_is_never_read_only(
+            i in 0..BYPASSES.len(),
+            at in 0usize..16,
+            j in 0usize..16,
+        ) {
+            let (base, last, words) = BYPASSES[i];
+            // A position after the program, up to `last` (the end when `last` is large).
+            let count = base.split(' ').count();
+            let at = 1 + at % count.min(last);
+            let word = words[j % words.len()];
+            let command = insert_word(base, at, word);
+            prop_assert_eq!(read_only(&command), None, "{:?}", command);
+        }
+
+        #[test]
+        fn a_path_qualified_program_is_never_read_only(
+            i in 0..ALLOWED.len(),
+            dir in prop_oneof![
+                Just("./".to_owned()),
+                Just("/usr/bin/".to_owned()),
+                Just("bin/".to_owned()),
+                Just("/".to_owned()),
+                "[a-z./]{0,6}/",
+            ],
+        ) {
+            let base = ALLOWED[i].0.trim_start_matches([' ', '\t']);
+            let command = format!("{dir}{base}");
+            prop_assert_eq!(read_only(&command), None, "{:?}", command);
+        }
+
+        #[test]
+        fn a_leading_assignment_is_never_read_only(
+            i in 0..ALLOWED.len(),
+            name in "[A-Za-z_][A-Za-z0-9_]{0,8}",
+            value in "[a-z0-9/.-]{0,6}",
+        ) {
+            let command = format!("{name}={value} {}", ALLOWED[i].0);
+            prop_assert_eq!(read_only(&command), None, "{:?}", command);
+        }
+
+        #[test]
+        fn surrounding_blanks_change_nothing(
+            i in 0..ALLOWED.len(),
+            before in "[ \t]{0,3}",
+            after in "[ \t]{0,3}",
+        ) {
+            let base = ALLOWED[i].0;
+            prop_assert_eq!(read_only(&format!("{before}{base}{after}")), read_only(base));
+        }
+
+        #[test]
+        fn an_unquoted_leading_pattern_is_refused_and_a_quoted_one_is_not(
+            i in 0..6usize,
+            pattern in "[*?][a-z-]{0,4}",
+        ) {
+            // Bases where an extra operand is harmless, so only the quoting differs.
+            let base = [
+                "sort -n f",
+                "tail -n 5 f",
+                "rg -n foo src",
+                "find . -type f",
+                "file -b f",
+                "git log --oneline",
+            ][i];
+            let unquoted = format!("{base} {pattern}");
+            let quoted = format!("{base} '{pattern}'");
+            prop_assert_eq!(read_only(&unquoted), None, "{:?}", unquoted);
+            prop_assert!(read_only(&quoted).is_some(), "{:?}", quoted);
+        }
+
+        #[test]
+        fn anything_read_only_is_a_bare_listed_program_without_shell_syntax(
+            text in "[ -~\t\u{a0}é]{0,40}",
+        ) {
+            if let Some(name) = read_only(&text) {
+                prop_assert!(first_unmatchable_char(&text).is_none());
+                let entry = entries().iter().find(|e| e.name == name).unwrap();
+                let first = shell_words::split(&text).unwrap().remove(0);
+                prop_assert_eq!(first, entry.program());
+            }
+        }
+
+        #[test]
+        fn words_from_preset_programs_never_panic(
+            program in proptest::sample::select(
+                entries().iter().map(|e| e.name).collect::<Vec<_>>()
+            ),
+            args in proptest::collection::vec(
+                prop_oneof![
+                    "-{1,2}[a-zA-Z0-9=.-]{0,8}",
+                    "[a-z0-9*?~+/^#.,]{1,6}",
+                    Just("--".to_owned()),
+                    Just("'-o'".to_owned()),
+                ],
+                0..6,
+            ),
+        ) {
+            let command = format!("{program} {}", args.join(" "));
+            if let Some(name) = read_only(&command) {
+                prop_assert_eq!(name, program);
+            }
+        }
+    }
+}

@@ -1,1 +1,1330 @@
-//! (being written)
+//! Agents' wrappers: the exact text some agents put around the model's command before
+//! they hand it to `SHELL -c`, and the model's own command taken back out of it.
+//!
+//! Claude Code never sends the model's command as is. It sends
+//! `source <snapshot> … && eval '<command>' < /dev/null && pwd -P >| /tmp/claude-XXXX-cwd`;
+//! Gemini CLI sends `shopt -u …; { <command>; }; __code=$?; pgrep -g 0 >… 2>&1; exit $__code;`.
+//! No allow rule can match such text (it is full of `&&`, `<`, `>`, `;`), so without this
+//! module gate would ask about every command those agents run.
+//!
+//! [`unwrap`] recognises a wrapper only when the whole text matches one of the
+//! [`TEMPLATES`] byte for byte: the literal pieces exactly, each hole only in its own
+//! narrow character class (a snapshot path of the agent's own shape, a cwd file
+//! `/tmp/claude-<4 hex>-cwd`, the command word in exactly the agent's quoting). Anything
+//! else — an extra `;`, a second `eval`, trailing text, a different redirection, a path of
+//! another shape — is not a wrapper, and gate then judges the whole text as plain text,
+//! which matches no allow rule. The command returned is the one the shell will run, with
+//! the agent's quoting undone exactly as the shell undoes it, so a forged wrapper whose
+//! inner command is allowed runs exactly what the agent's real wrapper would have run.
+//!
+//! What the bookkeeping around the command does (sourcing a snapshot file, writing a cwd
+//! file, running `pgrep`) is fixed by the template, but the files it names are not: the
+//! run path must check them before it trusts a match ([`Bookkeeping`], and
+//! `tests/fixtures/agents/README.md` for the analysis). Sourcing a file is running it.
+//!
+//! Pure: no files, no environment. The templates, their sources and the captured argv
+//! they were checked against are in `tests/fixtures/agents/`.
+
+use std::borrow::Cow;
+
+/// An agent's wrapper, recognised, and the agent's own command inside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unwrapped<'a> {
+    /// The agent (`claude-code`, `gemini-cli`, `codex`).
+    pub agent: &'static str,
+    /// The template that matched ([`Template::name`]).
+    pub template: &'static str,
+    /// The agent's own command, unquoted exactly as the shell will see it: the string
+    /// `eval` evaluates (Claude Code), the text inside the `{ …; }` group (Gemini CLI),
+    /// the `-c` script of the shell that is exec'd (Codex). The 1.0 and 2.0 Claude Code
+    /// templates write `\< /dev/null`, so their `eval` evaluates `inner < /dev/null`;
+    /// they are recognised only when that changes nothing but stdin
+    /// ([`appending_stdin_is_neutral`]).
+    pub inner: Cow<'a, str>,
+    /// What the wrapper does besides running `inner`, for the run path to check.
+    pub bookkeeping: Bookkeeping<'a>,
+}
+
+/// The files and programs a recognised wrapper touches besides the inner command. Each is
+/// exactly as written in the text (already checked against its template's shape), so the
+/// run path can compare it with what it knows (`$HOME`, the file's owner and mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bookkeeping<'a> {
+    /// A file the wrapper sources (`source`/`.`) before the inner command: Claude Code's
+    /// or Codex's shell snapshot. Sourcing runs whatever the file holds.
+    pub sources: Option<&'a str>,
+    /// The home directory that [`Bookkeeping::sources`] is under, as written
+    /// (`/home/alice` for `/home/alice/.claude/shell-snapshots/…`).
+    pub sources_home: Option<&'a str>,
+    /// A file the wrapper writes after the inner command (Claude Code's cwd file, Gemini
+    /// CLI's pgrep file). It is truncated and written through symlinks.
+    pub writes: Option<&'a str>,
+    /// The shell the wrapper execs to run the inner command (Codex). `None`: the inner
+    /// command runs in the shell gate starts.
+    pub exec_shell: Option<&'a str>,
+    /// Where the inner command's standard input comes from.
+    pub stdin: Stdin,
+}
+
+/// Where the inner command's standard input comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stdin {
+    /// `/dev/null`, redirected by the wrapper.
+    DevNull,
+    /// Whatever the shell itself got (the agent's pipe).
+    Inherited,
+}
+
+/// One agent's wrapper, as data: the literal pieces and the holes between them.
+#[derive(Debug)]
+pub struct Template {
+    pub agent: &'static str,
+    /// `agent/shape`, unique.
+    pub name: &'static str,
+    /// The versions the shape was seen in, and where (see the fixtures README).
+    pub versions: &'static str,
+    /// How the agent starts its shell with this text.
+    pub argv: &'static str,
+    pub pieces: &'static [Piece],
+}
+
+/// A piece of a template.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Piece {
+    /// Exactly these bytes.
+    Lit(&'static str),
+    /// Claude Code's shell snapshot, unquoted:
+    /// `/HOME/.claude/shell-snapshots/snapshot-(bash|zsh)-[0-9]{13}-[a-z0-9]{1,6}.sh`,
+    /// where HOME is one or more `/`-separated components of `[A-Za-z0-9._-]`, none of
+    /// them `.` or `..`.
+    ClaudeSnapshot,
+    /// Claude Code's cwd file: `/tmp/claude-[0-9a-f]{4}-cwd`.
+    ClaudeCwdFile,
+    /// The argument of `eval`, one shell word in the given quoting. Its value is the
+    /// inner command.
+    EvalWord(Quoting),
+    /// What follows the `eval` word: one of these spellings.
+    EvalStdin(&'static [Redirect]),
+    /// Gemini CLI's `{ … }` group body: the inner command as raw shell text, followed by
+    /// `;` unless it ends with `&`. It must not start or end with white space (Gemini CLI
+    /// trims the command). Only fixed-length pieces may follow it.
+    GeminiGroup,
+    /// Gemini CLI's pgrep file: `/tmp/shell_pgrep_[0-9a-f]{12}.tmp`.
+    GeminiPgrepFile,
+    /// Codex's shell snapshot, the inside of a single-quoted word:
+    /// `/HOME/.codex/shell_snapshots/<uuid>[.<digits>].sh`.
+    CodexSnapshot,
+    /// The shell Codex execs, the inside of a single-quoted word: one of
+    /// [`CODEX_EXEC_SHELLS`].
+    CodexShell,
+    /// The script Codex passes to that shell: a word in [`Quoting::SingleQuoted`].
+    CodexScript,
+}
+
+/// How an agent quotes the command word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quoting {
+    /// Claude Code 2.1: a bare word of `[A-Za-z0-9_./:@%+,=-]` that starts with
+    /// `[A-Za-z0-9_./]`, or [`Quoting::SingleQuoted`].
+    Claude,
+    /// `'…'` with every `'` of the value written as `'"'"'`: `'a'"'"'b'` is `a'b`.
+    SingleQuoted,
+    /// npm `shell-quote`'s `quote()` (Claude Code 1.0 and 2.0): one of `'…'` (no `'`
+    /// inside, taken verbatim), `"…"` (only `\"`, `\\`, `\$`, `` \` `` escapes; no
+    /// unescaped `$` or `` ` ``, no `!`, no control characters), or a bare word of
+    /// `[A-Za-z0-9_%+./:-]` and non-ASCII characters where `\X` stands for the ASCII
+    /// punctuation X.
+    ShellQuoteNpm,
+}
+
+/// How the wrapper spells the inner command's standard input after the `eval` word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Redirect {
+    /// ` < /dev/null`: `eval`'s own stdin.
+    DevNull,
+    /// ` \< /dev/null`: `<` and `/dev/null` become two more words of `eval`, so the
+    /// evaluated string is the command followed by ` < /dev/null`. Accepted only when
+    /// appending that cannot change what the command runs ([`appending_stdin_is_neutral`]).
+    EscapedDevNull,
+    /// Nothing: the command keeps the shell's stdin (heredocs, explicit `<`).
+    Inherited,
+}
+
+impl Redirect {
+    fn spelling(self) -> &'static str {
+        match self {
+            Redirect::DevNull => " < /dev/null",
+            Redirect::EscapedDevNull => " \\< /dev/null",
+            Redirect::Inherited => "",
+        }
+    }
+}
+
+/// The shells Codex may exec to run the inner command: the usual places of bash, zsh and
+/// sh, and gate's own shims (which judge the script again).
+pub const CODEX_EXEC_SHELLS: &[&str] = &[
+    "/bin/bash",
+    "/bin/zsh",
+    "/bin/sh",
+    "/usr/bin/bash",
+    "/usr/bin/zsh",
+    "/usr/bin/sh",
+    "/usr/local/bin/bash",
+    "/usr/local/bin/zsh",
+    "/usr/lib/gate/bin/bash",
+    "/usr/lib/gate/bin/zsh",
+    "/usr/lib/gate/bin/sh",
+];
+
+const CLAUDE_TAIL: Piece = Piece::Lit(" && pwd -P >| ");
+const CLAUDE_STDIN_21: Piece = Piece::EvalStdin(&[Redirect::DevNull, Redirect::Inherited]);
+const CLAUDE_STDIN_10: Piece = Piece::EvalStdin(&[Redirect::EscapedDevNull, Redirect::Inherited]);
+const GEMINI_TAIL: [Piece; 3] = [
+    Piece::Lit(" }; __code=$?; pgrep -g 0 >"),
+    Piece::GeminiPgrepFile,
+    Piece::Lit(" 2>&1; exit $__code;"),
+];
+
+macro_rules! claude_21 {
+    ($setup:expr) => {
+        &[
+            Piece::Lit("source "),
+            Piece::ClaudeSnapshot,
+            Piece::Lit(concat!(" 2>/dev/null || true && ", $setup, " && eval ")),
+            Piece::EvalWord(Quoting::Claude),
+            CLAUDE_STDIN_21,
+            CLAUDE_TAIL,
+            Piece::ClaudeCwdFile,
+        ]
+    };
+}
+
+/// Every wrapper gate recognises. A new agent version is a fixture in
+/// `tests/fixtures/agents/` and a line here.
+pub static TEMPLATES: &[Template] = &[
+    Template {
+        agent: "claude-code",
+        name: "claude-code/2.1-bash-unalias",
+        versions: "2.1.2xx (seen 2026-08 to 2026-09, 2.1.280)",
+        argv: "SHELL -c TEXT",
+        pieces: claude_21!(
+            "shopt -u extglob 2>/dev/null || true && { \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true"
+        ),
+    },
+    Template {
+        agent: "claude-code",
+        name: "claude-code/2.1-zsh-unalias",
+        versions: "2.1.2xx (seen 2026-08 to 2026-09)",
+        argv: "SHELL -c TEXT",
+        pieces: claude_21!(
+            "setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL 2>/dev/null || true && { \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true"
+        ),
+    },
+    Template {
+        agent: "claude-code",
+        name: "claude-code/2.1-bash",
+        versions: "2.1.x (seen 2026-03 to 2026-07)",
+        argv: "SHELL -c TEXT",
+        pieces: claude_21!("shopt -u extglob 2>/dev/null || true"),
+    },
+    Template {
+        agent: "claude-code",
+        name: "claude-code/2.1-zsh-bareglobqual",
+        versions: "2.1.x (seen 2026-05 to 2026-07)",
+        argv: "SHELL -c TEXT",
+        pieces: claude_21!("setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL 2>/dev/null || true"),
+    },
+    Template {
+        agent: "claude-code",
+        name: "claude-code/2.1-zsh",
+        versions: "2.1.x (seen 2026-05)",
+        argv: "SHELL -c TEXT",
+        pieces: claude_21!("setopt NO_EXTENDED_GLOB 2>/dev/null || true"),
+    },
+    Template {
+        agent: "claude-code",
+        name: "claude-code/2.0-extglob",
+        versions: "2.0.x (seen 2025-12)",
+        argv: "SHELL -c -l TEXT",
+        pieces: &[
+            Piece::Lit("source "),
+            Piece::ClaudeSnapshot,
+            Piece::Lit(
+                " && { shopt -u extglob || setopt NO_EXTENDED_GLOB; } 2>/dev/null || true && eval ",
+            ),
+            Piece::EvalWord(Quoting::ShellQuoteNpm),
+            CLAUDE_STDIN_10,
+            CLAUDE_TAIL,
+            Piece::ClaudeCwdFile,
+        ],
+    },
+    Template {
+        agent: "claude-code",
+        name: "claude-code/1.0",
+        versions: "1.0.x to 2.0.x (seen 2025-08 to 2025-12)",
+        argv: "SHELL -c -l TEXT",
+        pieces: &[
+            Piece::Lit("source "),
+            Piece::ClaudeSnapshot,
+            Piece::Lit(" && eval "),
+            Piece::EvalWord(Quoting::ShellQuoteNpm),
+            CLAUDE_STDIN_10,
+            CLAUDE_TAIL,
+            Piece::ClaudeCwdFile,
+        ],
+    },
+    Template {
+        agent: "gemini-cli",
+        name: "gemini-cli/shopt-guard",
+        versions: "0.2x and later (seen 2026-01 to 2026-09)",
+        argv: "bash -c TEXT (bash from PATH)",
+        pieces: &[
+            Piece::Lit("shopt -u promptvars nullglob extglob nocaseglob dotglob; { "),
+            Piece::GeminiGroup,
+            GEMINI_TAIL[0],
+            GEMINI_TAIL[1],
+            GEMINI_TAIL[2],
+        ],
+    },
+    Template {
+        agent: "gemini-cli",
+        name: "gemini-cli/plain",
+        versions: "0.1.x (2025, before the shopt guard)",
+        argv: "bash -c TEXT (bash from PATH)",
+        pieces: &[
+            Piece::Lit("{ "),
+            Piece::GeminiGroup,
+            GEMINI_TAIL[0],
+            GEMINI_TAIL[1],
+            GEMINI_TAIL[2],
+        ],
+    },
+    Template {
+        agent: "codex",
+        name: "codex/snapshot",
+        versions: "codex-rs with `shell_snapshot` on, no env overrides (2026; from source)",
+        argv: "SHELL -c TEXT (SHELL from passwd)",
+        pieces: &[
+            Piece::Lit("if . '"),
+            Piece::CodexSnapshot,
+            Piece::Lit("' >/dev/null 2>&1; then :; fi\n\nexec '"),
+            Piece::CodexShell,
+            Piece::Lit("' -c "),
+            Piece::CodexScript,
+        ],
+    },
+];
+
+/// Recognise an agent's wrapper around the `-c` text. `None` unless the text matches a
+/// template exactly; the caller then judges the whole text as it is.
+pub fn unwrap(command: &str) -> Option<Unwrapped<'_>> {
+    // No argv carries a NUL; a text that does is not one an agent sent.
+    if command.as_bytes().contains(&0) {
+        return None;
+    }
+    TEMPLATES.iter().find_map(|t| match_template(t, command))
+}
+
+/// What an agent's start-up call is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StartupCall<'a> {
+    pub agent: &'static str,
+    /// `agent/what`.
+    pub kind: &'static str,
+    /// The snapshot file the call would create.
+    pub snapshot: &'a str,
+    /// The home directory that file is under, as written.
+    pub snapshot_home: &'a str,
+}
+
+/// Recognise an agent's own start-up call from the shell's arguments (everything after
+/// argv0, as the shim receives them). Claude Code's snapshot creation is
+/// `SHELL -c -l SCRIPT` where SCRIPT starts with `SNAPSHOT_FILE=<snapshot path>` and a
+/// newline and writes `# Snapshot file` to it.
+///
+/// The script itself cannot be checked: after its first line it sources the user's rc
+/// file and holds values of the moment (PATH, the ripgrep path), so anything could follow
+/// the first line. Recognising it therefore says only "this is shaped like the call";
+/// running it would run whatever it holds. See the fixtures README: gate should answer the
+/// call itself (write [`CLAUDE_SNAPSHOT_STUB`] to [`StartupCall::snapshot`]) and run
+/// nothing.
+pub fn startup<'a>(args: &[&'a str]) -> Option<StartupCall<'a>> {
+    let [c, l, script] = args else {
+        return None;
+    };
+    if *c != "-c" || *l != "-l" || script.as_bytes().contains(&0) {
+        return None;
+    }
+    let rest = script.strip_prefix("SNAPSHOT_FILE=")?;
+    let line_end = rest.find('\n')?;
+    let first = &rest[..line_end];
+    // `quote()` leaves a plain path bare and single-quotes one with other characters.
+    let path = match first.strip_prefix('\'') {
+        Some(quoted) => quoted.strip_suffix('\'')?,
+        None => first,
+    };
+    if path.len() != claude_snapshot_len(path)? {
+        return None;
+    }
+    if !rest[line_end..].contains(SNAPSHOT_CREATE_MARK) {
+        return None;
+    }
+    Some(StartupCall {
+        agent: "claude-code",
+        kind: "claude-code/snapshot-create",
+        snapshot: path,
+        snapshot_home: home_of(path, CLAUDE_SNAPSHOT_DIR)?,
+    })
+}
+
+/// Whether `args` (everything after argv0) is an agent's own start-up call, which must
+/// be decided without a prompt; the name of the call if so. See [`startup`].
+pub fn startup_call(argv: &[&str]) -> Option<&'static str> {
+    startup(argv).map(|s| s.kind)
+}
+
+/// The line Claude Code's snapshot script writes first to the snapshot file.
+const SNAPSHOT_CREATE_MARK: &str = "echo \"# Snapshot file\" >| \"$SNAPSHOT_FILE\"";
+
+/// What gate writes to the snapshot file when it answers Claude Code's snapshot creation
+/// itself: comments only, so sourcing it does nothing in bash, zsh or sh.
+pub const CLAUDE_SNAPSHOT_STUB: &str = "# Snapshot file\n# Written by gate, which answers Claude Code's snapshot creation without running it.\n";
+
+/// Whether a snapshot file's content is exactly gate's stub, so that sourcing it is known
+/// to do nothing.
+pub fn is_snapshot_stub(content: &[u8]) -> bool {
+    content == CLAUDE_SNAPSHOT_STUB.as_bytes()
+}
+
+const CLAUDE_SNAPSHOT_DIR: &str = "/.claude/shell-snapshots/";
+const CODEX_SNAPSHOT_DIR: &str = "/.codex/shell_snapshots/";
+
+fn match_template<'a>(template: &'static Template, text: &'a str) -> Option<Unwrapped<'a>> {
+    let mut pos = 0;
+    let mut inner: Option<Value<'a>> = None;
+    // Shapes that take more than a scan are checked once every literal has matched.
+    let mut claude_snapshot: Option<&'a str> = None;
+    let mut bookkeeping = Bookkeeping {
+        sources: None,
+        sources_home: None,
+        writes: None,
+        exec_shell: None,
+        stdin: Stdin::Inherited,
+    };
+    let mut appended_stdin = false;
+    for (i, piece) in template.pieces.iter().enumerate() {
+        let rest = &text[pos..];
+        let used = match *piece {
+            Piece::Lit(lit) => rest.starts_with(lit).then_some(lit.len())?,
+            Piece::ClaudeSnapshot => {
+                let end = rest
+                    .bytes()
+                    .position(|b| !is_path_byte(b))
+                    .unwrap_or(rest.len());
+                claude_snapshot = Some(&rest[..end]);
+                end
+            }
+            Piece::ClaudeCwdFile => {
+                let len = claude_cwd_len(rest)?;
+                bookkeeping.writes = Some(&rest[..len]);
+                len
+            }
+            Piece::EvalWord(quoting) => {
+                let (value, len) = decode_word(rest, quoting)?;
+                inner = Some(value);
+                len
+            }
+            Piece::EvalStdin(forms) => {
+                // The spellings start differently (` <`, ` \<`, nothing), and the piece
+                // after this one starts with ` &&`, so at most one can lead to a match.
+                let form = forms
+                    .iter()
+                    .copied()
+                    .find(|f| !f.spelling().is_empty() && rest.starts_with(f.spelling()))
+                    .or_else(|| {
+                        forms
+                            .contains(&Redirect::Inherited)
+                            .then_some(Redirect::Inherited)
+                    })?;
+                match form {
+                    Redirect::DevNull => bookkeeping.stdin = Stdin::DevNull,
+                    Redirect::EscapedDevNull => {
+                        bookkeeping.stdin = Stdin::DevNull;
+                        appended_stdin = true;
+                    }
+                    Redirect::Inherited => bookkeeping.stdin = Stdin::Inherited,
+                }
+                form.spelling().len()
+            }
+            Piece::GeminiGroup => {
+                let tail: usize = template.pieces[i + 1..]
+                    .iter()
+                    .map(|p| fixed_len(*p))
+                    .sum::<Option<usize>>()?;
+                let end = rest.len().checked_sub(tail)?;
+                if !rest.is_char_boundary(end) {
+                    return None;
+                }
+                inner = Some(Value::Borrowed(gemini_inner(&rest[..end])?));
+                end
+            }
+            Piece::GeminiPgrepFile => {
+                let len = gemini_pgrep_len(rest)?;
+                bookkeeping.writes = Some(&rest[..len]);
+                len
+            }
+            Piece::CodexSnapshot => {
+                let end = rest.find('\'')?;
+                let path = &rest[..end];
+                if !is_codex_snapshot(path) {
+                    return None;
+                }
+                bookkeeping.sources = Some(path);
+                bookkeeping.sources_home = Some(home_of(path, CODEX_SNAPSHOT_DIR)?);
+                end
+            }
+            Piece::CodexShell => {
+                let end = rest.find('\'')?;
+                let shell = &rest[..end];
+                if !CODEX_EXEC_SHELLS.contains(&shell) {
+                    return None;
+                }
+                bookkeeping.exec_shell = Some(shell);
+                end
+            }
+            Piece::CodexScript => {
+                let (value, len) = decode_single_quoted(rest)?;
+                inner = Some(value);
+                len
+            }
+        };
+        pos += used;
+    }
+    if pos != text.len() {
+        return None;
+    }
+    if let Some(path) = claude_snapshot {
+        if claude_snapshot_len(path)? != path.len() {
+            return None;
+        }
+        bookkeeping.sources = Some(path);
+        bookkeeping.sources_home = Some(home_of(path, CLAUDE_SNAPSHOT_DIR)?);
+    }
+    let inner = inner?.into_cow();
+    if inner.is_empty() || (appended_stdin && !appending_stdin_is_neutral(&inner)) {
+        return None;
+    }
+    Some(Unwrapped {
+        agent: template.agent,
+        template: template.name,
+        inner,
+        bookkeeping,
+    })
+}
+
+/// The length of a piece that always has the same length.
+fn fixed_len(piece: Piece) -> Option<usize> {
+    match piece {
+        Piece::Lit(lit) => Some(lit.len()),
+        Piece::ClaudeCwdFile => Some(CLAUDE_CWD_LEN),
+        Piece::GeminiPgrepFile => Some(GEMINI_PGREP_LEN),
+        _ => None,
+    }
+}
+
+fn is_path_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'/')
+}
+
+/// The home directory part of `path`, which is `HOME` + `dir` + a file name: one or more
+/// components of `[A-Za-z0-9._-]`, none `.` or `..`.
+fn home_of<'a>(path: &'a str, dir: &str) -> Option<&'a str> {
+    let at = path.rfind(dir)?;
+    let (home, file) = (&path[..at], &path[at + dir.len()..]);
+    if file.contains('/') || !home.starts_with('/') {
+        return None;
+    }
+    let components_ok = home[1..].split('/').all(|c| {
+        !c.is_empty() && c != "." && c != ".." && c.bytes().all(|b| is_path_byte(b) && b != b'/')
+    });
+    components_ok.then_some(home)
+}
+
+/// `path.len()` if `path` is a Claude Code snapshot path, else `None`.
+fn claude_snapshot_len(path: &str) -> Option<usize> {
+    home_of(path, CLAUDE_SNAPSHOT_DIR)?;
+    let name = &path[path.rfind('/')? + 1..];
+    let rest = name.strip_prefix("snapshot-")?;
+    let rest = rest
+        .strip_prefix("bash-")
+        .or_else(|| rest.strip_prefix("zsh-"))?;
+    let (stamp, rest) = rest.split_at_checked(13)?;
+    let id = rest.strip_prefix('-')?.strip_suffix(".sh")?;
+    let stamp_ok = stamp.bytes().all(|b| b.is_ascii_digit());
+    let id_ok = (1..=6).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase());
+    (stamp_ok && id_ok).then_some(path.len())
+}
+
+const CLAUDE_CWD_LEN: usize = "/tmp/claude-0000-cwd".len();
+const GEMINI_PGREP_LEN: usize = "/tmp/shell_pgrep_000000000000.tmp".len();
+
+fn is_lower_hex(s: &str) -> bool {
+    s.bytes()
+        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+fn claude_cwd_len(rest: &str) -> Option<usize> {
+    let id = rest.strip_prefix("/tmp/claude-")?.get(..4)?;
+    let ok = is_lower_hex(id) && rest.get(16..CLAUDE_CWD_LEN) == Some("-cwd");
+    ok.then_some(CLAUDE_CWD_LEN)
+}
+
+fn gemini_pgrep_len(rest: &str) -> Option<usize> {
+    let id = rest.strip_prefix("/tmp/shell_pgrep_")?.get(..12)?;
+    let ok = is_lower_hex(id) && rest.get(29..GEMINI_PGREP_LEN) == Some(".tmp");
+    ok.then_some(GEMINI_PGREP_LEN)
+}
+
+/// `/HOME/.codex/shell_snapshots/<uuid>.sh` or `…/<uuid>.<digits>.sh`, uuid lowercase.
+fn is_codex_snapshot(path: &str) -> bool {
+    let Some(at) = path.rfind('/') else {
+        return false;
+    };
+    if home_of(path, CODEX_SNAPSHOT_DIR).is_none() {
+        return false;
+    }
+    let Some(stem) = path[at + 1..].strip_suffix(".sh") else {
+        return false;
+    };
+    let (uuid, nonce) = match stem.split_once('.') {
+        Some((uuid, nonce)) => (uuid, Some(nonce)),
+        None => (stem, None),
+    };
+    let groups: Vec<&str> = uuid.split('-').collect();
+    let uuid_ok = groups.len() == 5
+        && groups
+            .iter()
+            .zip([8, 4, 4, 4, 12])
+            .all(|(g, n)| g.len() == n && is_lower_hex(g));
+    let nonce_ok =
+        nonce.is_none_or(|n| (1..=20).contains(&n.len()) && n.bytes().all(|b| b.is_ascii_digit()));
+    uuid_ok && nonce_ok
+}
+
+/// Gemini CLI's group body is the trimmed command followed by `;`, or the command alone
+/// when it ends with `&`. The inner command, or `None` if Gemini CLI cannot have written
+/// this body.
+fn gemini_inner(body: &str) -> Option<&str> {
+    let inner = match body.strip_suffix(';') {
+        Some(inner) if !inner.ends_with('&') => inner,
+        Some(_) => return None,
+        None if body.ends_with('&') => body,
+        None => return None,
+    };
+    // JavaScript's trim(): white space, line terminators and U+FEFF.
+    let trimmed_by_js = |c: char| c.is_whitespace() || c == '\u{feff}';
+    let first = inner.chars().next()?;
+    let last = inner.chars().next_back()?;
+    (!trimmed_by_js(first) && !trimmed_by_js(last)).then_some(inner)
+}
+
+/// Decode one word at the start of `rest` in the given quoting: its value and how many
+/// bytes it takes. The word must be followed by a space or the end (checked by the next
+/// piece).
+fn decode_word(rest: &str, quoting: Quoting) -> Option<(Value<'_>, usize)> {
+    match quoting {
+        Quoting::SingleQuoted => decode_single_quoted(rest),
+        Quoting::Claude => {
+            if rest.starts_with('\'') {
+                return decode_single_quoted(rest);
+            }
+            let end = rest
+                .bytes()
+                .position(|b| !is_claude_bare_byte(b))
+                .unwrap_or(rest.len());
+            let first = *rest.as_bytes().first()?;
+            let first_ok = first.is_ascii_alphanumeric() || matches!(first, b'_' | b'.' | b'/');
+            (end > 0 && first_ok).then(|| (Value::Borrowed(&rest[..end]), end))
+        }
+        Quoting::ShellQuoteNpm => match rest.as_bytes().first()? {
+            b'\'' => {
+                let close = rest[1..].find('\'')? + 1;
+                Some((Value::Borrowed(&rest[1..close]), close + 1))
+            }
+            b'"' => decode_npm_double(rest),
+            _ => decode_npm_bare(rest),
+        },
+    }
+}
+
+fn is_claude_bare_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"_./:@%+,=-".contains(&b)
+}
+
+/// A decoded word, built only once the whole template has matched.
+enum Value<'a> {
+    Borrowed(&'a str),
+    /// The inside of a single-quoted word with `'"'"'` for each `'`.
+    Escaped(&'a str),
+    Owned(String),
+}
+
+impl<'a> Value<'a> {
+    fn into_cow(self) -> Cow<'a, str> {
+        match self {
+            Value::Borrowed(s) => Cow::Borrowed(s),
+            Value::Escaped(s) => Cow::Owned(unescape_quotes(s)),
+            Value::Owned(s) => Cow::Owned(s),
+        }
+    }
+}
+
+/// How a `'` inside a single-quoted word is written: close, `"'"`, reopen.
+const ESCAPED_QUOTE_IN: &str = "'\"'\"'";
+
+/// `'seg'` followed by any number of `"'"'seg'`: the segments joined by `'`.
+fn decode_single_quoted(rest: &str) -> Option<(Value<'_>, usize)> {
+    const AFTER_CLOSE: &str = "\"'\"'";
+    if !rest.starts_with('\'') {
+        return None;
+    }
+    let mut open = 0;
+    loop {
+        let close = open + 1 + rest[open + 1..].find('\'')?;
+        // After the closing quote: `"'"` and the next segment's opening quote?
+        if rest.as_bytes()[close + 1..].starts_with(AFTER_CLOSE.as_bytes()) {
+            open = close + AFTER_CLOSE.len();
+            continue;
+        }
+        let inside = &rest[1..close];
+        let value = if open == 0 {
+            Value::Borrowed(inside)
+        } else {
+            Value::Escaped(inside)
+        };
+        return Some((value, close + 1));
+    }
+}
+
+/// The inside of a scanned single-quoted word with each `'"'"'` made `'`. Every `'` in
+/// it starts such an escape (the scan checked), so a search for `'` finds them all.
+fn unescape_quotes(inside: &str) -> String {
+    let mut out = String::with_capacity(inside.len());
+    let mut rest = inside;
+    while let Some(at) = rest.find('\'') {
+        out.push_str(&rest[..at]);
+        out.push('\'');
+        rest = &rest[at + ESCAPED_QUOTE_IN.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// npm shell-quote's double-quoted form.
+fn decode_npm_double(rest: &str) -> Option<(Value<'_>, usize)> {
+    let bytes = rest.as_bytes();
+    let mut value = String::new();
+    let mut i = 1;
+    let mut run = 1;
+    loop {
+        match *bytes.get(i)? {
+            b'"' => {
+                value.push_str(&rest[run..i]);
+                return Some((Value::Owned(value), i + 1));
+            }
+            b'\\' => {
+                let escaped = *bytes.get(i + 1)?;
+                if !matches!(escaped, b'"' | b'\\' | b'$' | b'`') {
+                    return None;
+                }
+                value.push_str(&rest[run..i]);
+                value.push(char::from(escaped));
+                i += 2;
+                run = i;
+            }
+            b'$' | b'`' | b'!' => return None,
+            b if b < 0x20 || b == 0x7f => return None,
+            _ => i += 1,
+        }
+    }
+}
+
+/// npm shell-quote's bare form: safe characters, and `\X` for ASCII punctuation X.
+fn decode_npm_bare(rest: &str) -> Option<(Value<'_>, usize)> {
+    let bytes = rest.as_bytes();
+    let mut value = String::new();
+    let mut i = 0;
+    let mut run = 0;
+    let mut escaped_any = false;
+    while let Some(&b) = bytes.get(i) {
+        if b.is_ascii_alphanumeric() || b"_%+./:-".contains(&b) || b >= 0x80 {
+            i += 1;
+        } else if b == b'\\' {
+            let escaped = *bytes.get(i + 1)?;
+            if !escaped.is_ascii_punctuation() {
+                return None;
+            }
+            value.push_str(&rest[run..i]);
+            value.push(char::from(escaped));
+            escaped_any = true;
+            i += 2;
+            run = i;
+        } else {
+            break;
+        }
+    }
+    if i == 0 {
+        return None;
+    }
+    if !escaped_any {
+        return Some((Value::Borrowed(&rest[..i]), i));
+    }
+    value.push_str(&rest[run..i]);
+    Some((Value::Owned(value), i))
+}
+
+/// Whether `command < /dev/null` runs what `command` runs, with only stdin changed: every
+/// quote closed, and no backslash, comment, substitution or control character that
+/// could make the appended words part of something else. (An appended redirection after
+/// a trailing operator is a shell syntax error, which runs nothing.)
+pub fn appending_stdin_is_neutral(command: &str) -> bool {
+    #[derive(PartialEq)]
+    enum State {
+        Plain,
+        Single,
+        Double,
+    }
+    let mut state = State::Plain;
+    for c in command.chars() {
+        if c.is_control() {
+            return false;
+        }
+        state = match (state, c) {
+            (State::Plain, '\'') => State::Single,
+            (State::Plain, '"') => State::Double,
+            (State::Plain, '\\' | '#' | '$' | '`' | '(' | ')') => return false,
+            (State::Single, '\'') => State::Plain,
+            (State::Double, '"') => State::Plain,
+            (State::Double, '\\' | '$' | '`') => return false,
+            (state, _) => state,
+        };
+    }
+    state == State::Plain
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const SNAP: &str = "/home/alice/.claude/shell-snapshots/snapshot-bash-1788557415117-j0hu0n.sh";
+    const ZSNAP: &str = "/home/alice/.claude/shell-snapshots/snapshot-zsh-1788557415117-j0hu0n.sh";
+    const CWD: &str = "/tmp/claude-f8eb-cwd";
+    const PGREP: &str = "/tmp/shell_pgrep_5a63468e1d38.tmp";
+    const CODEX_SNAP: &str = "/home/alice/.codex/shell_snapshots/0199a213-81c0-7800-8aa1-bbab2a035a53.1760000000000000000.sh";
+
+    /// Claude Code 2.1's own single-quoting (`singleQuoteWrap`).
+    fn claude_quote(command: &str) -> String {
+        format!("'{}'", command.replace('\'', "'\"'\"'"))
+    }
+
+    fn claude_2_1(setup: &str, word: &str, stdin: &str) -> String {
+        format!(
+            "source {SNAP} 2>/dev/null || true && {setup} && eval {word}{stdin} && pwd -P >| {CWD}"
+        )
+    }
+
+    const BASH_UNALIAS: &str = "shopt -u extglob 2>/dev/null || true && { \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true";
+
+    fn claude_latest(command: &str) -> String {
+        claude_2_1(BASH_UNALIAS, &claude_quote(command), " < /dev/null")
+    }
+
+    fn gemini(command: &str) -> String {
+        let mut body = command.to_owned();
+        if !body.ends_with('&') {
+            body.push(';');
+        }
+        format!(
+            "shopt -u promptvars nullglob extglob nocaseglob dotglob; {{ {body} }}; __code=$?; pgrep -g 0 >{PGREP} 2>&1; exit $__code;"
+        )
+    }
+
+    fn codex(shell: &str, script: &str) -> String {
+        format!(
+            "if . '{CODEX_SNAP}' >/dev/null 2>&1; then :; fi\n\nexec '{shell}' -c {}",
+            claude_quote(script)
+        )
+    }
+
+    /// npm shell-quote 1.8's `quote([s])`, for the 1.0/2.0 templates.
+    fn npm_quote(s: &str) -> String {
+        if s.is_empty() {
+            return "''".into();
+        }
+        let has = |set: &str| {
+            s.chars()
+                .any(|c| set.contains(c) || (set.contains(' ') && c.is_whitespace()))
+        };
+        if has("\" \\") && !s.contains('\'') {
+            return format!("'{s}'");
+        }
+        if has("\"' ") {
+            let mut out = String::from("\"");
+            for c in s.chars() {
+                if "\"\\$`!".contains(c) {
+                    out.push('\\');
+                }
+                out.push(c);
+            }
+            out.push('"');
+            return out;
+        }
+        let mut out = String::new();
+        for c in s.chars() {
+            if "#!\"$&'()*,:;<=>?@[\\]^`{|}".contains(c) {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+        out
+    }
+
+    fn inner(text: &str) -> Option<String> {
+        unwrap(text).map(|u| u.inner.into_owned())
+    }
+
+    #[test]
+    fn the_latest_claude_wrapper_gives_back_the_command() {
+        let text = claude_latest("git status");
+        let u = unwrap(&text).unwrap();
+        assert_eq!(u.agent, "claude-code");
+        assert_eq!(u.template, "claude-code/2.1-bash-unalias");
+        assert_eq!(u.inner, "git status");
+        assert_eq!(u.bookkeeping.sources, Some(SNAP));
+        assert_eq!(u.bookkeeping.sources_home, Some("/home/alice"));
+        assert_eq!(u.bookkeeping.writes, Some(CWD));
+        assert_eq!(u.bookkeeping.stdin, Stdin::DevNull);
+        assert_eq!(u.bookkeeping.exec_shell, None);
+    }
+
+    #[test]
+    fn single_quotes_in_the_command_are_undone() {
+        let command = "echo 'it'\\''s done' && printf '%s' \"$HOME\"";
+        assert_eq!(inner(&claude_latest(command)).as_deref(), Some(command));
+        assert!(matches!(
+            unwrap(&claude_latest("it's")).unwrap().inner,
+            Cow::Owned(_)
+        ));
+        assert!(matches!(
+            unwrap(&claude_latest("ls -la")).unwrap().inner,
+            Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn a_bare_simple_word_is_claudes_quoting_of_a_simple_command() {
+        let text = claude_2_1(BASH_UNALIAS, "pwd", " < /dev/null");
+        assert_eq!(inner(&text).as_deref(), Some("pwd"));
+        let text = claude_2_1(BASH_UNALIAS, "cargo-test", " < /dev/null");
+        assert_eq!(inner(&text).as_deref(), Some("cargo-test"));
+        // Words the outer shell would expand are not Claude Code's bare words.
+        for word in ["~/x", "=ls", "-x", "a*", "a?", "$x", "a\\b", "#x", "a[b]"] {
+            assert_eq!(
+                inner(&claude_2_1(BASH_UNALIAS, word, " < /dev/null")),
+                None,
+                "{word}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_claude_2_1_setup_is_recognised_with_and_without_the_stdin_redirect() {
+        for (setup, name) in [
+            (BASH_UNALIAS, "claude-code/2.1-bash-unalias"),
+            (
+                "setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL 2>/dev/null || true && { \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true",
+                "claude-code/2.1-zsh-unalias",
+            ),
+            (
+                "shopt -u extglob 2>/dev/null || true",
+                "claude-code/2.1-bash",
+            ),
+            (
+                "setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL 2>/dev/null || true",
+                "claude-code/2.1-zsh-bareglobqual",
+            ),
+            (
+                "setopt NO_EXTENDED_GLOB 2>/dev/null || true",
+                "claude-code/2.1-zsh",
+            ),
+        ] {
+            for (stdin, expect) in [(" < /dev/null", Stdin::DevNull), ("", Stdin::Inherited)] {
+                let text = claude_2_1(setup, &claude_quote("cat <<'EOF'\nx\nEOF"), stdin);
+                let u = unwrap(&text).unwrap_or_else(|| panic!("{text}"));
+                assert_eq!(u.template, name);
+                assert_eq!(u.inner, "cat <<'EOF'\nx\nEOF");
+                assert_eq!(u.bookkeeping.stdin, expect);
+            }
+        }
+    }
+
+    #[test]
+    fn the_old_claude_forms_are_recognised() {
+        let text = format!("source {SNAP} && eval date \\< /dev/null && pwd -P >| {CWD}");
+        let u = unwrap(&text).unwrap();
+        assert_eq!((u.template, &*u.inner), ("claude-code/1.0", "date"));
+        assert_eq!(u.bookkeeping.stdin, Stdin::DevNull);
+        let text = format!(
+            "source {ZSNAP} && {{ shopt -u extglob || setopt NO_EXTENDED_GLOB; }} 2>/dev/null || true && eval 'python x.py \"a b\"' \\< /dev/null && pwd -P >| {CWD}"
+        );
+        let u = unwrap(&text).unwrap();
+        assert_eq!(
+            (u.template, &*u.inner),
+            ("claude-code/2.0-extglob", "python x.py \"a b\"")
+        );
+        // The pipe form of 1.0: the redirect is inside the command, nothing after it.
+        let text =
+            format!("source {SNAP} && eval 'ps aux < /dev/null | grep x' && pwd -P >| {CWD}");
+        let u = unwrap(&text).unwrap();
+        assert_eq!(&*u.inner, "ps aux < /dev/null | grep x");
+        assert_eq!(u.bookkeeping.stdin, Stdin::Inherited);
+    }
+
+    #[test]
+    fn the_old_forms_only_accept_commands_that_the_appended_redirect_leaves_alone() {
+        for command in [
+            "ls #x",
+            "echo 'a",
+            "echo \"a",
+            "echo a\\",
+            "echo $(id)",
+            "a\nb",
+        ] {
+            let text = format!(
+                "source {SNAP} && eval {} \\< /dev/null && pwd -P >| {CWD}",
+                npm_quote(command)
+            );
+            assert_eq!(inner(&text), None, "{command:?}");
+        }
+        for command in ["ls -la", "echo \"a b\" 'c'", "a | b", "x=1 y"] {
+            let text = format!(
+                "source {SNAP} && eval {} \\< /dev/null && pwd -P >| {CWD}",
+                npm_quote(command)
+            );
+            assert_eq!(inner(&text).as_deref(), Some(command), "{text}");
+        }
+    }
+
+    #[test]
+    fn gemini_cli_groups_are_recognised() {
+        let text = gemini("ps aux | grep x");
+        let u = unwrap(&text).unwrap();
+        assert_eq!(
+            (u.agent, u.template),
+            ("gemini-cli", "gemini-cli/shopt-guard")
+        );
+        assert_eq!(u.inner, "ps aux | grep x");
+        assert_eq!(u.bookkeeping.writes, Some(PGREP));
+        assert_eq!(u.bookkeeping.sources, None);
+        assert_eq!(
+            inner(&gemini("npm run dev &")).as_deref(),
+            Some("npm run dev &")
+        );
+        let plain = format!("{{ ls; }}; __code=$?; pgrep -g 0 >{PGREP} 2>&1; exit $__code;");
+        assert_eq!(unwrap(&plain).unwrap().template, "gemini-cli/plain");
+        // Gemini CLI trims the command and adds `;` unless it ends with `&`.
+        for body in [" ls;", "ls ;", "ls", "ls &;", ";", "\u{a0}ls;", "ls\n;"] {
+            let text = format!("{{ {body} }}; __code=$?; pgrep -g 0 >{PGREP} 2>&1; exit $__code;");
+            assert_eq!(inner(&text), None, "{body:?}");
+        }
+    }
+
+    #[test]
+    fn codex_snapshot_wrappers_are_recognised() {
+        let text = codex("/bin/bash", "echo 'hello'");
+        let u = unwrap(&text).unwrap();
+        assert_eq!((u.agent, u.template), ("codex", "codex/snapshot"));
+        assert_eq!(u.inner, "echo 'hello'");
+        assert_eq!(u.bookkeeping.exec_shell, Some("/bin/bash"));
+        assert_eq!(u.bookkeeping.sources, Some(CODEX_SNAP));
+        assert_eq!(u.bookkeeping.sources_home, Some("/home/alice"));
+        // Another program, trailing arguments, or overrides around the source: no.
+        assert_eq!(inner(&codex("/tmp/evil", "ls")), None);
+        assert_eq!(inner(&format!("{} 'arg0'", codex("/bin/bash", "ls"))), None);
+        assert_eq!(inner(&format!("X=1\n\n{}", codex("/bin/bash", "ls"))), None);
+    }
+
+    /// Edits of a real wrapper that must not be recognised. Each is judged as plain text.
+    #[test]
+    fn near_misses_are_not_wrappers() {
+        let real = claude_latest("ls");
+        assert!(unwrap(&real).is_some());
+        let cases: Vec<(&str, String)> = vec![
+            ("edited operator", real.replace("&& eval", "; eval")),
+            ("|| for &&", real.replace(" && pwd", " || pwd")),
+            ("doubled eval", real.replace("eval 'ls'", "eval eval 'ls'")),
+            ("second eval word", real.replace("eval 'ls'", "eval 'ls' 'rm -rf ~'")),
+            ("injected ; rm", real.replace("|| true && eval", "|| true; rm -rf ~; eval")),
+            ("command after pwd", format!("{real}; rm -rf ~")),
+            ("command after pwd, &&", format!("{real} && rm -rf ~")),
+            ("quote break", real.replace("eval 'ls'", "eval 'ls'; rm -rf ~; ''")),
+            ("substitution beside the word", real.replace("eval 'ls'", "eval \"$(rm -rf ~)\"'ls'")),
+            ("newline before pwd", real.replace(" && pwd", "\n&& pwd")),
+            ("newline at the end", format!("{real}\n")),
+            ("NUL", real.replace("'ls'", "'l\0s'")),
+            ("wrong snapshot dir", real.replace("/.claude/shell-snapshots/", "/.claude/snapshots/")),
+            ("snapshot in /tmp", real.replace(SNAP, "/tmp/.claude/shell-snapshots/../x.sh")),
+            ("dotdot in home", real.replace("/home/alice/", "/home/../alice/")),
+            ("dot in home", real.replace("/home/alice/", "/home/./alice/")),
+            ("empty component", real.replace("/home/alice/", "/home//alice/")),
+            ("snapshot name", real.replace("snapshot-bash-", "snapshot-fish-")),
+            ("short stamp", real.replace("1788557415117", "178855741511")),
+            ("uppercase id", real.replace("j0hu0n", "J0HU0N")),
+            ("quoted snapshot", real.replace(SNAP, &format!("'{SNAP}'"))),
+            ("uppercase hex", real.replace("f8eb", "F8EB")),
+            ("cwd elsewhere", real.replace("/tmp/claude-f8eb-cwd", "/home/alice/.bashrc")),
+            ("cwd with dotdot", real.replace("/tmp/claude-f8eb-cwd", "/tmp/claude-f8eb-cwd/..")),
+            ("> for >|", real.replace(">|", ">")),
+            ("different redirect", real.replace("< /dev/null", "< /etc/passwd")),
+            ("stderr dropped", real.replace(" 2>/dev/null || true && shopt", " || true && shopt")),
+            ("trailing space", format!("{real} ")),
+            ("leading space", format!(" {real}")),
+            ("double space", real.replace("eval 'ls'", "eval  'ls'")),
+            ("tab", real.replace("eval 'ls'", "eval\t'ls'")),
+            ("empty command", claude_latest("")),
+            ("unterminated quote", real.replace("'ls'", "'ls")),
+            ("unquoted word", real.replace("'ls'", "ls;rm")),
+            ("quoted then bare", real.replace("'ls'", "'ls'x")),
+            ("double-quoted word", real.replace("'ls'", "\"ls\"")),
+            ("escaped redirect in 2.1", real.replace(" < /dev/null", " \\< /dev/null")),
+            ("gemini tail on claude", real.replace(" && pwd -P >| /tmp/claude-f8eb-cwd", " }; __code=$?; pgrep -g 0 >/tmp/shell_pgrep_5a63468e1d38.tmp 2>&1; exit $__code;")),
+        ];
+        for (what, text) in cases {
+            assert_eq!(inner(&text), None, "{what}: {text:?}");
+        }
+    }
+
+    #[test]
+    fn a_properly_quoted_quote_break_is_a_command_with_shell_characters() {
+        // The model's command itself tries to break out; Claude Code quotes it, and the
+        // unwrapped command is exactly that text, which matches no allow rule.
+        let model = "a'\"'\"'; rm -rf ~; '\"'\"'";
+        let text = claude_latest(model);
+        let u = unwrap(&text).unwrap();
+        assert_eq!(u.inner, model);
+        assert!(crate::policy::first_shell_char(&u.inner).is_some());
+    }
+
+    #[test]
+    fn gemini_near_misses_are_not_wrappers() {
+        let real = gemini("ls");
+        assert!(unwrap(&real).is_some());
+        for (what, text) in [
+            ("trailing command", format!("{real} rm -rf ~")),
+            (
+                "pgrep file elsewhere",
+                real.replace(PGREP, "/home/alice/.bashrc"),
+            ),
+            (
+                "pgrep hex case",
+                real.replace("5a63468e1d38", "5A63468E1D38"),
+            ),
+            ("exit edited", real.replace("exit $__code;", "exit 0;")),
+            ("guard edited", real.replace("dotglob;", "dotglob &&")),
+            ("trailing newline", format!("{real}\n")),
+        ] {
+            assert_eq!(inner(&text), None, "{what}: {text:?}");
+        }
+    }
+
+    #[test]
+    fn every_template_can_be_matched_and_has_a_fixed_tail_after_a_raw_group() {
+        for t in TEMPLATES {
+            assert!(
+                matches!(t.pieces.first(), Some(Piece::Lit(_))),
+                "{}",
+                t.name
+            );
+            for (i, p) in t.pieces.iter().enumerate() {
+                if *p == Piece::GeminiGroup {
+                    assert!(t.pieces[i + 1..].iter().all(|p| fixed_len(*p).is_some()));
+                }
+            }
+        }
+        let mut names: Vec<_> = TEMPLATES.iter().map(|t| t.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), TEMPLATES.len());
+    }
+
+    #[test]
+    fn claudes_snapshot_creation_is_its_startup_call() {
+        let script = format!(
+            "SNAPSHOT_FILE={SNAP}\n      source \"/home/alice/.bashrc\" < /dev/null\n\n      # First, create/clear the snapshot file\n      echo \"# Snapshot file\" >| \"$SNAPSHOT_FILE\"\n"
+        );
+        let call = startup(&["-c", "-l", &script]).unwrap();
+        assert_eq!(call.kind, "claude-code/snapshot-create");
+        assert_eq!(call.snapshot, SNAP);
+        assert_eq!(call.snapshot_home, "/home/alice");
+        assert_eq!(
+            startup_call(&["-c", "-l", &script]),
+            Some("claude-code/snapshot-create")
+        );
+        let quoted = script.replacen(SNAP, &format!("'{SNAP}'"), 1);
+        assert_eq!(startup(&["-c", "-l", &quoted]).unwrap().snapshot, SNAP);
+        for args in [
+            vec!["-c", script.as_str()],
+            vec!["-lc", script.as_str()],
+            vec!["-c", "-l", script.as_str(), "x"],
+            vec!["-l", "-c", script.as_str()],
+        ] {
+            assert_eq!(startup_call(&args), None, "{args:?}");
+        }
+        for bad in [
+            script.replacen(SNAP, "/home/alice/.bashrc", 1),
+            script.replacen(SNAP, &format!("{SNAP};rm -rf ~"), 1),
+            script.replace("echo \"# Snapshot file\"", "echo \"# snapshot\""),
+            format!(" {script}"),
+        ] {
+            assert_eq!(startup_call(&["-c", "-l", &bad]), None, "{bad:?}");
+        }
+        assert!(is_snapshot_stub(CLAUDE_SNAPSHOT_STUB.as_bytes()));
+        assert!(!is_snapshot_stub(b"# Snapshot file\nrm -rf ~\n"));
+    }
+
+    #[test]
+    fn neutral_appending_is_judged_by_quoting_state() {
+        for ok in ["ls", "a | b", "echo 'a # b' \"c\"", "a && b;", "x=1"] {
+            assert!(appending_stdin_is_neutral(ok), "{ok}");
+        }
+        for bad in [
+            "ls #", "'a", "\"a", "a\\", "a $(b)", "`a`", "\"$x\"", "a\tb", "(a)",
+        ] {
+            assert!(!appending_stdin_is_neutral(bad), "{bad}");
+        }
+    }
+
+    fn arb_command() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<String>(),
+            "[ -~\n\t']{0,40}",
+            "[a-z' ]{0,20}",
+            prop::collection::vec(
+                prop_oneof![
+                    Just("'".to_owned()),
+                    Just("\"'\"'".to_owned()),
+                    "[a-z ]{0,3}"
+                ],
+                0..8
+            )
+            .prop_map(|parts| parts.concat()),
+        ]
+        .prop_filter("no NUL, not empty", |s| !s.is_empty() && !s.contains('\0'))
+    }
+
+    /// Every text made from `text` by replacing or deleting one byte outside `from..to`,
+    /// or inserting one byte anywhere but inside or at the edges of `from..to` (an
+    /// insertion there would edit the agent's word itself).
+    fn mutations(text: &str, from: usize, to: usize) -> Vec<String> {
+        const BYTES: [u8; 13] = [
+            b' ', b';', b'\'', b'"', b'\\', b'x', b'0', b'\n', b'&', b'/', b'<', b'-', b'.',
+        ];
+        let mut out = Vec::new();
+        let bytes = text.as_bytes();
+        for at in 0..=bytes.len() {
+            if at < from || at > to {
+                for b in BYTES {
+                    let mut v = bytes.to_vec();
+                    v.insert(at, b);
+                    out.extend(String::from_utf8(v).ok());
+                }
+            }
+            if at == bytes.len() || (from..to).contains(&at) || !bytes[at].is_ascii() {
+                continue;
+            }
+            for b in BYTES {
+                let mut v = bytes.to_vec();
+                v[at] = b;
+                out.extend(String::from_utf8(v).ok());
+            }
+            let mut v = bytes.to_vec();
+            v.remove(at);
+            out.extend(String::from_utf8(v).ok());
+        }
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn claude_round_trips_any_command(command in arb_command()) {
+            prop_assert_eq!(inner(&claude_latest(&command)), Some(command.clone()));
+            let old = claude_2_1("shopt -u extglob 2>/dev/null || true", &claude_quote(&command), "");
+            prop_assert_eq!(inner(&old), Some(command.clone()));
+        }
+
+        #[test]
+        fn gemini_round_trips_any_trimmed_command(command in arb_command()) {
+            let trimmed = command.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
+            prop_assume!(!trimmed.is_empty());
+            prop_assert_eq!(inner(&gemini(trimmed)), Some(trimmed.to_owned()));
+        }
+
+        #[test]
+        fn codex_round_trips_any_command(command in arb_command()) {
+            prop_assert_eq!(inner(&codex("/bin/zsh", &command)), Some(command.clone()));
+        }
+
+        #[test]
+        fn the_old_form_round_trips_every_neutral_command(command in "[ -~]{1,30}") {
+            let text = format!("source {SNAP} && eval {} \\< /dev/null && pwd -P >| {CWD}", npm_quote(&command));
+            let got = inner(&text);
+            // Whatever is recognised is exact; a neutral command is recognised unless it
+            // has `!` (refused in double quotes) or a bare `~` (the shell would expand it).
+            prop_assert!(got.is_none() || got.as_deref() == Some(command.as_str()));
+            let bare_tilde = command.contains('~') && !npm_quote(&command).starts_with(['\'', '"']);
+            if appending_stdin_is_neutral(&command) && !command.contains('!') && !bare_tilde {
+                prop_assert_eq!(got, Some(command.clone()));
+            }
+        }
+
+        #[test]
+        fn unwrap_never_panics_on_any_text(text in any::<String>()) {
+            if let Some(u) = unwrap(&text) {
+                prop_assert!(!u.inner.is_empty());
+            }
+        }
+
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+
+        #[test]
+        fn a_one_byte_edit_of_the_fixed_parts_changes_nothing_or_is_refused(command in "[a-z '|;&]{1,12}") {
+            let trimmed = command.trim();
+            let body = if trimmed.ends_with('&') { trimmed.to_owned() } else { format!("{trimmed};") };
+            let texts = [
+                (claude_latest(&command), "&& eval ", claude_quote(&command)),
+                (gemini(trimmed), "{ ", body),
+                (codex("/bin/bash", &command), "' -c ", claude_quote(&command)),
+            ];
+            for (text, before, word) in texts {
+                let Some(original) = unwrap(&text) else { continue };
+                // The agent's word starts right after the first `before`.
+                let from = text.find(before).unwrap() + before.len();
+                prop_assert!(text[from..].starts_with(word.as_str()));
+                for edited in mutations(&text, from, from + word.len()) {
+                    if let Some(u) = unwrap(&edited) {
+                        prop_assert_eq!(&u.inner, &original.inner, "{:?}", edited);
+                    }
+                }
+            }
+        }
+    }
+}
