@@ -34,6 +34,8 @@ pub struct Record<'a> {
     pub message: Option<&'a str>,
     /// What the sandbox enforced, for runs at `safe`.
     pub sandbox: Option<Value>,
+    /// The agent's wrapper `command` was found in (its template's name), if any.
+    pub wrapper: Option<&'a str>,
 }
 
 /// The path records go to, or `None` when the log is off.
@@ -88,6 +90,9 @@ pub fn encode(record: &Record<'_>, now: SystemTime) -> Vec<u8> {
         "sandbox".into(),
         record.sandbox.clone().unwrap_or(Value::Null),
     );
+    if let Some(template) = record.wrapper {
+        object.insert("wrapper".into(), json!(template));
+    }
     let mut line = serde_json::to_vec(&Value::Object(object)).expect("a JSON map always encodes");
     line.push(b'\n');
     line
@@ -217,6 +222,7 @@ mod tests {
             rule_origin: Some("--deny".into()),
             message: None,
             sandbox: None,
+            wrapper: None,
         };
         let line = encode(&record, UNIX_EPOCH);
         assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);

@@ -251,6 +251,7 @@ impl Trail<'_> {
             rule_origin: e.rule_origin.clone(),
             message: Some(message.unwrap_or(&e.reason)),
             sandbox: self.sandbox.borrow().clone(),
+            wrapper: self.judged.wrapper.as_ref().map(|(_, t)| *t),
         };
         let line = audit::encode(&record, SystemTime::now());
         audit::write(file, &line)

@@ -192,3 +192,41 @@ fn a_cwd_file_that_is_a_link_makes_the_wrapper_count_for_nothing() {
     assert_eq!(fs::read_to_string(&target).unwrap(), "keep me\n");
     fs::remove_file(&cwd).unwrap();
 }
+
+#[test]
+fn the_audit_log_names_the_wrapper_and_records_the_inner_command() {
+    let env = TestEnv::new();
+    env.gate()
+        .args(NO_CONFIG)
+        .args(["-c", "-l", &startup_script(&env)])
+        .run()
+        .assert_code(0);
+    let log = env.root.join("audit.jsonl");
+    let cwd = cwd_file(&env);
+    let _ = fs::remove_file(&cwd);
+    env.gate()
+        .args([
+            "--no-config",
+            "--no-tty",
+            "--level",
+            "ask",
+            "--shell",
+            "/bin/bash",
+        ])
+        .args(["--audit-log", log.to_str().unwrap()])
+        .args(["--allow", "echo hello"])
+        .args(["-c", &wrapped(&env, "echo hello", &cwd)])
+        .run()
+        .assert_code(0);
+    let _ = fs::remove_file(&cwd);
+    let text = fs::read_to_string(&log).unwrap();
+    let record: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(record["command"], "echo hello", "{record}");
+    assert_eq!(record["decided_by"], "rule", "{record}");
+    assert!(
+        record["wrapper"]
+            .as_str()
+            .is_some_and(|w| w.starts_with("claude-code/")),
+        "{record}"
+    );
+}
