@@ -3,8 +3,9 @@
 //!
 //! [`split`] is the whole interface: it returns the simple commands of a command that
 //! is nothing but plain simple commands joined by those four operators, each as the exact
-//! source text the caller then matches against the allow rules with the usual (strict)
-//! semantics, and `None` for anything else, so that the caller asks.
+//! source text the caller then judges as if it had come alone (allow rules with the
+//! usual strict matching, the read-only preset, remembered approvals), and `None` for
+//! anything else, so that the caller asks.
 //!
 //! Three checks must all pass, and any of them can refuse:
 //!
@@ -112,21 +113,21 @@ pub const RESERVED_WORDS: [&str; 26] = [
 /// words joined by `&&`, `||`, `;` and `|`; `None` for anything else.
 ///
 /// Each part is a slice of `command`: the exact source text of one simple command,
-/// without the spaces and tabs around it, to be matched against the allow rules with the
-/// usual semantics. A command without any operator is one part. The parts are in source
-/// order.
+/// without the spaces and tabs around it, to be judged as if it had come alone (allow
+/// rules with their usual matching, the read-only preset, remembered approvals). A
+/// command without any operator is one part. The parts are in source order.
 ///
 /// `None` means "ask": substitution, redirection, subshells, `{ }`, background `&`,
 /// `|&`, `VAR=value` prefixes, heredocs, brace or arithmetic expansion, `$VAR`, escapes,
 /// `!`, comments, reserved words (`if`, `while`, `for`, `case`, `function`, `time`,
 /// `coproc`, `[[`…), newlines and other control characters, an empty part (`a;;b`,
 /// `a && `), a doubled or unknown operator (`a &&& b`, `a | | b`), a shell character
-/// inside quotes (`echo 'a && b'`), and anything the shell parser rejects or reads
-/// differently from gate's own scan.
+/// inside quotes (`echo 'a && b'`), more than [`MAX_PARTS`] simple commands, and
+/// anything the shell parser rejects or reads differently from gate's own scan.
 ///
 /// Quotes, globs (`*`, `?`, `[…]`), `~` and a `#` inside a word are accepted, because
-/// each part is then judged by the allow rules exactly as the same text would be on
-/// its own, and they mean the same thing there.
+/// each part is then judged exactly as the same text would be on its own, and they mean
+/// the same thing there.
 pub fn split(command: &str) -> Option<Vec<&str>> {
     let scanned = scan(command)?;
     for part in &scanned.parts {
@@ -143,6 +144,11 @@ pub fn split(command: &str) -> Option<Vec<&str>> {
     Some(scanned.parts.into_iter().map(|p| p.text).collect())
 }
 
+/// The most simple commands a compound command may hold; one with more asks. Real
+/// commands chain far fewer, and the bound keeps the parser's work, about 1 µs a part,
+/// within what compound mode may add to a decision (docs/compound.md).
+pub const MAX_PARTS: usize = 16;
+
 /// A command read by gate's own scan: its simple commands, and the operator after each
 /// but the last.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,8 +163,8 @@ struct Part<'a> {
     text: &'a str,
     /// Where `text` starts in the command.
     start: usize,
-    /// Its words, as written (quotes kept).
-    words: Vec<&'a str>,
+    /// Its first word, the command name, as written (quotes kept).
+    name: &'a str,
 }
 
 impl Part<'_> {
@@ -175,13 +181,13 @@ fn is_operator_byte(b: u8) -> bool {
     matches!(b, b';' | b'&' | b'|')
 }
 
-/// ASCII characters the scan refuses wherever they are, quoted or not: every character
-/// that keeps a command from matching an allow rule (the shell characters, and control
+/// Bytes the scan refuses wherever they are, quoted or not: every ASCII character that
+/// keeps a command from matching an allow rule (the shell characters, and control
 /// characters other than tab), except the operators' own `;`, `&` and `|`.
-const REFUSED_ASCII: [bool; 128] = {
-    let mut table = [false; 128];
+const REFUSED_BYTE: [bool; 256] = {
+    let mut table = [false; 256];
     let mut b = 0;
-    while b < 128 {
+    while b < 0x80 {
         table[b] = (b < 0x20 && b != b'\t' as usize) || b == 0x7f;
         b += 1;
     }
@@ -196,11 +202,26 @@ const REFUSED_ASCII: [bool; 128] = {
     table
 };
 
+/// `command` holds a byte of [`REFUSED_BYTE`] or a C1 control character (U+0080 to
+/// U+009F, the only control characters outside ASCII, written `C2 80` to `C2 9F`).
 fn has_refused_char(command: &str) -> bool {
-    command
-        .bytes()
-        .any(|b| b.is_ascii() && REFUSED_ASCII[usize::from(b)])
-        || (!command.is_ascii() && command.chars().any(|c| !c.is_ascii() && c.is_control()))
+    let bytes = command.as_bytes();
+    bytes.iter().enumerate().any(|(i, &b)| {
+        REFUSED_BYTE[usize::from(b)] || (b == 0xc2 && matches!(bytes.get(i + 1), Some(0x80..=0x9f)))
+    })
+}
+
+/// Where the word that starts at `i` ends: at the first blank or operator character
+/// outside quotes. `None` for an open quote.
+fn word_end(bytes: &[u8], mut i: usize) -> Option<usize> {
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'\'' | b'"' => i += 2 + bytes[i + 1..].iter().position(|&c| c == b)?,
+            b if is_blank(b) || is_operator_byte(b) => break,
+            _ => i += 1,
+        }
+    }
+    Some(i)
 }
 
 /// gate's own reading of `command` in the tiny language compound mode accepts. Exact for
@@ -217,7 +238,7 @@ fn scan(command: &str) -> Option<Scanned<'_>> {
     let mut i = 0;
     loop {
         // One part: words separated by blanks, up to an operator or the end.
-        let mut words = Vec::new();
+        let mut name = None;
         let mut part_start = i;
         let mut part_end = i;
         loop {
@@ -233,33 +254,23 @@ fn scan(command: &str) -> Option<Scanned<'_>> {
                 return None;
             }
             let start = i;
-            if words.is_empty() {
+            i = word_end(bytes, i)?;
+            if name.is_none() {
+                // Both ends are next to ASCII bytes (or the ends), so they are char
+                // boundaries.
+                name = Some(&command[start..i]);
                 part_start = start;
             }
-            while i < len && !is_blank(bytes[i]) && !is_operator_byte(bytes[i]) {
-                match bytes[i] {
-                    quote @ (b'\'' | b'"') => {
-                        let close = bytes[i + 1..].iter().position(|&b| b == quote)?;
-                        i += close + 2;
-                    }
-                    _ => i += 1,
-                }
-            }
-            // Both ends are next to ASCII bytes (or the ends), so they are char
-            // boundaries.
-            words.push(&command[start..i]);
             part_end = i;
         }
-        let Some(&first) = words.first() else {
-            return None; // an empty part: `a;;b`, `&& a`, `a &&`
-        };
-        if RESERVED_WORDS.contains(&first) || first.contains('=') {
+        let name = name?; // None: an empty part, as in `a;;b`, `&& a` or `a &&`
+        if RESERVED_WORDS.contains(&name) || name.contains('=') || parts.len() == MAX_PARTS {
             return None;
         }
         parts.push(Part {
             text: &command[part_start..part_end],
             start: part_start,
-            words,
+            name,
         });
         if i == len {
             break;
@@ -327,7 +338,7 @@ fn parser_agrees(scanned: &Scanned<'_>) -> bool {
             skeleton.push_str(scanned.operators[i - 1].as_str());
             skeleton.push(' ');
         }
-        skeleton.push_str(part.words[0]);
+        skeleton.push_str(part.name);
     }
     let Some(parsed) = parse(&skeleton) else {
         return false;
@@ -340,7 +351,7 @@ fn parser_agrees(scanned: &Scanned<'_>) -> bool {
             .all(|(i, (p, s))| {
                 p.operator_before == i.checked_sub(1).map(|j| scanned.operators[j])
                     && p.words.len() == 1
-                    && p.words[0] == s.words[0]
+                    && p.words[0] == s.name
             })
 }
 
@@ -445,8 +456,25 @@ mod tests {
                 .enumerate()
                 .all(|(i, (p, s))| {
                     p.operator_before == i.checked_sub(1).map(|j| scanned.operators[j])
-                        && p.words == s.words
+                        && p.words == words(s.text)
                 })
+    }
+
+    /// The words of a part, as written.
+    fn words(part: &str) -> Vec<&str> {
+        let bytes = part.as_bytes();
+        let mut words = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            if is_blank(bytes[i]) {
+                i += 1;
+                continue;
+            }
+            let end = word_end(bytes, i).unwrap();
+            words.push(&part[i..end]);
+            i = end;
+        }
+        words
     }
 
     /// Compositions compound mode accepts, and the parts it returns.
@@ -622,7 +650,7 @@ mod tests {
             assert!(full_parse_agrees(command), "{command:?}");
         }
         assert_eq!(
-            scan("echo 'a && b'").unwrap().parts[0].words,
+            words(scan("echo 'a && b'").unwrap().parts[0].text),
             ["echo", "'a && b'"]
         );
         // ...but that command holds a shell character, so no allow rule could match it
@@ -732,6 +760,14 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_compound_command_holds_at_most_max_parts_simple_commands() {
+        let chain = |n: usize| vec!["ls -l"; n].join(" && ");
+        assert_eq!(split(&chain(MAX_PARTS)).map(|p| p.len()), Some(MAX_PARTS));
+        assert_eq!(split(&chain(MAX_PARTS + 1)), None);
+        assert_eq!(split(&chain(1000)), None);
     }
 
     #[test]
