@@ -130,6 +130,17 @@ pub fn exec(plan: Plan, _permit: Permit) -> ExecError {
         Ok(a) => a,
         Err(e) => return fail(e),
     };
+    // The command was judged whole; a shell it starts by name must be the real one, not
+    // gate's shim again (which would judge a script by its name a second time, and
+    // inside the sandbox could not write the audit log).
+    if let Some(path) = std::env::var_os("PATH") {
+        if let Some(stripped) = without_shim_dirs(&path) {
+            tracing::debug!(?stripped, "gate's shim directories taken off PATH");
+            // SAFETY: gate is single-threaded (it starts no threads), so nothing reads
+            // the environment concurrently; and it execs right after.
+            unsafe { std::env::set_var("PATH", stripped) };
+        }
+    }
     let program = match plan.kind {
         PlanKind::Shell => program,
         PlanKind::Program => {
@@ -192,6 +203,28 @@ const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 /// gate's own executable, as a (device, inode) pair, to recognise it under other names.
 fn identity(path: &Path) -> Option<(u64, u64)> {
     std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// `path` without the directories that hold gate as a shell shim (a `bash`, `sh` or
+/// `zsh` that is this very program); `None` when there are none. Directories are
+/// compared by what they hold, so `/usr/bin` (where gate itself may live, next to the
+/// real bash) stays.
+pub fn without_shim_dirs(path: &OsStr) -> Option<OsString> {
+    let own = self_identity()?;
+    let is_shim_dir = |dir: &Path| {
+        ["bash", "sh", "zsh"]
+            .iter()
+            .any(|name| std::fs::metadata(dir.join(name)).is_ok_and(|m| (m.dev(), m.ino()) == own))
+    };
+    let dirs: Vec<PathBuf> = std::env::split_paths(path).collect();
+    if !dirs.iter().any(|d| d.is_absolute() && is_shim_dir(d)) {
+        return None;
+    }
+    let kept: Vec<&PathBuf> = dirs
+        .iter()
+        .filter(|d| !(d.is_absolute() && is_shim_dir(d)))
+        .collect();
+    std::env::join_paths(kept).ok()
 }
 
 fn self_identity() -> Option<(u64, u64)> {
