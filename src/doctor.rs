@@ -154,17 +154,19 @@ fn describe_config(settings: &Settings, line: &mut impl FnMut(&str, &str)) {
             settings.policy.deny.len()
         ),
     );
-    let approver = match &settings.socket {
-        None => "none configured; this version of gate cannot ask (at level ask, what no rule \
-                 allows is refused)"
-            .to_owned(),
-        Some(path) => match UnixStream::connect(path) {
-            Ok(_) => format!(
-                "{} accepts connections (this version of gate does not ask it yet)",
-                path.display()
-            ),
-            Err(e) => format!("{} does not answer: {e}", path.display()),
-        },
+    let socket = crate::approval::socket_path(settings, &var);
+    let shown = socket.display();
+    let on_socket = match UnixStream::connect(&socket) {
+        Ok(_) => format!("{shown} is listening and is asked first"),
+        Err(e) if settings.socket.is_some() => {
+            format!("{shown} (configured) does not answer: {e}")
+        }
+        Err(_) => format!("no broker at {shown} (start one with `gate serve`)"),
+    };
+    let approver = if settings.tty {
+        format!("{on_socket}; then the terminal, when gate runs in one")
+    } else {
+        format!("{on_socket}; the terminal is off (approval.tty = false)")
     };
     line("approver", &approver);
 }
