@@ -170,7 +170,44 @@ fn nested_shell_text(words: &[Word]) -> Vec<NestedText> {
                 dynamic: args.iter().any(|w| w.dynamic),
             });
         }
-        _ if SHELLS.contains(&name) || name == "su" || name == "flock" || name == "runuser" => {
+        _ if SHELLS.contains(&name) => {
+            // `-c` (alone or in a cluster: `-lc`, `-xc`) makes the first operand after
+            // all the options the command string: `bash -c -e -- 'CMD'`,
+            // `bash -c -o errexit 'CMD'`.
+            let mut command_flag = false;
+            let mut i = 0;
+            while i < args.len() {
+                let t = args[i].text.as_str();
+                if t == "--" {
+                    i += 1;
+                    break;
+                }
+                let is_option = (t.starts_with('-') || t.starts_with('+')) && t.len() > 1;
+                if !is_option {
+                    break;
+                }
+                if t == "--command" {
+                    command_flag = true;
+                } else if !t.starts_with("--") {
+                    let letters = &t[1..];
+                    if letters.contains('c') {
+                        command_flag = true;
+                    }
+                    // `-o NAME` / `+o NAME` / `-O NAME`: the option's name follows.
+                    i += letters.chars().filter(|&c| c == 'o' || c == 'O').count();
+                }
+                i += 1;
+            }
+            if command_flag {
+                if let Some(word) = args.get(i) {
+                    found.push(NestedText {
+                        text: word.text.clone(),
+                        dynamic: word.dynamic,
+                    });
+                }
+            }
+        }
+        "su" | "flock" | "runuser" => {
             // The argument after an option cluster containing `c` (`-c`, `-lc`, `-ec`…),
             // or after `--command`.
             let mut want_next = false;
@@ -240,6 +277,9 @@ struct WrapperSpec {
     operands: usize,
     /// `nice -5 CMD`: a dash followed by digits is an option.
     numeric_options: bool,
+    /// Short options whose value is optional and can only be attached (`xargs -i`,
+    /// `-iR`): they never take the next word.
+    short_optional: &'static str,
 }
 
 const WRAPPERS: &[WrapperSpec] = &[
@@ -249,6 +289,7 @@ const WRAPPERS: &[WrapperSpec] = &[
         long_with_value: &["--unset", "--chdir", "--split-string"],
         operands: 0,
         numeric_options: false,
+        short_optional: "",
     },
     wrapper("nohup", "", &[], 0),
     WrapperSpec {
@@ -257,6 +298,7 @@ const WRAPPERS: &[WrapperSpec] = &[
         long_with_value: &["--adjustment"],
         operands: 0,
         numeric_options: true,
+        short_optional: "",
     },
     wrapper("timeout", "sk", &["--signal", "--kill-after"], 1),
     wrapper("command", "", &[], 0),
@@ -264,7 +306,7 @@ const WRAPPERS: &[WrapperSpec] = &[
     wrapper("exec", "a", &[], 0),
     wrapper(
         "sudo",
-        "ugCDhprtTU",
+        "ugCDhprRtTU",
         &[
             "--user",
             "--group",
@@ -276,8 +318,28 @@ const WRAPPERS: &[WrapperSpec] = &[
             "--type",
             "--command-timeout",
             "--other-user",
+            "--chroot",
         ],
         0,
+    ),
+    wrapper(
+        "runuser",
+        "ugGsw",
+        &[
+            "--user",
+            "--group",
+            "--supp-group",
+            "--shell",
+            "--whitelist-environment",
+        ],
+        0,
+    ),
+    // `flock [OPTIONS] FILE COMMAND...` (`flock -c` is read as a nested shell).
+    wrapper(
+        "flock",
+        "wE",
+        &["--timeout", "--wait", "--conflict-exit-code"],
+        1,
     ),
     wrapper("doas", "uC", &[], 0),
     wrapper("time", "fo", &["--format", "--output"], 0),
@@ -289,22 +351,23 @@ const WRAPPERS: &[WrapperSpec] = &[
     wrapper("unbuffer", "", &[], 0),
     wrapper("chroot", "", &["--userspec", "--groups"], 1),
     wrapper("taskset", "", &[], 1),
-    wrapper(
-        "xargs",
-        "adEeIiLlnPs",
-        &[
+    // GNU xargs: `-e[EOF]`, `-i[R]` and `-l[N]` (and `--eof`, `--replace`,
+    // `--max-lines` without `=`) take no next word.
+    WrapperSpec {
+        name: "xargs",
+        short_with_value: "adEILnPs",
+        long_with_value: &[
             "--arg-file",
             "--delimiter",
-            "--eof",
-            "--replace",
-            "--max-lines",
             "--max-args",
             "--max-procs",
             "--max-chars",
             "--process-slot-var",
         ],
-        0,
-    ),
+        operands: 0,
+        numeric_options: false,
+        short_optional: "eil",
+    },
     wrapper("strace", "abeEIoOpPsSUX", &["--output"], 0),
     wrapper("ltrace", "aAeEnoOpsu", &["--output"], 0),
     wrapper("busybox", "", &[], 0),
@@ -325,6 +388,7 @@ const fn wrapper(
         long_with_value,
         operands,
         numeric_options: false,
+        short_optional: "",
     }
 }
 
@@ -372,6 +436,10 @@ fn strip_wrapper(words: &[Word]) -> Option<SimpleCommand> {
             let cluster = &t[1..];
             let mut consumed_next = false;
             for (pos, c) in cluster.char_indices() {
+                if spec.short_optional.contains(c) {
+                    // The rest of the cluster, if any, is its value.
+                    break;
+                }
                 if spec.short_with_value.contains(c) {
                     let attached = &cluster[pos + c.len_utf8()..];
                     let value = if attached.is_empty() {
@@ -1091,6 +1159,21 @@ mod tests {
             "env --split-string='rm -rf' /",
             "/usr/bin/env rm -rf /",
             "time -p rm -rf /",
+            "sudo -R / rm -rf /",
+            "runuser -u root -- rm -rf /",
+            "flock . rm -rf /",
+            "flock -w 5 . rm -rf /",
+            "xargs -a list -i rm -rf /",
+            "xargs -a list -e rm -rf /",
+            "xargs -a list -l rm -rf /",
+            "xargs -a list --replace rm -rf /",
+            "xargs -iX rm -rf /",
+            "bash -c -- 'rm -rf /'",
+            "sh -c -e 'rm -rf /'",
+            "bash -xc -- 'rm -rf /'",
+            "bash -c -o errexit 'rm -rf /'",
+            "bash -o errexit -c 'rm -rf /'",
+            "bash +o posix -c 'rm -rf /'",
         ] {
             let found = candidates(text);
             assert!(
