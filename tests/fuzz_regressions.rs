@@ -1,0 +1,74 @@
+//! The fuzz targets' properties, run by `cargo test` on saved inputs.
+//!
+//! Each fuzz target in `fuzz/` (cargo-fuzz, not run in CI: too slow) checks its properties
+//! in `fuzz/checks/TARGET.rs`. This file includes the same modules, so an input runs
+//! through exactly the same code here. Two kinds of inputs:
+//!
+//! - every file in `fuzz/seeds/TARGET/` (the starting corpus, minimised after each
+//!   fuzzing campaign), so the properties hold on inputs that cover the code;
+//! - one test per input a fuzzer found failing, named after what it found, below
+//!   `// Found by fuzzing`. See `fuzz/README.md`.
+
+use std::fs;
+use std::path::Path;
+
+#[path = "../fuzz/checks/allow_rules.rs"]
+mod allow_rules;
+#[path = "../fuzz/checks/compound.rs"]
+mod compound;
+#[path = "../fuzz/checks/deny_rules.rs"]
+mod deny_rules;
+#[path = "../fuzz/checks/protocol.rs"]
+mod protocol;
+#[path = "../fuzz/checks/wrapper.rs"]
+mod wrapper;
+
+/// Run `check` on every saved input of `target`, naming the file of a failure.
+fn every_seed(target: &str, check: fn(&[u8])) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/seeds")
+        .join(target);
+    let mut entries: Vec<_> = fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    assert!(!entries.is_empty(), "{} holds no seed", dir.display());
+    for path in entries {
+        let data = fs::read(&path).unwrap();
+        let outcome = std::panic::catch_unwind(|| check(&data));
+        assert!(
+            outcome.is_ok(),
+            "{} fails the {target} properties (its bytes: {:?})",
+            path.display(),
+            String::from_utf8_lossy(&data)
+        );
+    }
+}
+
+#[test]
+fn the_allow_rule_seeds_agree_with_the_model() {
+    every_seed("allow_rules", allow_rules::check);
+}
+
+#[test]
+fn the_deny_rule_seeds_hold() {
+    every_seed("deny_rules", deny_rules::check);
+}
+
+#[test]
+fn the_protocol_seeds_round_trip() {
+    every_seed("protocol", protocol::check);
+}
+
+#[test]
+fn the_compound_seeds_split_into_exact_parts() {
+    every_seed("compound", compound::check);
+}
+
+#[test]
+fn the_wrapper_seeds_unwrap_to_their_own_words() {
+    every_seed("wrapper", wrapper::check);
+}
+
+// Found by fuzzing.
