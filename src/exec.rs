@@ -211,20 +211,24 @@ fn identity(path: &Path) -> Option<(u64, u64)> {
 /// real bash) stays.
 pub fn without_shim_dirs(path: &OsStr) -> Option<OsString> {
     let own = self_identity()?;
+    // The first of the names that exists decides: a directory whose `bash` is the real
+    // one is not a shim directory, whatever else it holds. One pass, one `stat` for
+    // most directories: this runs before every command.
     let is_shim_dir = |dir: &Path| {
-        ["bash", "sh", "zsh"]
-            .iter()
-            .any(|name| std::fs::metadata(dir.join(name)).is_ok_and(|m| (m.dev(), m.ino()) == own))
+        dir.is_absolute()
+            && ["bash", "sh", "zsh"].iter().find_map(|name| {
+                std::fs::metadata(dir.join(name))
+                    .ok()
+                    .map(|m| (m.dev(), m.ino()) == own)
+            }) == Some(true)
     };
-    let dirs: Vec<PathBuf> = std::env::split_paths(path).collect();
-    if !dirs.iter().any(|d| d.is_absolute() && is_shim_dir(d)) {
+    let mut dirs: Vec<PathBuf> = std::env::split_paths(path).collect();
+    let before = dirs.len();
+    dirs.retain(|d| !is_shim_dir(d));
+    if dirs.len() == before {
         return None;
     }
-    let kept: Vec<&PathBuf> = dirs
-        .iter()
-        .filter(|d| !(d.is_absolute() && is_shim_dir(d)))
-        .collect();
-    std::env::join_paths(kept).ok()
+    std::env::join_paths(dirs).ok()
 }
 
 fn self_identity() -> Option<(u64, u64)> {

@@ -295,9 +295,12 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
     let judged = Judged::of(target);
     let mut decision = decide(&settings.policy, &Remembered::new(), judged.request());
     // What the session remembers is read only when the rules alone would ask.
-    let session_id = session::session_id(settings.session.as_deref());
+    // Finding the session reads /proc: only when the rules alone would ask, never on
+    // the path of a command that runs unasked.
+    let mut session_id = String::new();
     let mut store = None;
     if decision == Decision::Ask {
+        session_id = session::session_id(settings.session.as_deref());
         let opened = session_store(&session_id);
         if let Ok(s) = &opened {
             decision = decide(&settings.policy, &s.load().remembered(), judged.request());
