@@ -294,7 +294,6 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
     }
     let judged = Judged::of(target);
     let mut decision = decide(&settings.policy, &Remembered::new(), judged.request());
-    // What the session remembers is read only when the rules alone would ask.
     // Finding the session reads /proc: only when the rules alone would ask, never on
     // the path of a command that runs unasked.
     let mut session_id = String::new();
