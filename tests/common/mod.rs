@@ -13,6 +13,8 @@
 
 #![allow(dead_code)]
 
+pub mod tmux;
+
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
