@@ -14,22 +14,31 @@ use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
-use crate::policy::wrapper::{self, StartupCall, Unwrapped};
+use crate::policy::wrapper::{self, StartupAnswer, StartupCall, Unwrapped};
 
-/// The shells a wrapper may exec (Codex's `exec 'SHELL' -c …`).
-const KNOWN_SHELLS: &[&str] = &[
+/// The shells other than gate itself that a wrapper may exec (Codex's `exec 'SHELL' -c
+/// …`): where distributions install bash, zsh and sh. Each must also be root's.
+const SYSTEM_SHELLS: &[&str] = &[
     "/bin/bash",
     "/usr/bin/bash",
+    "/usr/local/bin/bash",
     "/bin/zsh",
     "/usr/bin/zsh",
+    "/usr/local/bin/zsh",
     "/bin/sh",
     "/usr/bin/sh",
-    "/bin/dash",
-    "/usr/bin/dash",
 ];
 
+/// What the checks found out about a wrapper whose files can be trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Trust {
+    /// The wrapper execs gate itself (one of its shims) to run the inner command, so
+    /// that gate judges the inner command: this one need not.
+    pub execs_gate: bool,
+}
+
 /// Whether the files `u` touches can be trusted; Err says why not (for diagnostics).
-pub fn trusted(u: &Unwrapped<'_>, var: &dyn Fn(&str) -> Option<OsString>) -> Result<(), String> {
+pub fn trusted(u: &Unwrapped<'_>, var: &dyn Fn(&str) -> Option<OsString>) -> Result<Trust, String> {
     let b = &u.bookkeeping;
     let home = var("HOME").filter(|h| Path::new(h).is_absolute());
     if let Some(snapshot) = b.sources {
@@ -39,18 +48,7 @@ pub fn trusted(u: &Unwrapped<'_>, var: &dyn Fn(&str) -> Option<OsString>) -> Res
         if b.sources_home.map(Path::new) != Some(Path::new(home)) {
             return Err(format!("the snapshot {snapshot} is not under HOME"));
         }
-        let meta = std::fs::symlink_metadata(snapshot)
-            .map_err(|e| format!("the snapshot {snapshot}: {e}"))?;
-        own_regular_file(&meta, snapshot)?;
-        let mut content = Vec::new();
-        std::fs::File::open(snapshot)
-            .and_then(|f| f.take(4096).read_to_end(&mut content))
-            .map_err(|e| format!("the snapshot {snapshot}: {e}"))?;
-        if !wrapper::is_snapshot_stub(&content) {
-            return Err(format!(
-                "the snapshot {snapshot} is not gate's own (sourcing it would run what it holds)"
-            ));
-        }
+        holds_stub(snapshot)?;
     }
     if let Some(written) = b.writes {
         match std::fs::symlink_metadata(written) {
@@ -64,14 +62,67 @@ pub fn trusted(u: &Unwrapped<'_>, var: &dyn Fn(&str) -> Option<OsString>) -> Res
             }
         }
     }
+    let mut trust = Trust { execs_gate: false };
     if let Some(shell) = b.exec_shell {
-        if !KNOWN_SHELLS.contains(&shell) {
-            return Err(format!(
-                "the wrapper execs {shell}, which is not a known shell"
-            ));
-        }
+        trust.execs_gate = exec_target(shell)?;
+    }
+    Ok(trust)
+}
+
+/// Whether `path` is a regular file of this user's, not writable by others, that holds
+/// exactly gate's snapshot stub (so that sourcing it does nothing).
+fn holds_stub(path: &str) -> Result<(), String> {
+    let meta = std::fs::symlink_metadata(path).map_err(|e| format!("the snapshot {path}: {e}"))?;
+    own_regular_file(&meta, path)?;
+    let mut content = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(4096).read_to_end(&mut content))
+        .map_err(|e| format!("the snapshot {path}: {e}"))?;
+    if !wrapper::is_snapshot_stub(&content) {
+        return Err(format!(
+            "the snapshot {path} is not gate's own (sourcing it would run what it holds)"
+        ));
     }
     Ok(())
+}
+
+/// Check the shell a wrapper execs: `Ok(true)` if it is gate itself (a shim), `Ok(false)`
+/// if it is a system shell of root's. The path and its directory must be root's or
+/// this user's and writable by nobody else, so that only their owners can swap them.
+fn exec_target(shell: &str) -> Result<bool, String> {
+    let path = Path::new(shell);
+    let dir = path.parent().ok_or("the shell path has no directory")?;
+    for (p, meta) in [
+        (dir, std::fs::metadata(dir)),
+        (path, std::fs::symlink_metadata(path)),
+    ] {
+        let meta = meta.map_err(|e| format!("{}: {e}", p.display()))?;
+        let uid = meta.uid();
+        if uid != 0 && uid != nix::unistd::geteuid().as_raw() {
+            return Err(format!("{} belongs to another user", p.display()));
+        }
+        if !meta.file_type().is_symlink() && meta.mode() & 0o022 != 0 {
+            return Err(format!("{} is writable by others", p.display()));
+        }
+    }
+    let target = std::fs::metadata(path).map_err(|e| format!("{shell}: {e}"))?;
+    if !target.is_file() {
+        return Err(format!("{shell} is not a program"));
+    }
+    let gate = std::fs::metadata("/proc/self/exe")
+        .map_err(|e| format!("cannot tell which program gate is: {e}"))?;
+    if (target.dev(), target.ino()) == (gate.dev(), gate.ino()) {
+        return Ok(true);
+    }
+    if !SYSTEM_SHELLS.contains(&shell) {
+        return Err(format!(
+            "the wrapper execs {shell}, which is neither gate nor a system shell"
+        ));
+    }
+    if target.uid() != 0 || target.mode() & 0o022 != 0 {
+        return Err(format!("{shell} is not root's, or others can write it"));
+    }
+    Ok(false)
 }
 
 fn own_regular_file(meta: &std::fs::Metadata, path: &str) -> Result<(), String> {
@@ -87,21 +138,47 @@ fn own_regular_file(meta: &std::fs::Metadata, path: &str) -> Result<(), String> 
     Ok(())
 }
 
-/// Claude Code's start-up call, if `args` is one for this user's home.
+/// An agent's start-up call that gate answers itself, if `args` is one for this user's
+/// home. Codex's check of its snapshot is one only while the file holds gate's stub;
+/// otherwise the call is judged like any command.
 pub fn startup<'a>(
     args: &'a [OsString],
     var: &dyn Fn(&str) -> Option<OsString>,
 ) -> Option<StartupCall<'a>> {
     let strs: Option<Vec<&str>> = args.iter().map(|a| a.to_str()).collect();
     let call = wrapper::startup(&strs?)?;
-    let home = var("HOME")?;
-    (Path::new(call.snapshot_home) == Path::new(&home)).then_some(call)
+    if let Some(home) = call.home {
+        if Path::new(home) != Path::new(&var("HOME")?) {
+            return None;
+        }
+    }
+    if let StartupAnswer::CheckStub(path) = call.answer {
+        if let Err(why) = holds_stub(path) {
+            tracing::debug!(%why, "an agent's snapshot check, judged whole");
+            return None;
+        }
+    }
+    Some(call)
 }
 
-/// Answer the start-up call without running it: write gate's stub (comments only) to
-/// the snapshot path, in a private directory, never through a link.
+/// Answer a start-up call without running it. Claude Code's: write gate's stub (comments
+/// only) to the snapshot path, in a private directory, never through a link. Codex's
+/// capture: the stub, on standard output. Codex's check: nothing to do (the file was
+/// checked when the call was recognised).
 pub fn answer_startup(call: &StartupCall<'_>) -> Result<(), String> {
-    let path = Path::new(call.snapshot);
+    match call.answer {
+        StartupAnswer::WriteStub(path) => write_stub(Path::new(path)),
+        StartupAnswer::PrintStub => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(wrapper::SNAPSHOT_STUB.as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(|e| format!("cannot write the snapshot to standard output: {e}"))
+        }
+        StartupAnswer::CheckStub(_) => Ok(()),
+    }
+}
+
+fn write_stub(path: &Path) -> Result<(), String> {
     let dir = path.parent().ok_or("the snapshot path has no directory")?;
     std::fs::DirBuilder::new()
         .recursive(true)
@@ -122,6 +199,6 @@ pub fn answer_startup(call: &StartupCall<'_>) -> Result<(), String> {
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(path)
         .map_err(|e| format!("cannot create the snapshot {}: {e}", path.display()))?;
-    file.write_all(wrapper::CLAUDE_SNAPSHOT_STUB.as_bytes())
+    file.write_all(wrapper::SNAPSHOT_STUB.as_bytes())
         .map_err(|e| format!("cannot write the snapshot {}: {e}", path.display()))
 }

@@ -110,6 +110,10 @@ pub fn explain(decision: &Decision, policy: &Policy, command: Option<&CommandTex
                     .join("; ")
             ),
         },
+        Decision::Allow(Allowed::Delegated) => plain(
+            "delegated",
+            "the agent's wrapper runs its command through gate again, which judges it there".into(),
+        ),
         Decision::Allow(Allowed::Info) => plain(
             "info",
             "the shell is only asked for its version or help, which runs no command".into(),

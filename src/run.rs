@@ -131,14 +131,19 @@ struct Judged {
     text: Option<CommandText>,
     /// An agent's wrapper around `text`: the whole `-c` text, and the template's name.
     wrapper: Option<(CommandText, &'static str)>,
+    /// The wrapper runs `text` through gate again, under the same settings.
+    execs_gate: bool,
 }
 
 impl Judged {
-    fn of(target: &Target) -> Judged {
+    /// `same_settings`: this gate was given no options of its own, so a gate the wrapper
+    /// runs (a shim, which takes none) decides under the same settings.
+    fn of(target: &Target, same_settings: bool) -> Judged {
         let plain = |kind, text| Judged {
             kind,
             text,
             wrapper: None,
+            execs_gate: false,
         };
         match target {
             Target::Shell { work, .. } => match work {
@@ -149,13 +154,14 @@ impl Judged {
                     if outer.is_exact() {
                         if let Some(u) = crate::policy::wrapper::unwrap(outer.as_str()) {
                             match crate::agents::trusted(&u, &var) {
-                                Ok(()) => {
+                                Ok(trust) => {
                                     let inner = CommandText::new(u.inner.into_owned());
                                     let template = u.template;
                                     return Judged {
                                         kind: "command",
                                         text: Some(inner),
                                         wrapper: Some((outer.clone(), template)),
+                                        execs_gate: trust.execs_gate && same_settings,
                                     };
                                 }
                                 Err(why) => tracing::debug!(
@@ -181,6 +187,7 @@ impl Judged {
             Some(inner) if self.wrapper.is_some() => Request::Wrapped {
                 outer: &self.wrapper.as_ref().expect("checked").0,
                 inner,
+                execs_gate: self.execs_gate,
             },
             Some(text) => Request::Command(text),
             None if self.kind == "info" => Request::Info,
@@ -292,7 +299,7 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
     if let Some(code) = agent_startup(target, &settings) {
         return code;
     }
-    let judged = Judged::of(target);
+    let judged = Judged::of(target, inv.gate == invocation::GateArgs::default());
     let mut decision = decide(&settings.policy, &Remembered::new(), judged.request());
     // Finding the session reads /proc: only when the rules alone would ask, never on
     // the path of a command that runs unasked.
@@ -307,7 +314,7 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
         store = Some(opened);
     }
     let mut explanation = explain::explain(&decision, &settings.policy, judged.text.as_ref());
-    if let Some((_, template)) = &judged.wrapper {
+    if let (Some((_, template)), false) = (&judged.wrapper, judged.execs_gate) {
         explanation.reason = format!(
             "{} (the agent's own command, inside the {template} wrapper)",
             explanation.reason
@@ -342,12 +349,14 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
     }
 }
 
-/// Claude Code's start-up call (`SHELL -c -l SCRIPT` that writes a shell snapshot): at
-/// `ask` and `safe`, gate answers it itself with an empty snapshot and runs nothing,
-/// so the agent starts at once without a prompt and later wrappers source a file gate
-/// knows. (The script sources the user's start-up files and holds text of the moment,
-/// so it cannot be checked; a forged one gets an empty snapshot, nothing more.)
+/// An agent's start-up call (Claude Code's snapshot creation, Codex's snapshot capture
+/// and check; see [`crate::policy::wrapper::startup`]): at `ask` and `safe`, gate answers
+/// it itself with an empty snapshot and runs nothing, so the agent starts at once without
+/// a prompt and later wrappers source a file gate knows. (The scripts source the user's
+/// start-up files and hold text of the moment, so they cannot be checked; a forged one
+/// gets an empty snapshot, nothing more.)
 fn agent_startup(target: &Target, settings: &Settings) -> Option<i32> {
+    use crate::policy::wrapper::StartupAnswer;
     let Target::Shell { args, .. } = target else {
         return None;
     };
@@ -358,13 +367,34 @@ fn agent_startup(target: &Target, settings: &Settings) -> Option<i32> {
         return None;
     }
     let call = crate::agents::startup(args, &var)?;
+    let (text, reason) = match call.answer {
+        StartupAnswer::WriteStub(path) => (
+            format!("({}: {path})", call.kind),
+            format!(
+                "{}: gate wrote an empty snapshot to {path} and ran nothing",
+                call.kind
+            ),
+        ),
+        StartupAnswer::PrintStub => (
+            format!("({})", call.kind),
+            format!(
+                "{}: gate printed an empty snapshot and ran nothing",
+                call.kind
+            ),
+        ),
+        StartupAnswer::CheckStub(path) => (
+            format!("({}: {path})", call.kind),
+            format!(
+                "{}: {path} is gate's empty snapshot; nothing was run",
+                call.kind
+            ),
+        ),
+    };
     let judged = Judged {
         kind: "agent-startup",
-        text: Some(CommandText::new(format!(
-            "({}: {})",
-            call.kind, call.snapshot
-        ))),
+        text: Some(CommandText::new(text)),
         wrapper: None,
+        execs_gate: false,
     };
     let trail = Trail {
         settings,
@@ -378,10 +408,7 @@ fn agent_startup(target: &Target, settings: &Settings) -> Option<i32> {
         rule: None,
         rule_origin: None,
         matched: None,
-        reason: format!(
-            "{}: gate wrote an empty snapshot to {} and ran nothing",
-            call.kind, call.snapshot
-        ),
+        reason,
     };
     Some(match crate::agents::answer_startup(&call) {
         Ok(()) => {
@@ -776,7 +803,7 @@ fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let judged = Judged::of(target);
+    let judged = Judged::of(target, inv.gate == invocation::GateArgs::default());
     let mut decision = decide(&settings.policy, &Remembered::new(), judged.request());
     if decision == Decision::Ask {
         let session_id = session::session_id(settings.session.as_deref());

@@ -71,12 +71,7 @@ fn every_fixture_is_decided_as_it_says() {
         if let Some(kind) = f.expect.get("startup") {
             let call = startup(&args).unwrap_or_else(|| panic!("{}: not a start-up call", f.name));
             assert_eq!(Some(call.kind), kind.as_str(), "{}", f.name);
-            assert_eq!(
-                Some(call.snapshot),
-                f.expect["snapshot"].as_str(),
-                "{}",
-                f.name
-            );
+            assert_eq!(call.snapshot(), f.expect["snapshot"].as_str(), "{}", f.name);
             assert!(unwrap(args.last().unwrap()).is_none(), "{}", f.name);
             continue;
         }
@@ -257,7 +252,7 @@ fn the_snapshot_stub_does_nothing_when_sourced() {
     let dir = tempfile::tempdir().unwrap();
     let stub = dir.path().join("snapshot.sh");
     let mut f = fs::File::create(&stub).unwrap();
-    f.write_all(gate::policy::wrapper::CLAUDE_SNAPSHOT_STUB.as_bytes())
+    f.write_all(gate::policy::wrapper::SNAPSHOT_STUB.as_bytes())
         .unwrap();
     for shell in ["/bin/bash", "/bin/zsh", "/bin/sh"]
         .iter()

@@ -929,7 +929,7 @@ impl Templates {
                 let dir = home.join(dir);
                 fs::create_dir_all(&dir).unwrap();
                 let file = dir.join(name);
-                fs::write(&file, gate::policy::wrapper::CLAUDE_SNAPSHOT_STUB).unwrap();
+                fs::write(&file, gate::policy::wrapper::SNAPSHOT_STUB).unwrap();
                 if let Some(uid) = self.owner() {
                     for path in [home.join(".claude"), home.join(".codex"), dir, file] {
                         let _ = std::os::unix::fs::lchown(&path, Some(uid), Some(uid));

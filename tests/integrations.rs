@@ -895,7 +895,7 @@ fn claude_code_start_up_call_is_answered_at_once_with_an_empty_snapshot() {
     );
     assert_eq!(
         fs::read_to_string(&snapshot).unwrap(),
-        wrapper::CLAUDE_SNAPSHOT_STUB,
+        wrapper::SNAPSHOT_STUB,
         "the snapshot is gate's stub"
     );
     assert_missing(&ran, &out);
@@ -1022,7 +1022,7 @@ fn claude_code_through_the_zsh_shim() {
         .code(0);
     assert_eq!(
         fs::read_to_string(&snapshot).unwrap(),
-        wrapper::CLAUDE_SNAPSHOT_STUB
+        wrapper::SNAPSHOT_STUB
     );
     let cwd = TmpName::claude_cwd();
     let text = claude_text(&f, &snapshot, "echo hello", cwd.path());
@@ -1223,51 +1223,290 @@ fn codex_cli_login_shell_gates_the_accounts_own_logins() {
     }
 }
 
-/// Codex's `shell_snapshot` wrapper (on by default) is recognised but trusted only when
-/// its snapshot is gate's stub, which gate never writes for Codex: every wrapped command
-/// is judged whole, so even an allowed one is asked about. `shell_snapshot = false` in
-/// Codex's configuration avoids that.
-#[test]
-fn codex_cli_snapshot_wrapper_is_judged_whole() {
+/// Codex's snapshot wrapper from the fixture, with this test's snapshot, shell and
+/// command in place of the fixture's: `if . 'SNAP' …; then :; fi` and `exec 'SHELL' -c
+/// 'CMD'` (`maybe_wrap_shell_lc_with_snapshot`: each `'` of a value as `'"'"'`).
+fn codex_wrapper(snapshot: &str, shell: &str, command: &str) -> String {
     let f = fixture("codex-snapshot-derived");
-    let m = Machine::new(User::Current);
-    let snapshot_dir = m.t.home.join(".codex/shell_snapshots");
-    fs::create_dir_all(&snapshot_dir).unwrap();
-    let snapshot = snapshot_dir.join("0199a213-81c0-7800-8aa1-bbab2a035a53.1760000000000000000.sh");
-    fs::write(&snapshot, "# Snapshot file\nexport CODEX_SNAPSHOT=1\n").unwrap();
-    fs::set_permissions(&snapshot, fs::Permissions::from_mode(0o600)).unwrap();
-    let text = fixture_text(&f).replace("/home/user/", &format!("{}/", m.t.home.display()));
+    let text = fixture_text(&f);
+    let (head, _) = text
+        .split_once("\n\nexec '")
+        .expect("Codex's wrapper execs");
+    let captured_snapshot = head
+        .strip_prefix("if . '")
+        .and_then(|h| h.split_once('\''))
+        .expect("Codex's wrapper sources its snapshot first")
+        .0;
+    let quote = |s: &str| s.replace('\'', "'\"'\"'");
+    format!(
+        "{}\n\nexec '{}' -c '{}'",
+        head.replacen(captured_snapshot, &quote(snapshot), 1),
+        quote(shell),
+        quote(command)
+    )
+}
+
+#[test]
+fn codex_wrapper_rebuilds_its_fixture() {
+    let f = fixture("codex-snapshot-derived");
     let inner = f["expect"]["inner"].as_str().unwrap();
+    let snapshot = "/home/user/.codex/shell_snapshots/0199a213-81c0-7800-8aa1-bbab2a035a53.1760000000000000000.sh";
     assert_eq!(
-        wrapper::unwrap(&text).map(|u| u.inner.into_owned()),
-        Some(inner.to_owned())
+        codex_wrapper(snapshot, "/bin/bash", inner),
+        fixture_text(&f)
     );
-    m.config(&CODEX_CONFIG.replace(
-        r#"allow = ["echo hello"]"#,
-        &format!("allow = [{:?}]", inner),
-    ));
-    // The control: the command alone runs unasked.
-    codex(&m, &m.shim("bash"), inner)
+}
+
+/// Codex's shell snapshot, made as codex-rs makes it (`ShellSnapshot::try_new`; fixtures
+/// codex-snapshot-capture-derived and codex-snapshot-check-derived): run the capture
+/// script through `SHELL -lc`, keep stdout from the `# Snapshot file` line on in
+/// `<id>.tmp-<nanos>`, check that file with `SHELL -c 'set -e; . "FILE"'`, and rename it
+/// to `<id>.<nanos>.sh`. `Err` with the failed step's outcome where Codex would give up
+/// and run its commands without a snapshot. The capture script gets one line of this
+/// test's, which must never run.
+fn codex_snapshot(m: &Machine, shell: &Path) -> Result<PathBuf, Done> {
+    let dir = m.t.home.join(".codex/shell_snapshots");
+    let id = "0199a213-81c0-7800-8aa1-bbab2a035a53";
+    let nanos = "1764480000123456789";
+    let script = format!(
+        "{}touch {}/capture-ran\n",
+        fixture_text(&fixture("codex-snapshot-capture-derived")),
+        m.t.home.display()
+    );
+    let out = codex(m, shell, &script).run();
+    if out.status.code() != Some(0) {
+        return Err(out);
+    }
+    let Some(at) = out.stdout.find("# Snapshot file") else {
+        return Err(out);
+    };
+    // Codex writes the file itself (create_dir_all, fs::write), as the agent's user.
+    m.process("/bin/sh")
+        .args([
+            "-c",
+            "mkdir -p \"$1\" && printf %s \"$3\" > \"$1/$2\"",
+            "sh",
+            dir.to_str().unwrap(),
+            &format!("{id}.tmp-{nanos}"),
+            &out.stdout[at..],
+        ])
         .run()
-        .code(0)
-        .stdout_is("hello\n");
-    let out = m
-        .process(m.shim("bash"))
-        .arg0(m.shim("bash"))
-        .args(["-c", &text])
+        .code(0);
+    let temporary = dir.join(format!("{id}.tmp-{nanos}"));
+    let check = m
+        .process(shell)
+        .arg0(shell)
+        .args(["-c", &format!("set -e; . \"{}\"", temporary.display())])
         .detached()
         .run();
-    out.refused().stderr_has("gate: refused `if . '");
-    // What stands in the way is the snapshot's content: with gate's stub there (which
-    // gate never writes for Codex), the same wrapper would be judged by its command.
-    fs::write(&snapshot, wrapper::CLAUDE_SNAPSHOT_STUB).unwrap();
-    m.process(m.shim("bash"))
-        .arg0(m.shim("bash"))
+    if check.status.code() != Some(0) {
+        return Err(check);
+    }
+    let snapshot = dir.join(format!("{id}.{nanos}.sh"));
+    fs::rename(&temporary, &snapshot).unwrap();
+    Ok(snapshot)
+}
+
+/// `[SHELL, "-lc", CMD]` as Codex runs it with its snapshot on: wrapped, and SHELL the
+/// shell it execs (the session's shell, here the shim itself).
+fn codex_wrapped(m: &Machine, shell: &Path, snapshot: &Path, command: &str) -> Proc {
+    let text = codex_wrapper(snapshot.to_str().unwrap(), shell.to_str().unwrap(), command);
+    m.process(shell)
+        .arg0(shell)
         .args(["-c", &text])
         .detached()
+        .stdin(In::Null)
+}
+
+/// Codex with its `shell_snapshot` on (the default), its login shell the bash shim: gate
+/// answers the capture with an empty snapshot and the check without running it, so
+/// Codex starts at once; then each wrapped command is judged once, by the gate the
+/// wrapper execs, and an approver is asked once.
+#[test]
+fn codex_cli_with_its_shell_snapshot() {
+    let m = Machine::new(User::Current);
+    m.config(&CODEX_CONFIG.replace(
+        r#"allow = ["echo hello"]"#,
+        "allow = [\"echo hello\"]\ndeny = [\"git push\"]",
+    ));
+    git_init(&m.t.work);
+    let shell = m.shim("bash");
+    let snapshot = codex_snapshot(&m, &shell).unwrap_or_else(|out| panic!("{}", out.report()));
+    assert_eq!(
+        fs::read_to_string(&snapshot).unwrap(),
+        wrapper::SNAPSHOT_STUB
+    );
+    assert!(!m.t.home.join("capture-ran").exists());
+    let startup: Vec<Value> = m
+        .audit()
+        .into_iter()
+        .filter(|r| r["decided_by"] == "agent-startup")
+        .collect();
+    assert_eq!(startup.len(), 2, "{startup:?}");
+
+    codex_wrapped(&m, &shell, &snapshot, "echo hello")
+        .run()
+        .code(0)
+        .stdout_is("hello\n")
+        .stderr_empty();
+    codex_wrapped(&m, &shell, &snapshot, "git status")
+        .run()
+        .code(0)
+        .stdout_has("No commits yet")
+        .stderr_empty();
+    codex_wrapped(&m, &shell, &snapshot, "git push origin main")
+        .run()
+        .refused()
+        .stderr_has("deny rule `git push`");
+    // Without an approver, what no rule allows is refused by the inner gate.
+    let out = codex_wrapped(&m, &shell, &snapshot, "touch unasked").run();
+    out.refused().stderr_has("refused `touch unasked`");
+    assert_missing(&m.t.file("unasked"), &out);
+
+    let broker = Broker::start(&m);
+    let command = "touch approved-once";
+    let mut asking = codex_wrapped(&m, &shell, &snapshot, command).spawn();
+    let id = broker.wait_for(command, &mut asking);
+    broker.approve(&id);
+    let out = asking.wait();
+    out.code(0).stderr_empty();
+    assert!(m.t.file("approved-once").exists(), "{}", out.report());
+    assert!(broker.pending().is_empty());
+    let records: Vec<Value> = m
+        .audit()
+        .into_iter()
+        .filter(|r| r["command"] == command)
+        .collect();
+    let by: Vec<&str> = records
+        .iter()
+        .map(|r| r["decided_by"].as_str().unwrap())
+        .collect();
+    assert_eq!(by, ["delegated", "socket"], "{records:?}");
+    assert_eq!(records[0]["wrapper"], "codex/snapshot");
+}
+
+/// What gate trusts in Codex's wrapper, each with its control: a snapshot that is not
+/// gate's stub, a check of such a file, and an exec'd shell that is neither gate nor a
+/// system shell of root's make the call judged whole (refused here, no approver); a
+/// system shell makes gate judge the command itself.
+#[test]
+fn codex_cli_forged_snapshots_and_shells_gain_nothing() {
+    let m = Machine::new(User::Current);
+    m.config(CODEX_CONFIG);
+    let shell = m.shim("bash");
+    let snapshot = codex_snapshot(&m, &shell).unwrap_or_else(|out| panic!("{}", out.report()));
+
+    // A system shell: this gate judges the command (allowed, then not).
+    codex_wrapped(&m, &shell, &snapshot, "echo hello")
         .run()
         .code(0)
         .stdout_is("hello\n");
+    let text = codex_wrapper(snapshot.to_str().unwrap(), "/bin/bash", "echo hello");
+    let system = |text: &str| {
+        m.process(&shell)
+            .arg0(&shell)
+            .args(["-c", text])
+            .detached()
+            .run()
+    };
+    system(&text).code(0).stdout_is("hello\n");
+    let audit = m.audit();
+    assert_eq!(audit.last().unwrap()["decided_by"], "rule", "{audit:?}");
+    let text = codex_wrapper(snapshot.to_str().unwrap(), "/bin/bash", "touch x");
+    system(&text).refused().stderr_has("refused `touch x`");
+
+    // A bash of the user's own, in a directory others may write: not trusted.
+    let own = m.t.root.join("open-dir");
+    fs::create_dir(&own).unwrap();
+    fs::set_permissions(&own, fs::Permissions::from_mode(0o777)).unwrap();
+    fs::copy(bash(), own.join("bash")).unwrap();
+    let text = codex_wrapper(
+        snapshot.to_str().unwrap(),
+        own.join("bash").to_str().unwrap(),
+        "echo hello",
+    );
+    system(&text).refused().stderr_has("gate: refused `if . '");
+    // Gate itself, but not through the shim: a link in that open directory.
+    fs::remove_file(own.join("bash")).unwrap();
+    std::os::unix::fs::symlink(gate_binary_for(m.user), own.join("bash")).unwrap();
+    system(&text).refused().stderr_has("gate: refused `if . '");
+
+    // The snapshot edited after the check: the wrapper is judged whole.
+    fs::write(
+        &snapshot,
+        format!("# Snapshot file\ntouch {}/sourced\n", m.t.home.display()),
+    )
+    .unwrap();
+    let out = codex_wrapped(&m, &shell, &snapshot, "echo hello").run();
+    out.refused().stderr_has("gate: refused `if . '");
+    assert_missing(&m.t.home.join("sourced"), &out);
+
+    // A check of a file that is not the stub is judged like any command.
+    let temporary = snapshot.with_file_name("0199a213-81c0-7800-8aa1-bbab2a035a53.tmp-1");
+    fs::write(
+        &temporary,
+        format!("# Snapshot file\ntouch {}/checked\n", m.t.home.display()),
+    )
+    .unwrap();
+    let out = m
+        .process(&shell)
+        .arg0(&shell)
+        .args(["-c", &format!("set -e; . \"{}\"", temporary.display())])
+        .detached()
+        .run();
+    out.refused().stderr_has("refused `set -e;");
+    assert_missing(&m.t.home.join("checked"), &out);
+    // The control: the stub is checked without running anything.
+    fs::write(&temporary, wrapper::SNAPSHOT_STUB).unwrap();
+    m.process(&shell)
+        .arg0(&shell)
+        .args(["-c", &format!("set -e; . \"{}\"", temporary.display())])
+        .detached()
+        .run()
+        .code(0)
+        .stdout_is("")
+        .stderr_empty();
+}
+
+/// At level `safe` the wrapper runs outside the sandbox (it only sources gate's stub and
+/// execs gate), and the gate it execs runs the command inside it: the command can write
+/// the workspace, not HOME, and both gates write their audit records. Root and uid 65534.
+#[test]
+fn codex_cli_with_its_shell_snapshot_at_level_safe() {
+    for user in [User::Current, User::Unprivileged] {
+        // Not under /tmp, which the sandbox leaves writable.
+        let m = Machine::new_in("/var/tmp", user);
+        m.config(&CODEX_CONFIG.replace("level = \"ask\"", "level = \"safe\""));
+        let shell = m.shim("bash");
+        let snapshot = codex_snapshot(&m, &shell).unwrap_or_else(|out| panic!("{}", out.report()));
+        assert!(!m.t.home.join("capture-ran").exists());
+        codex_wrapped(&m, &shell, &snapshot, "touch inside && echo done")
+            .run()
+            .code(0)
+            .stdout_is("done\n")
+            .stderr_empty();
+        assert!(m.t.work.join("inside").exists());
+        let outside = m.t.home.join("outside");
+        let out = codex_wrapped(
+            &m,
+            &shell,
+            &snapshot,
+            &format!("touch {}", outside.display()),
+        )
+        .run();
+        assert_ne!(out.status.code(), Some(0), "{}", out.report());
+        assert_missing(&outside, &out);
+        let records: Vec<Value> = m
+            .audit()
+            .into_iter()
+            .filter(|r| r["command"] == "touch inside && echo done")
+            .collect();
+        assert_eq!(records.len(), 2, "{records:?}");
+        assert_eq!(records[0]["decided_by"], "delegated");
+        assert!(records[0]["sandbox"].is_null());
+        assert_eq!(records[1]["decided_by"], "level");
+        assert!(records[1]["sandbox"].is_object(), "{records:?}");
+    }
 }
 
 // =======================================================================================

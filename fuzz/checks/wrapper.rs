@@ -1,11 +1,17 @@
-//! The agent-wrapper recogniser, `wrapper::unwrap`.
+//! The agent-wrapper recogniser, `wrapper::unwrap`, and the start-up call recogniser,
+//! `wrapper::startup`.
 //!
 //! Input: UTF-8 text, the `-c` string an agent sent. `unwrap` must never panic and must
 //! be deterministic. When it recognises a wrapper, the inner command it returns must be
 //! a slice of the text, or, when it had to undo quoting, exactly what the shell makes of
 //! one word of the text ([`shell_word`], written here from POSIX, not from gate's code).
 //! The bookkeeping it reports (files sourced and written, the shell exec'd) must be
-//! slices of the text too.
+//! slices of the text too, and no path it reports may have a `.` or `..` component.
+//!
+//! The same text as the script of each start-up call shape (`-c -l`, `-lc`, `-c`):
+//! `startup` must never panic and be deterministic; a snapshot path it names must be a
+//! slice of the text without `.`/`..` components, under the home it names; a Codex check
+//! must be exactly `set -e; . "PATH"`.
 
 use std::borrow::Cow;
 
@@ -48,7 +54,35 @@ pub fn check(data: &[u8]) {
             is_slice_of(field, text),
             "{text:?}: the bookkeeping {field:?} is not part of the text"
         );
+        assert!(
+            !has_dot_component(field),
+            "{text:?}: the bookkeeping path {field:?} has a . or .. component"
+        );
     }
+    check_startup(text);
+}
+
+fn check_startup(text: &str) {
+    for args in [["-c", "-l", text].as_slice(), &["-lc", text], &["-c", text]] {
+        let call = wrapper::startup(args);
+        assert_eq!(wrapper::startup(args), call, "startup({args:?}) is not deterministic");
+        let Some(call) = call else {
+            continue;
+        };
+        if let Some(path) = call.snapshot() {
+            let home = call.home.expect("a snapshot path has a home");
+            assert!(is_slice_of(path, text), "{args:?}: {path:?} is not part of the text");
+            assert!(!has_dot_component(path), "{args:?}: {path:?} has a . or .. component");
+            assert!(path.starts_with(home) && home.starts_with('/'), "{args:?}: {home:?}");
+        }
+        if let wrapper::StartupAnswer::CheckStub(path) = call.answer {
+            assert_eq!(text, format!("set -e; . \"{path}\""), "{args:?}");
+        }
+    }
+}
+
+fn has_dot_component(path: &str) -> bool {
+    path.split('/').any(|c| c == "." || c == "..")
 }
 
 fn is_slice_of(part: &str, whole: &str) -> bool {

@@ -74,6 +74,10 @@ pub enum Request<'a> {
     Wrapped {
         outer: &'a CommandText,
         inner: &'a CommandText,
+        /// The wrapper runs `inner` through gate again (Codex execs one of gate's shims),
+        /// under the same settings: that gate judges it, so this one lets the wrapper
+        /// run.
+        execs_gate: bool,
     },
 }
 
@@ -86,6 +90,9 @@ pub enum Allowed {
     Sandboxed,
     /// A shell asked only `--version` or `--help`, which runs no command.
     Info,
+    /// An agent's wrapper that runs its command through gate again, which judges it
+    /// there ([`Request::Wrapped`] with `execs_gate`).
+    Delegated,
     /// The read-only preset's entry of this name allowed it.
     ReadOnly { entry: &'static str },
     /// Compound mode: each simple command (its text) was allowed on its own.
@@ -156,6 +163,12 @@ pub fn decide(policy: &Policy, remembered: &Remembered, request: Request<'_>) ->
     }
     if let Some(found) = policy.deny.find(command) {
         return Decision::Deny(Denied::Rule(found));
+    }
+    if let Request::Wrapped {
+        execs_gate: true, ..
+    } = request
+    {
+        return Decision::Allow(Allowed::Delegated);
     }
     match policy.level {
         Level::Deny => unreachable!("handled above"),
@@ -249,6 +262,62 @@ mod tests {
             &Remembered::new(),
             Request::Command(&CommandText::new(text)),
         )
+    }
+
+    fn decide_wrapped(p: &Policy, outer: &str, inner: &str, execs_gate: bool) -> Decision {
+        decide(
+            p,
+            &Remembered::new(),
+            Request::Wrapped {
+                outer: &CommandText::new(outer),
+                inner: &CommandText::new(inner),
+                execs_gate,
+            },
+        )
+    }
+
+    #[test]
+    fn a_wrapper_is_judged_by_its_inner_command_and_denied_by_either() {
+        let outer = "source snap && eval 'ls -l' && pwd -P >| /tmp/claude-0000-cwd";
+        let p = policy(Level::Ask, &["ls"], &["pwd", "rm"]);
+        // The wrapper's own `pwd` would match the deny rule `pwd`: deny rules see both.
+        assert!(matches!(
+            decide_wrapped(&p, outer, "ls -l", false),
+            Decision::Deny(Denied::Rule(_))
+        ));
+        let p = policy(Level::Ask, &["ls"], &["rm"]);
+        assert!(matches!(
+            decide_wrapped(&p, outer, "ls -l", false),
+            Decision::Allow(Allowed::Rule { .. })
+        ));
+        assert_eq!(decide_wrapped(&p, outer, "cat x", false), Decision::Ask);
+        assert!(matches!(
+            decide_wrapped(&p, outer, "rm x", false),
+            Decision::Deny(Denied::Rule(_))
+        ));
+    }
+
+    #[test]
+    fn a_wrapper_that_runs_gate_again_is_left_to_that_gate_but_never_past_a_deny() {
+        let outer =
+            "if . 'snap' >/dev/null 2>&1; then :; fi\n\nexec '/usr/lib/gate/bin/bash' -c 'cat x'";
+        for level in [Level::Ask, Level::Safe, Level::Full] {
+            let p = policy(level, &[], &["rm"]);
+            assert_eq!(
+                decide_wrapped(&p, outer, "cat x", true),
+                Decision::Allow(Allowed::Delegated),
+                "{level}"
+            );
+            assert!(matches!(
+                decide_wrapped(&p, outer, "rm -rf x", true),
+                Decision::Deny(Denied::Rule(_))
+            ));
+        }
+        let p = policy(Level::Deny, &["cat"], &[]);
+        assert_eq!(
+            decide_wrapped(&p, outer, "cat x", true),
+            Decision::Deny(Denied::Level)
+        );
     }
 
     #[test]

@@ -114,8 +114,8 @@ pub enum Piece {
     /// Codex's shell snapshot, the inside of a single-quoted word:
     /// `/HOME/.codex/shell_snapshots/<uuid>[.<digits>].sh`.
     CodexSnapshot,
-    /// The shell Codex execs, the inside of a single-quoted word: one of
-    /// [`CODEX_EXEC_SHELLS`].
+    /// The shell Codex execs, the inside of a single-quoted word: see
+    /// [`is_exec_shell_path`].
     CodexShell,
     /// The script Codex passes to that shell: a word in [`Quoting::SingleQuoted`].
     CodexScript,
@@ -160,21 +160,21 @@ impl Redirect {
     }
 }
 
-/// The shells Codex may exec to run the inner command: the usual places of bash, zsh and
-/// sh, and gate's own shims (which judge the script again).
-pub const CODEX_EXEC_SHELLS: &[&str] = &[
-    "/bin/bash",
-    "/bin/zsh",
-    "/bin/sh",
-    "/usr/bin/bash",
-    "/usr/bin/zsh",
-    "/usr/bin/sh",
-    "/usr/local/bin/bash",
-    "/usr/local/bin/zsh",
-    "/usr/lib/gate/bin/bash",
-    "/usr/lib/gate/bin/zsh",
-    "/usr/lib/gate/bin/sh",
-];
+/// Whether `path` can be the shell Codex execs to run the inner command: an absolute
+/// path of plain components whose file name is `bash`, `zsh` or `sh`. Which file that is
+/// (a system shell, or gate's own shim) is for the run path to check.
+pub fn is_exec_shell_path(path: &str) -> bool {
+    let Some(rest) = path.strip_prefix('/') else {
+        return false;
+    };
+    let components_ok = rest
+        .split('/')
+        .all(|c| !c.is_empty() && c != "." && c != ".." && c.bytes().all(is_path_byte));
+    let name = &path[path.rfind('/').map_or(0, |at| at + 1)..];
+    components_ok && SHELL_NAMES.contains(&name)
+}
+
+const SHELL_NAMES: [&str; 3] = ["bash", "zsh", "sh"];
 
 const CLAUDE_TAIL: Piece = Piece::Lit(" && pwd -P >| ");
 const CLAUDE_STDIN_21: Piece = Piece::EvalStdin(&[Redirect::DevNull, Redirect::Inherited]);
@@ -325,36 +325,72 @@ pub fn unwrap(command: &str) -> Option<Unwrapped<'_>> {
     TEMPLATES.iter().find_map(|t| match_template(t, command))
 }
 
+/// What gate does instead of running an agent's start-up call. Every answer runs
+/// nothing and leaves a snapshot that holds exactly [`SNAPSHOT_STUB`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartupAnswer<'a> {
+    /// Write the stub to this file, which must not exist yet (Claude Code: its script
+    /// writes the snapshot file itself).
+    WriteStub(&'a str),
+    /// Print the stub on standard output (Codex: it keeps what the script prints from
+    /// the `# Snapshot file` line on, and writes that to the snapshot file itself).
+    PrintStub,
+    /// Exit 0 if this file holds exactly the stub (Codex's check that its snapshot
+    /// sources cleanly). If it holds anything else the call is not answered: it is
+    /// judged like any other command.
+    CheckStub(&'a str),
+}
+
 /// What an agent's start-up call is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StartupCall<'a> {
     pub agent: &'static str,
     /// `agent/what`.
     pub kind: &'static str,
-    /// The snapshot file the call would create.
-    pub snapshot: &'a str,
-    /// The home directory that file is under, as written.
-    pub snapshot_home: &'a str,
+    pub answer: StartupAnswer<'a>,
+    /// The home directory the snapshot file is under, as written (`None` when gate
+    /// only prints).
+    pub home: Option<&'a str>,
+}
+
+impl<'a> StartupCall<'a> {
+    /// The snapshot file the call writes or checks, if it names one.
+    pub fn snapshot(&self) -> Option<&'a str> {
+        match self.answer {
+            StartupAnswer::WriteStub(path) | StartupAnswer::CheckStub(path) => Some(path),
+            StartupAnswer::PrintStub => None,
+        }
+    }
 }
 
 /// Recognise an agent's own start-up call from the shell's arguments (everything after
-/// argv0, as the shim receives them). Claude Code's snapshot creation is
-/// `SHELL -c -l SCRIPT` where SCRIPT starts with `SNAPSHOT_FILE=<snapshot path>` and a
-/// newline and writes `# Snapshot file` to it.
+/// argv0, as the shim receives them):
 ///
-/// The script itself cannot be checked: after its first line it sources the user's rc
-/// file and holds values of the moment (PATH, the ripgrep path), so anything could follow
-/// the first line. Recognising it therefore says only "this is shaped like the call";
-/// running it would run whatever it holds. See the fixtures README: gate should answer the
-/// call itself (write [`CLAUDE_SNAPSHOT_STUB`] to [`StartupCall::snapshot`]) and run
-/// nothing.
+/// - Claude Code's snapshot creation, `-c -l SCRIPT`, where SCRIPT starts with
+///   `SNAPSHOT_FILE=<snapshot path>` and a newline and writes `# Snapshot file` to it;
+/// - Codex's snapshot capture, `-lc SCRIPT`, where SCRIPT prints a line
+///   `echo '# Snapshot file'` (bash, sh) or `print '# Snapshot file'` (zsh) and Codex keeps
+///   the output from there on;
+/// - Codex's check of the file it wrote, `-c 'set -e; . "<snapshot path>"'`.
+///
+/// The scripts themselves cannot be checked: they source the user's start-up files and
+/// differ between versions and machines, so anything could be in them. Recognising one
+/// says only "this is shaped like the call"; running it would run whatever it holds. So
+/// gate answers the call itself ([`StartupAnswer`]) and runs nothing: a forged call gets
+/// an empty snapshot and nothing more.
 pub fn startup<'a>(args: &[&'a str]) -> Option<StartupCall<'a>> {
-    let [c, l, script] = args else {
-        return None;
-    };
-    if *c != "-c" || *l != "-l" || script.as_bytes().contains(&0) {
+    if args.iter().any(|a| a.as_bytes().contains(&0)) {
         return None;
     }
+    match args {
+        ["-c", "-l", script] => claude_startup(script),
+        ["-lc", script] => codex_capture(script),
+        ["-c", script] => codex_check(script),
+        _ => None,
+    }
+}
+
+fn claude_startup(script: &str) -> Option<StartupCall<'_>> {
     let rest = script.strip_prefix("SNAPSHOT_FILE=")?;
     let line_end = rest.find('\n')?;
     let first = &rest[..line_end];
@@ -372,8 +408,32 @@ pub fn startup<'a>(args: &[&'a str]) -> Option<StartupCall<'a>> {
     Some(StartupCall {
         agent: "claude-code",
         kind: "claude-code/snapshot-create",
-        snapshot: path,
-        snapshot_home: home_of(path, CLAUDE_SNAPSHOT_DIR)?,
+        answer: StartupAnswer::WriteStub(path),
+        home: Some(home_of(path, CLAUDE_SNAPSHOT_DIR)?),
+    })
+}
+
+fn codex_capture(script: &str) -> Option<StartupCall<'static>> {
+    let marks = ["echo '# Snapshot file'", "print '# Snapshot file'"];
+    script
+        .lines()
+        .any(|line| marks.contains(&line))
+        .then_some(StartupCall {
+            agent: "codex",
+            kind: "codex/snapshot-capture",
+            answer: StartupAnswer::PrintStub,
+            home: None,
+        })
+}
+
+fn codex_check(script: &str) -> Option<StartupCall<'_>> {
+    let path = script.strip_prefix("set -e; . \"")?.strip_suffix('"')?;
+    codex_snapshot_name(path)?;
+    Some(StartupCall {
+        agent: "codex",
+        kind: "codex/snapshot-check",
+        answer: StartupAnswer::CheckStub(path),
+        home: Some(home_of(path, CODEX_SNAPSHOT_DIR)?),
     })
 }
 
@@ -386,14 +446,15 @@ pub fn startup_call(argv: &[&str]) -> Option<&'static str> {
 /// The line Claude Code's snapshot script writes first to the snapshot file.
 const SNAPSHOT_CREATE_MARK: &str = "echo \"# Snapshot file\" >| \"$SNAPSHOT_FILE\"";
 
-/// What gate writes to the snapshot file when it answers Claude Code's snapshot creation
-/// itself: comments only, so sourcing it does nothing in bash, zsh or sh.
-pub const CLAUDE_SNAPSHOT_STUB: &str = "# Snapshot file\n# Written by gate, which answers Claude Code's snapshot creation without running it.\n";
+/// What gate leaves as an agent's shell snapshot when it answers the agent's start-up
+/// call itself: comments only, so sourcing it does nothing in bash, zsh or sh. It starts
+/// with the line both Claude Code and Codex look for.
+pub const SNAPSHOT_STUB: &str = "# Snapshot file\n# Written by gate, which answers an agent's shell-snapshot call without running it.\n";
 
 /// Whether a snapshot file's content is exactly gate's stub, so that sourcing it is known
 /// to do nothing.
 pub fn is_snapshot_stub(content: &[u8]) -> bool {
-    content == CLAUDE_SNAPSHOT_STUB.as_bytes()
+    content == SNAPSHOT_STUB.as_bytes()
 }
 
 const CLAUDE_SNAPSHOT_DIR: &str = "/.claude/shell-snapshots/";
@@ -476,7 +537,7 @@ fn match_template<'a>(template: &'static Template, text: &'a str) -> Option<Unwr
             Piece::CodexSnapshot => {
                 let end = rest.find('\'')?;
                 let path = &rest[..end];
-                if !is_codex_snapshot(path) {
+                if codex_snapshot_name(path) != Some(CodexSnapshot::Final) {
                     return None;
                 }
                 bookkeeping.sources = Some(path);
@@ -486,7 +547,7 @@ fn match_template<'a>(template: &'static Template, text: &'a str) -> Option<Unwr
             Piece::CodexShell => {
                 let end = rest.find('\'')?;
                 let shell = &rest[..end];
-                if !CODEX_EXEC_SHELLS.contains(&shell) {
+                if !is_exec_shell_path(shell) {
                     return None;
                 }
                 bookkeeping.exec_shell = Some(shell);
@@ -588,20 +649,27 @@ fn gemini_pgrep_len(rest: &str) -> Option<usize> {
     ok.then_some(GEMINI_PGREP_LEN)
 }
 
-/// `/HOME/.codex/shell_snapshots/<uuid>.sh` or `…/<uuid>.<digits>.sh`, uuid lowercase.
-fn is_codex_snapshot(path: &str) -> bool {
-    let Some(at) = path.rfind('/') else {
-        return false;
-    };
-    if home_of(path, CODEX_SNAPSHOT_DIR).is_none() {
-        return false;
-    }
-    let Some(stem) = path[at + 1..].strip_suffix(".sh") else {
-        return false;
-    };
-    let (uuid, nonce) = match stem.split_once('.') {
-        Some((uuid, nonce)) => (uuid, Some(nonce)),
-        None => (stem, None),
+/// Which of Codex's snapshot files `path` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CodexSnapshot {
+    /// `<uuid>.sh` or `<uuid>.<digits>.sh`: the snapshot the wrapper sources.
+    Final,
+    /// `<uuid>.tmp-<digits>`: the file Codex writes and checks before renaming it.
+    Temporary,
+}
+
+/// `/HOME/.codex/shell_snapshots/` and a Codex snapshot file name (uuid lowercase).
+fn codex_snapshot_name(path: &str) -> Option<CodexSnapshot> {
+    home_of(path, CODEX_SNAPSHOT_DIR)?;
+    let name = &path[path.rfind('/')? + 1..];
+    let (uuid, kind, digits) = if let Some(stem) = name.strip_suffix(".sh") {
+        match stem.split_once('.') {
+            Some((uuid, nonce)) => (uuid, CodexSnapshot::Final, Some(nonce)),
+            None => (stem, CodexSnapshot::Final, None),
+        }
+    } else {
+        let (uuid, nonce) = name.split_once(".tmp-")?;
+        (uuid, CodexSnapshot::Temporary, Some(nonce))
     };
     let groups: Vec<&str> = uuid.split('-').collect();
     let uuid_ok = groups.len() == 5
@@ -609,9 +677,9 @@ fn is_codex_snapshot(path: &str) -> bool {
             .iter()
             .zip([8, 4, 4, 4, 12])
             .all(|(g, n)| g.len() == n && is_lower_hex(g));
-    let nonce_ok =
-        nonce.is_none_or(|n| (1..=20).contains(&n.len()) && n.bytes().all(|b| b.is_ascii_digit()));
-    uuid_ok && nonce_ok
+    let digits_ok =
+        digits.is_none_or(|n| (1..=20).contains(&n.len()) && n.bytes().all(|b| b.is_ascii_digit()));
+    (uuid_ok && digits_ok).then_some(kind)
 }
 
 /// Gemini CLI's group body is the trimmed command followed by `;`, or the command alone
@@ -854,8 +922,12 @@ mod tests {
     }
 
     fn codex(shell: &str, script: &str) -> String {
+        codex_with_snapshot(CODEX_SNAP, shell, script)
+    }
+
+    fn codex_with_snapshot(snapshot: &str, shell: &str, script: &str) -> String {
         format!(
-            "if . '{CODEX_SNAP}' >/dev/null 2>&1; then :; fi\n\nexec '{shell}' -c {}",
+            "if . '{snapshot}' >/dev/null 2>&1; then :; fi\n\nexec '{shell}' -c {}",
             claude_quote(script)
         )
     }
@@ -1054,6 +1126,25 @@ mod tests {
         assert_eq!(u.bookkeeping.sources_home, Some("/home/alice"));
         // Another program, trailing arguments, or overrides around the source: no.
         assert_eq!(inner(&codex("/tmp/evil", "ls")), None);
+        // Any shell path of plain components names a candidate; the run path checks
+        // which file it is (a system shell, or gate itself).
+        for shell in [
+            "/usr/lib/gate/bin/bash",
+            "/home/a/.local/lib/gate/bin/zsh",
+            "/bin/sh",
+        ] {
+            assert_eq!(inner(&codex(shell, "ls")).as_deref(), Some("ls"), "{shell}");
+        }
+        for shell in [
+            "bash",
+            "/bin/../tmp/bash",
+            "/tmp//bash",
+            "/bin/bash ",
+            "/bin/dash",
+            "/bin/bashx",
+        ] {
+            assert_eq!(inner(&codex(shell, "ls")), None, "{shell}");
+        }
         assert_eq!(inner(&format!("{} 'arg0'", codex("/bin/bash", "ls"))), None);
         assert_eq!(inner(&format!("X=1\n\n{}", codex("/bin/bash", "ls"))), None);
     }
@@ -1168,14 +1259,18 @@ mod tests {
         );
         let call = startup(&["-c", "-l", &script]).unwrap();
         assert_eq!(call.kind, "claude-code/snapshot-create");
-        assert_eq!(call.snapshot, SNAP);
-        assert_eq!(call.snapshot_home, "/home/alice");
+        assert_eq!(call.answer, StartupAnswer::WriteStub(SNAP));
+        assert_eq!(call.snapshot(), Some(SNAP));
+        assert_eq!(call.home, Some("/home/alice"));
         assert_eq!(
             startup_call(&["-c", "-l", &script]),
             Some("claude-code/snapshot-create")
         );
         let quoted = script.replacen(SNAP, &format!("'{SNAP}'"), 1);
-        assert_eq!(startup(&["-c", "-l", &quoted]).unwrap().snapshot, SNAP);
+        assert_eq!(
+            startup(&["-c", "-l", &quoted]).unwrap().snapshot(),
+            Some(SNAP)
+        );
         for args in [
             vec!["-c", script.as_str()],
             vec!["-lc", script.as_str()],
@@ -1192,8 +1287,63 @@ mod tests {
         ] {
             assert_eq!(startup_call(&["-c", "-l", &bad]), None, "{bad:?}");
         }
-        assert!(is_snapshot_stub(CLAUDE_SNAPSHOT_STUB.as_bytes()));
+        assert!(is_snapshot_stub(SNAPSHOT_STUB.as_bytes()));
         assert!(!is_snapshot_stub(b"# Snapshot file\nrm -rf ~\n"));
+    }
+
+    #[test]
+    fn codex_snapshot_capture_and_check_are_its_startup_calls() {
+        let bash = "if [ -z \"$BASH_ENV\" ] && [ -r \"$HOME/.bashrc\" ]; then\n  . \"$HOME/.bashrc\"\nfi\necho '# Snapshot file'\ndeclare -f\n";
+        let zsh = "setopt x\nprint '# Snapshot file'\nfunctions\n";
+        for script in [bash, zsh] {
+            let call = startup(&["-lc", script]).unwrap();
+            assert_eq!(call.kind, "codex/snapshot-capture");
+            assert_eq!(call.answer, StartupAnswer::PrintStub);
+            assert_eq!(call.snapshot(), None);
+            for args in [
+                vec!["-c", script],
+                vec!["-l", "-c", script],
+                vec!["-lc", script, "x"],
+            ] {
+                assert_ne!(
+                    startup_call(&args),
+                    Some("codex/snapshot-capture"),
+                    "{args:?}"
+                );
+            }
+        }
+        // The mark must be a line of its own.
+        for bad in [
+            "echo '# Snapshot file' && rm -rf ~",
+            "x; echo '# Snapshot file'",
+            "ls",
+        ] {
+            assert_eq!(startup_call(&["-lc", bad]), None, "{bad:?}");
+        }
+        let tmp = "/home/alice/.codex/shell_snapshots/0199a213-81c0-7800-8aa1-bbab2a035a53.tmp-1760000000000000000";
+        for path in [tmp, CODEX_SNAP] {
+            let script = format!("set -e; . \"{path}\"");
+            let call = startup(&["-c", &script]).unwrap();
+            assert_eq!(call.kind, "codex/snapshot-check");
+            assert_eq!(call.answer, StartupAnswer::CheckStub(path));
+            assert_eq!(call.home, Some("/home/alice"));
+        }
+        for bad in [
+            format!("set -e; . \"{tmp}\"; rm -rf ~"),
+            format!("set -e; . \"{tmp}\" x"),
+            format!("set -e; . '{tmp}'"),
+            "set -e; . \"/home/alice/.bashrc\"".to_owned(),
+            format!("set -e; . \"{}\"", tmp.replace("tmp-", "tmp-x")),
+            format!("set -e; . \"{}\"", tmp.replace("0199a213", "0199A213")),
+            format!(
+                "set -e; . \"{}\"",
+                tmp.replace("/home/alice", "/home/../etc")
+            ),
+        ] {
+            assert_eq!(startup_call(&["-c", &bad]), None, "{bad:?}");
+        }
+        // The temporary name is never a snapshot the wrapper may source.
+        assert_eq!(inner(&codex_with_snapshot(tmp, "/bin/bash", "ls")), None);
     }
 
     #[test]
