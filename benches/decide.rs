@@ -33,6 +33,7 @@ fn policy(rules: usize, deny: &[&str]) -> Policy {
         deny: deny_rules,
         compound: false,
         readonly: false,
+        readonly_rules: false,
     }
 }
 

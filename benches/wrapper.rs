@@ -55,6 +55,7 @@ fn policy() -> Policy {
         deny,
         compound: false,
         readonly: false,
+        readonly_rules: false,
     }
 }
 

@@ -50,7 +50,7 @@ _gate() {
 
     case "${cmd}" in
         gate)
-            opts="-c --help --version --level --allow --deny --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --write --deny-read --net --net-connect --net-bind --unix-sockets --best-effort check doctor serve pending approve deny watch ask completions"
+            opts="-c --help --version --level --allow --deny --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --readonly-rules --write --deny-read --net --net-connect --net-bind --unix-sockets --best-effort check doctor serve pending approve deny watch ask completions"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -224,7 +224,7 @@ _gate() {
             return 0
             ;;
         gate__subcmd__check)
-            opts="-c --help --level --allow --deny --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --write --deny-read --net --net-connect --net-bind --unix-sockets --best-effort --json"
+            opts="-c --help --level --allow --deny --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --readonly-rules --write --deny-read --net --net-connect --net-bind --unix-sockets --best-effort --json"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -367,7 +367,7 @@ _gate() {
             return 0
             ;;
         gate__subcmd__doctor)
-            opts="--help --level --allow --deny --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --write --deny-read --net --net-connect --net-bind --unix-sockets --best-effort"
+            opts="--help --level --allow --deny --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --readonly-rules --write --deny-read --net --net-connect --net-bind --unix-sockets --best-effort"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

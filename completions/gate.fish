@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_gate_global_optspecs
-    string join \n help version level= allow= deny= shell= config= no-config audit-log= timeout= session= socket= no-tty compound readonly write= deny-read= net net-connect= net-bind= unix-sockets best-effort c=
+    string join \n help version level= allow= deny= shell= config= no-config audit-log= timeout= session= socket= no-tty compound readonly readonly-rules write= deny-read= net net-connect= net-bind= unix-sockets best-effort c=
 end
 
 function __fish_gate_needs_command
@@ -47,6 +47,7 @@ complete -c gate -n "__fish_gate_needs_command" -l no-config -d 'Read no configu
 complete -c gate -n "__fish_gate_needs_command" -l no-tty -d 'Never ask on the terminal'
 complete -c gate -n "__fish_gate_needs_command" -l compound -d 'ask: also allow `a && b`, `a || b`, `a; b` and `a | b` when every part is allowed on its own (off by default)'
 complete -c gate -n "__fish_gate_needs_command" -l readonly -d 'ask: also allow commands of the read-only preset (ls, cat, grep, git status, ... with argument checks) without asking'
+complete -c gate -n "__fish_gate_needs_command" -l readonly-rules -d 'ask: an allow rule that is itself a read-only command (git diff, find, sed -n) allows only commands that pass the read-only checks too'
 complete -c gate -n "__fish_gate_needs_command" -l net -d 'safe: allow the network (it is off by default)'
 complete -c gate -n "__fish_gate_needs_command" -l unix-sockets -d 'safe: allow Unix sockets, which can reach D-Bus, Docker or ssh-agent outside the sandbox (off by default)'
 complete -c gate -n "__fish_gate_needs_command" -l best-effort -d 'safe: run even if the kernel cannot enforce every part of the sandbox, with a warning naming what is not'
@@ -81,6 +82,7 @@ complete -c gate -n "__fish_gate_using_subcommand check" -l no-config -d 'Read n
 complete -c gate -n "__fish_gate_using_subcommand check" -l no-tty -d 'Never ask on the terminal'
 complete -c gate -n "__fish_gate_using_subcommand check" -l compound -d 'ask: also allow `a && b`, `a || b`, `a; b` and `a | b` when every part is allowed on its own (off by default)'
 complete -c gate -n "__fish_gate_using_subcommand check" -l readonly -d 'ask: also allow commands of the read-only preset (ls, cat, grep, git status, ... with argument checks) without asking'
+complete -c gate -n "__fish_gate_using_subcommand check" -l readonly-rules -d 'ask: an allow rule that is itself a read-only command (git diff, find, sed -n) allows only commands that pass the read-only checks too'
 complete -c gate -n "__fish_gate_using_subcommand check" -l net -d 'safe: allow the network (it is off by default)'
 complete -c gate -n "__fish_gate_using_subcommand check" -l unix-sockets -d 'safe: allow Unix sockets, which can reach D-Bus, Docker or ssh-agent outside the sandbox (off by default)'
 complete -c gate -n "__fish_gate_using_subcommand check" -l best-effort -d 'safe: run even if the kernel cannot enforce every part of the sandbox, with a warning naming what is not'
@@ -106,6 +108,7 @@ complete -c gate -n "__fish_gate_using_subcommand doctor" -l no-config -d 'Read 
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l no-tty -d 'Never ask on the terminal'
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l compound -d 'ask: also allow `a && b`, `a || b`, `a; b` and `a | b` when every part is allowed on its own (off by default)'
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l readonly -d 'ask: also allow commands of the read-only preset (ls, cat, grep, git status, ... with argument checks) without asking'
+complete -c gate -n "__fish_gate_using_subcommand doctor" -l readonly-rules -d 'ask: an allow rule that is itself a read-only command (git diff, find, sed -n) allows only commands that pass the read-only checks too'
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l net -d 'safe: allow the network (it is off by default)'
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l unix-sockets -d 'safe: allow Unix sockets, which can reach D-Bus, Docker or ssh-agent outside the sandbox (off by default)'
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l best-effort -d 'safe: run even if the kernel cannot enforce every part of the sandbox, with a warning naming what is not'

@@ -120,6 +120,7 @@ pub struct Layer {
     pub lock: Option<(bool, Origin)>,
     pub compound: Option<(bool, Origin)>,
     pub readonly: Option<(bool, Origin)>,
+    pub readonly_rules: Option<(bool, Origin)>,
     pub audit_log: Option<(AuditLog, Origin)>,
     pub audit_required: Option<(bool, Origin)>,
     pub socket: Option<(PathBuf, Origin)>,
@@ -221,7 +222,16 @@ pub fn parse_file(
 }
 
 pub const TOP_KEYS: &[&str] = &[
-    "level", "shell", "allow", "deny", "compound", "readonly", "lock", "approval", "audit",
+    "level",
+    "shell",
+    "allow",
+    "deny",
+    "compound",
+    "readonly",
+    "readonly_rules",
+    "lock",
+    "approval",
+    "audit",
     "sandbox",
 ];
 pub const SANDBOX_KEYS: &[&str] = &[
@@ -284,6 +294,9 @@ fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(
             }
             "compound" => layer.compound = Some((expect_bool(cx, name, value)?, origin)),
             "readonly" => layer.readonly = Some((expect_bool(cx, name, value)?, origin)),
+            "readonly_rules" => {
+                layer.readonly_rules = Some((expect_bool(cx, name, value)?, origin));
+            }
             "lock" => {
                 let lock = expect_bool(cx, name, value)?;
                 if cx.kind != FileKind::System {
@@ -692,6 +705,9 @@ pub fn flag_layer(args: &GateArgs) -> Result<Layer, ConfigError> {
     if args.readonly {
         layer.readonly = Some((true, Origin::Flag("--readonly")));
     }
+    if args.readonly_rules {
+        layer.readonly_rules = Some((true, Origin::Flag("--readonly-rules")));
+    }
     for (values, name) in [(&args.write, "--write"), (&args.deny_read, "--deny-read")] {
         for value in values {
             let origin = Origin::Flag(name);
@@ -749,6 +765,7 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
             deny: DenyRules::new(),
             compound: false,
             readonly: false,
+            readonly_rules: false,
         },
         shell: None,
         audit_log: AuditLog::Default,
@@ -835,6 +852,17 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
                 }
                 *slot = on;
             }
+        }
+        // This one narrows what runs unasked: under a lock it can be turned on, not off.
+        if let Some((on, origin)) = layer.readonly_rules {
+            if locked && !on && s.policy.readonly_rules {
+                return Err(refuse(
+                    &origin,
+                    "readonly_rules",
+                    "read-only rules stay limited to read-only commands",
+                ));
+            }
+            s.policy.readonly_rules = on;
         }
         if let Some((log, origin)) = layer.audit_log {
             if locked && (log == AuditLog::Off || (locked_audit_log && log != s.audit_log)) {

@@ -147,7 +147,19 @@ pub fn explain(decision: &Decision, policy: &Policy, command: Option<&CommandTex
                         describe_char(ch)
                     ),
                     None if policy.allow.is_empty() => "there are no allow rules".to_owned(),
-                    None => "no allow rule matches it".to_owned(),
+                    None => match policy.allow.find(c.as_str()) {
+                        Some((rule, _)) if policy.readonly_rules => {
+                            let why_not = crate::policy::readonly::check(c.as_str())
+                                .err()
+                                .map_or_else(String::new, |e| format!(" ({e})"));
+                            format!(
+                                "the allow rule `{}` is a read-only command, and with readonly_rules such a \
+                                 rule allows only commands that only read; this one does not{why_not}",
+                                display(rule)
+                            )
+                        }
+                        _ => "no allow rule matches it".to_owned(),
+                    },
                 },
             };
             plain(
@@ -192,7 +204,7 @@ fn compound_why(policy: &Policy, text: &str) -> String {
             .to_owned();
     };
     let alone = |part: &str| {
-        policy.allow.find(part).is_some()
+        crate::policy::find_rule(policy, part).is_some()
             || (policy.readonly && crate::policy::readonly::read_only(part).is_some())
     };
     match parts.iter().find(|p| !alone(p)) {
@@ -269,6 +281,7 @@ mod tests {
             deny: DenyRules::new(),
             compound: false,
             readonly: false,
+            readonly_rules: false,
         };
         for r in allow {
             p.allow.add(r, Origin::Flag("--allow")).unwrap();

@@ -97,6 +97,11 @@ pub const GATE_OPTIONS: &[OptionSpec] = &[
         help: "ask: also allow commands of the read-only preset (ls, cat, grep, git status, ... with argument checks) without asking",
     },
     OptionSpec {
+        name: "--readonly-rules",
+        value: None,
+        help: "ask: an allow rule that is itself a read-only command (git diff, find, sed -n) allows only commands that pass the read-only checks too",
+    },
+    OptionSpec {
         name: "--write",
         value: Some("PATH"),
         help: "safe: also allow writing under PATH (repeatable; the workspace, /tmp, $TMPDIR and /dev/shm always are)",
@@ -227,6 +232,7 @@ pub struct GateArgs {
     pub no_tty: bool,
     pub compound: bool,
     pub readonly: bool,
+    pub readonly_rules: bool,
     pub write: Vec<OsString>,
     pub deny_read: Vec<OsString>,
     pub net: bool,
@@ -774,6 +780,7 @@ fn take_gate_long_option(
                 "--no-tty" => gate.no_tty = true,
                 "--compound" => gate.compound = true,
                 "--readonly" => gate.readonly = true,
+                "--readonly-rules" => gate.readonly_rules = true,
                 "--net" => gate.net = true,
                 "--best-effort" => gate.best_effort = true,
                 "--unix-sockets" => gate.unix_sockets = true,

@@ -59,6 +59,15 @@ const MODES: [(&str, &[&str]); 4] = [
     ("--compound --readonly", &["--compound", "--readonly"]),
 ];
 
+/// The modes a `rule-limit` case must be refused in: its rule held to reading.
+const NARROWED_MODES: [(&str, &[&str]); 2] = [
+    ("--readonly-rules", &["--readonly-rules"]),
+    (
+        "--compound --readonly-rules",
+        &["--compound", "--readonly-rules"],
+    ),
+];
+
 /// Each family and the file it lives in. A family needs a test below; the well-formedness
 /// test checks that this list and the files agree.
 const FAMILIES: [(Corpus, &str); 26] = [
@@ -1351,6 +1360,27 @@ fn check_case(case: &Case, user: User, templates: &Templates) -> CaseReport {
                         "not refused (expected exit 126 and `gate: refused`)"
                     };
                     failures.push(format!("{what} [{mode}]\n{}", shown(&observed)));
+                }
+            }
+            // What the rule covers by the seeds' prefix rule, `--readonly-rules` holds to
+            // reading: every step that would write or run a program is refused.
+            if case.expect == Expect::RuleLimit {
+                for (mode, flags) in NARROWED_MODES {
+                    let setting = Setting {
+                        level: "ask",
+                        flags,
+                        allow: &case.rules,
+                        deny: &[],
+                    };
+                    let workspace = Workspace::new(case, templates);
+                    let observed = run_case(case, user, &workspace, &setting);
+                    if observed.effect || !observed.steps.iter().any(Finished::refused) {
+                        failures.push(format!(
+                            "BYPASS: --readonly-rules did not hold the rule to reading \
+                             [{mode}]\n{}",
+                            shown(&observed)
+                        ));
+                    }
                 }
             }
         }

@@ -646,6 +646,51 @@ fn the_read_only_preset_runs_reads_unasked_only_when_turned_on() {
     out.assert_refused();
 }
 
+/// `--readonly-rules`: the allow rule `git diff` (a read-only command) still runs `git
+/// diff --stat`, but `git diff --output=FILE` (which writes) is asked about and, with no
+/// approver, refused; without the setting the seeds' prefix rule runs it.
+#[test]
+fn readonly_rules_keep_a_read_only_rule_to_reading() {
+    let env = TestEnv::new();
+    let git = require_program("git");
+    let status = std::process::Command::new(&git)
+        .args(["init", "-q"])
+        .current_dir(&env.work)
+        .env("HOME", &env.home)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let allow = ["--allow", "git diff"];
+    env.gate()
+        .args(NO_CONFIG)
+        .args(allow)
+        .args(["--readonly-rules", "-c", "git diff --stat"])
+        .env("HOME", &env.home)
+        .run()
+        .assert_code(0);
+    let written = env.file("PWNED");
+    let out = env
+        .gate()
+        .args(NO_CONFIG)
+        .args(allow)
+        .args(["--readonly-rules", "-c", "git diff --output=PWNED"])
+        .env("HOME", &env.home)
+        .run();
+    assert_absent(&written, &out);
+    out.assert_refused()
+        .assert_stderr_contains("the option `--output` writes the output to a file");
+    // The control: the seeds' rule alone runs it.
+    let out = env
+        .gate()
+        .args(NO_CONFIG)
+        .args(allow)
+        .args(["-c", "git diff --output=PWNED"])
+        .env("HOME", &env.home)
+        .run();
+    out.assert_code(0);
+    assert!(written.exists(), "{}", out.report());
+}
+
 /// `--compound` runs `a && b` when each part is allowed, and refuses (no approver) as
 /// soon as one part is not: nothing of it runs.
 #[test]

@@ -194,6 +194,28 @@ fn a_locked_configuration_can_still_be_tightened() {
     );
 }
 
+/// `readonly_rules` narrows what runs unasked: a locked system file that turns it on
+/// cannot have it turned off by a user file; a locked file without it can have it
+/// turned on.
+#[test]
+fn readonly_rules_can_be_turned_on_under_a_lock_but_not_off() {
+    let sys = System::new(Some(&format!("{LOCKED}readonly_rules = true\n")));
+    sys.user_config("readonly_rules = false\n");
+    let out = sys.gate(&["-c", "echo ok"], &[]);
+    assert_eq!(code(&out), 125, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("readonly_rules") && stderr(&out).contains("locks"),
+        "{}",
+        stderr(&out)
+    );
+    let sys = System::new(Some(LOCKED));
+    sys.user_config("readonly_rules = true\n");
+    let out = sys.gate(&["-c", "echo ok"], &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = sys.gate(&["--readonly-rules", "-c", "echo ok"], &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}
+
 #[test]
 fn the_system_deny_rules_hold_under_every_layer() {
     let sys = System::new(Some(LOCKED));

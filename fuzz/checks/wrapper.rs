@@ -65,15 +65,28 @@ pub fn check(data: &[u8]) {
 fn check_startup(text: &str) {
     for args in [["-c", "-l", text].as_slice(), &["-lc", text], &["-c", text]] {
         let call = wrapper::startup(args);
-        assert_eq!(wrapper::startup(args), call, "startup({args:?}) is not deterministic");
+        assert_eq!(
+            wrapper::startup(args),
+            call,
+            "startup({args:?}) is not deterministic"
+        );
         let Some(call) = call else {
             continue;
         };
         if let Some(path) = call.snapshot() {
             let home = call.home.expect("a snapshot path has a home");
-            assert!(is_slice_of(path, text), "{args:?}: {path:?} is not part of the text");
-            assert!(!has_dot_component(path), "{args:?}: {path:?} has a . or .. component");
-            assert!(path.starts_with(home) && home.starts_with('/'), "{args:?}: {home:?}");
+            assert!(
+                is_slice_of(path, text),
+                "{args:?}: {path:?} is not part of the text"
+            );
+            assert!(
+                !has_dot_component(path),
+                "{args:?}: {path:?} has a . or .. component"
+            );
+            assert!(
+                path.starts_with(home) && home.starts_with('/'),
+                "{args:?}: {home:?}"
+            );
         }
         if let wrapper::StartupAnswer::CheckStub(path) = call.answer {
             assert_eq!(text, format!("set -e; . \"{path}\""), "{args:?}");

@@ -17,6 +17,10 @@ pub struct Policy {
     pub compound: bool,
     /// Allow the read-only preset's commands without asking.
     pub readonly: bool,
+    /// An allow rule that is itself a read-only command (the preset allows its text:
+    /// `git diff`, `find`, `sed -n`) allows only commands that pass the preset's checks
+    /// too (`git diff --output=x` is asked about).
+    pub readonly_rules: bool,
 }
 
 /// What an approver allowed earlier in the session: exact commands (trimmed text) and
@@ -217,10 +221,31 @@ fn decide_without_text(policy: &Policy, request: Request<'_>) -> Decision {
     }
 }
 
+/// The allow rule that allows `text`: the longest that matches it, passing over, with
+/// [`Policy::readonly_rules`], a read-only rule when `text` itself is not read-only.
+pub fn find_rule<'p>(policy: &'p Policy, text: &str) -> Option<(&'p str, &'p Origin)> {
+    if !policy.readonly_rules {
+        return policy.allow.find(text);
+    }
+    let mut text_reads_only = None;
+    policy.allow.find_where(text, |rule| {
+        !is_read_only_rule(rule)
+            || *text_reads_only.get_or_insert_with(|| super::readonly::read_only(text).is_some())
+    })
+}
+
+/// Whether an allow rule is a read-only command, by itself (`git diff`, `find`) or with
+/// one more operand (`sed -n`, `grep -r`, which need a script or a pattern): its text, or
+/// its text and ` p`, passes the read-only preset.
+pub fn is_read_only_rule(rule: &str) -> bool {
+    super::readonly::read_only(rule).is_some()
+        || super::readonly::read_only(&format!("{rule} p")).is_some()
+}
+
 /// What allows one simple command's text on its own at `ask`: an allow rule, the
 /// read-only preset (when on), or a remembered approval.
 fn alone(policy: &Policy, remembered: &Remembered, text: &str) -> Option<Allowed> {
-    if let Some((rule, origin)) = policy.allow.find(text) {
+    if let Some((rule, origin)) = find_rule(policy, text) {
         return Some(Allowed::Rule {
             rule: rule.into(),
             origin: origin.clone(),
@@ -246,6 +271,7 @@ mod tests {
             deny: DenyRules::new(),
             compound: false,
             readonly: false,
+            readonly_rules: false,
         };
         for r in allow {
             p.allow.add(r, Origin::Flag("--allow")).unwrap();
@@ -529,6 +555,124 @@ mod tests {
             decide_text(&p, "git status && rm x"),
             Decision::Deny(_)
         ));
+    }
+
+    fn narrowed(allow: &[&str]) -> Policy {
+        Policy {
+            readonly_rules: true,
+            ..policy(Level::Ask, allow, &[])
+        }
+    }
+
+    #[test]
+    fn readonly_rules_keep_a_read_only_rule_to_read_only_commands() {
+        let allow = [
+            "git diff",
+            "find",
+            "sed -n",
+            "rg",
+            "cargo test",
+            "git commit",
+        ];
+        let p = narrowed(&allow);
+        let plain = policy(Level::Ask, &allow, &[]);
+        for allowed in [
+            "git diff",
+            "git diff --stat HEAD~1",
+            "find . -name '*.rs'",
+            "sed -n 1,5p README.md",
+            "rg -n parser src",
+            // Rules that are not read-only commands are untouched.
+            "cargo test --release",
+            "git commit -m wip",
+        ] {
+            assert!(
+                matches!(
+                    decide_text(&p, allowed),
+                    Decision::Allow(Allowed::Rule { .. })
+                ),
+                "{allowed}"
+            );
+        }
+        for asked in [
+            "git diff --output=PWNED",
+            "git diff --ext-diff",
+            "find . -delete",
+            "find . -fprint out",
+            "sed -n '1e touch PWNED' f",
+            "sed -n 'w out' f",
+            "rg --pre sh x",
+        ] {
+            assert_eq!(decide_text(&p, asked), Decision::Ask, "{asked}");
+            // Without the setting the seeds' prefix rule allows each of them.
+            assert!(
+                matches!(decide_text(&plain, asked), Decision::Allow(_)),
+                "{asked}"
+            );
+        }
+        for rule in [
+            "git diff",
+            "git log -p",
+            "find",
+            "sed -n",
+            "grep -r",
+            "rg",
+            "cat",
+        ] {
+            assert!(is_read_only_rule(rule), "{rule}");
+        }
+        for rule in [
+            "git",
+            "sed -i",
+            "sed",
+            "find -delete",
+            "cargo test",
+            "rm",
+            "./sed -n",
+        ] {
+            assert!(!is_read_only_rule(rule), "{rule}");
+        }
+        // A broader rule that is not read-only still allows what it covers.
+        let p = narrowed(&["git diff", "git"]);
+        assert!(matches!(
+            decide_text(&p, "git diff --output=x"),
+            Decision::Allow(Allowed::Rule { rule, .. }) if &*rule == "git"
+        ));
+        // In compound mode every part is held to the same.
+        let p = with(narrowed(&["git diff", "ls"]), true, false);
+        assert_eq!(decide_text(&p, "ls && git diff --output=x"), Decision::Ask);
+        assert!(matches!(
+            decide_text(&p, "ls && git diff --stat"),
+            Decision::Allow(Allowed::Compound { .. })
+        ));
+    }
+
+    proptest::proptest! {
+        /// With readonly_rules, a read-only rule allows only read-only commands.
+        #[test]
+        fn a_read_only_rule_allows_only_read_only_commands(
+            program in proptest::sample::select(vec![
+                "git diff", "git log", "git grep", "find", "sed -n", "rg", "grep", "sort",
+            ]),
+            args in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "-n", "--output=x", "-O", "less", "-exec", "rm", "{}", "+", "-delete",
+                    "--pre", "sh", "1e", "'1e touch x'", "w", "-o", "out", "--ext-diff",
+                    "-c", "core.pager=sh", "--textconv", "src", "*.rs", "-fprint", "-i",
+                ]),
+                0..5,
+            ),
+        ) {
+            let text = std::iter::once(program).chain(args).collect::<Vec<_>>().join(" ");
+            let p = narrowed(&[program]);
+            if let Decision::Allow(Allowed::Rule { rule, .. }) = decide_text(&p, &text) {
+                proptest::prop_assert!(
+                    !is_read_only_rule(&rule)
+                        || super::super::readonly::read_only(&text).is_some(),
+                    "{text} allowed by the read-only rule {rule}"
+                );
+            }
+        }
     }
 
     proptest::proptest! {

@@ -17,7 +17,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
 use std::sync::Arc;
 
-pub use decide::{Allowed, Decision, Denied, Policy, Remembered, Request, decide};
+pub use decide::{Allowed, Decision, Denied, Policy, Remembered, Request, decide, find_rule};
 pub use deny::{DenyMatch, DenyRules};
 pub use rules::{
     AllowRules, RuleError, SHELL_CHARS, allow_rule_matches, describe_char, first_shell_char,

@@ -234,6 +234,9 @@ enum GitSub {
     Plain,
     /// Only the listing options of `git branch`.
     Branch,
+    /// As [`GitSub::Plain`], and no `-O` (`--open-files-in-pager`) in any short
+    /// option cluster.
+    Grep,
 }
 
 /// Whether a long option takes a value.
@@ -415,6 +418,15 @@ static ENTRIES: &[Entry] = &[
         "Lists the files in the index and working tree."
     ),
     git!("git blame", "Shows who last changed each line of a file."),
+    Entry {
+        name: "git grep",
+        reason: "Searches the tracked files (or a revision) for a pattern.",
+        refused: "`-O`/`--open-files-in-pager` (runs the pager, or the program given, on \
+                  the files found), also inside a cluster of short options (`-iO`); and the \
+                  options refused for every git entry.",
+        globs: Globs::NotAsOption,
+        check: Check::Git(GitSub::Grep),
+    },
     any!("which", "Prints where a program is found on PATH."),
     any!(
         "type",
@@ -983,8 +995,12 @@ const GIT_GLOBAL_REFUSED: [(&str, &str); 8] = [
 
 /// Options refused after the subcommand, with any abbreviation (`--out`), since git
 /// accepts unique abbreviations for many subcommands.
-const GIT_SUB_REFUSED: [(&str, &str); 4] = [
+const GIT_SUB_REFUSED: [(&str, &str); 5] = [
     ("output", "writes the output to a file"),
+    (
+        "open-files-in-pager",
+        "runs the pager, or the program given, on the files found",
+    ),
     (
         "ext-diff",
         "runs the external diff program named in the configuration",
@@ -1623,9 +1639,39 @@ fn check_git(args: &[Word]) -> Result<&'static Entry, NotReadOnly> {
     let rest = &args[at + 1..];
     match entry.check {
         Check::Git(GitSub::Branch) => parse_options(entry, &GIT_BRANCH, rest).map(drop),
+        Check::Git(GitSub::Grep) => {
+            check_git_words(entry, rest).and_then(|()| check_git_grep_short(entry, rest))
+        }
         _ => check_git_words(entry, rest),
     }
     .map(|()| entry)
+}
+
+/// `git grep`'s short options: `-O` in a cluster, unless a letter before it takes the
+/// rest of the word as its value (`-e`, `-f`, `-A`, `-B`, `-C`, `-m`). A word that is the
+/// value of the option before it is checked too, so `-e -O` is asked about.
+fn check_git_grep_short(entry: &Entry, rest: &[Word]) -> Result<(), NotReadOnly> {
+    for word in rest {
+        let Some(cluster) = word.text.strip_prefix('-') else {
+            continue;
+        };
+        if cluster.starts_with('-') {
+            continue;
+        }
+        for c in cluster.chars() {
+            if c == 'O' {
+                return Err(entry.refuse(format!(
+                    "`git grep`: `-O` in `{}` runs the pager, or the program given, on \
+                     the files found",
+                    word.text
+                )));
+            }
+            if "efABCm".contains(c) {
+                break;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Every word after the subcommand: no refused option or abbreviation of one, wherever
@@ -1796,6 +1842,10 @@ mod tests {
         ("git diff --output-indicator-new=+", "git diff"),
         ("git diff -- src/*.rs", "git diff"),
         ("git show HEAD", "git show"),
+        ("git grep -n parser src", "git grep"),
+        ("git grep -e -x -- '*.rs'", "git grep"),
+        ("git grep -eO src", "git grep"),
+        ("git grep --no-index -i todo", "git grep"),
         ("git show HEAD~1:README.md", "git show"),
         ("git show HEAD^", "git show"),
         ("git show --stat --no-notes", "git show"),
@@ -1908,6 +1958,13 @@ mod tests {
 
     /// Commands the preset refuses, each with a word its reason must contain.
     const REFUSED: &[(&str, &str)] = &[
+        ("git grep -O x", "-O"),
+        ("git grep -Oless x", "-O"),
+        ("git grep -iO x", "-O"),
+        ("git grep -e x -O", "-O"),
+        ("git grep --open-files-in-pager=vi x", "open-files-in-pager"),
+        ("git grep --open x", "open-files-in-pager"),
+        ("git grep --output=f x", "output"),
         // Not one command, or no command at all.
         ("", "empty"),
         ("   ", "empty"),
@@ -2092,7 +2149,7 @@ mod tests {
         ("git push", "not in"),
         ("git commit -m x", "not in"),
         ("git checkout x", "not in"),
-        ("git grep x", "not in"),
+        ("git gc", "not in"),
         ("git config core.pager", "not in"),
         ("git stash", "not in"),
         ("git help log", "not in"),

@@ -221,14 +221,24 @@ impl AllowRules {
 
     /// The most specific (longest) rule that the command matches.
     pub fn find(&self, command: &str) -> Option<(&str, &Origin)> {
+        self.find_where(command, |_| true)
+    }
+
+    /// The most specific (longest) rule that the command matches and `accept` takes.
+    pub fn find_where(
+        &self,
+        command: &str,
+        mut accept: impl FnMut(&str) -> bool,
+    ) -> Option<(&str, &Origin)> {
         if self.by_text.is_empty() || first_unmatchable_char(command).is_some() {
             return None;
         }
         let command = trim_blanks(command);
-        let lookup = |candidate: &str| {
+        let mut lookup = |candidate: &str| {
             self.by_text
                 .get_key_value(candidate)
                 .map(|(k, origin)| (&**k, origin))
+                .filter(|(k, _)| accept(k))
         };
         if let Some(found) = lookup(command) {
             return Some(found);
