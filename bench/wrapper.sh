@@ -50,3 +50,32 @@ a = r["bash -c WRAPPED"]["median"]
 b = r["gate -c WRAPPED"]["median"]
 print(f"median: bash {a*1e3:.3f} ms, gate {b*1e3:.3f} ms: {b/a:.2f}x")
 PY
+
+# Codex with its shell snapshot: the shim as the session shell, the wrapper execs the
+# shim again, which judges `true` (the outer gate delegates). Against bash running the
+# same wrapper with /bin/bash in the shim's place. Settings from the user file (a shim
+# takes no options).
+shims="$scratch/gate-bash-shims"
+mkdir -p "$shims" "$XDG_CONFIG_HOME/gate" "$HOME/.codex/shell_snapshots"
+ln -s "$gate" "$shims/bash"
+printf 'level = "ask"\nallow = ["true"]\nshell = "/bin/bash"\n[approval]\ntty = false\n[audit]\nlog = "off"\n' \
+    > "$XDG_CONFIG_HOME/gate/config.toml"
+csnap="$HOME/.codex/shell_snapshots/0199a213-81c0-7800-8aa1-bbab2a035a53.1764480000123456789.sh"
+# gate answers Codex's capture (prints its stub), as Codex would then write the file.
+"$shims/bash" -lc "echo '# Snapshot file'" > "$csnap"
+codex() { printf "if . '%s' >/dev/null 2>&1; then :; fi\n\nexec '%s' -c 'true'" "$csnap" "$1"; }
+[ "$("$shims/bash" -c "$(codex "$shims/bash")"; echo $?)" = 0 ] \
+    || { echo "bench/wrapper.sh: gate did not run Codex's wrapped command" >&2; exit 1; }
+q() { printf '%s' "$1" | sed "s/'/'\\\\''/g"; }
+hyperfine --warmup 100 --runs "${RUNS:-1000}" -N \
+    --export-json "$out/wrapper-codex.json" --export-markdown "$out/wrapper-codex.md" \
+    -n 'bash -c CODEX' "/bin/bash -c '$(q "$(codex /bin/bash)")'" \
+    -n 'shim -c CODEX' "$shims/bash -c '$(q "$(codex "$shims/bash")")'"
+
+python3 - "$out/wrapper-codex.json" <<'PY'
+import json, sys
+r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
+a = r["bash -c CODEX"]["median"]
+b = r["shim -c CODEX"]["median"]
+print(f"Codex median: bash {a*1e3:.3f} ms, gate twice {b*1e3:.3f} ms: {b/a:.2f}x")
+PY

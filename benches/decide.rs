@@ -88,6 +88,37 @@ fn bench_decide(c: &mut Criterion) {
             )
         })
     });
+    // readonly_rules: a read-only rule matched by a long git diff (the rule and the
+    // command both go through the read-only checks), at 10,000 allow rules.
+    let mut p = policy(10_000, &[]);
+    p.allow.add("git diff", Origin::BuiltIn).unwrap();
+    p.readonly_rules = true;
+    let paths: String = (0..60)
+        .map(|i| format!(" src/module{i}/file{i}.rs"))
+        .collect();
+    let diff = CommandText::new(format!("git diff --stat --color=never HEAD~3 --{paths}"));
+    assert!(diff.as_str().len() > 1000);
+    for (name, command) in [
+        ("readonly-rules-hit/1KB", &diff),
+        (
+            "readonly-rules-hit/short",
+            &CommandText::new("git diff --stat"),
+        ),
+    ] {
+        assert!(matches!(
+            decide(&p, &remembered, Request::Command(command)),
+            gate::policy::Decision::Allow(_)
+        ));
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                decide(
+                    black_box(&p),
+                    &remembered,
+                    Request::Command(black_box(command)),
+                )
+            })
+        });
+    }
     group.finish();
 }
 
