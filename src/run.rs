@@ -356,59 +356,13 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
 /// start-up files and hold text of the moment, so they cannot be checked; a forged one
 /// gets an empty snapshot, nothing more.)
 fn agent_startup(target: &Target, settings: &Settings) -> Option<i32> {
-    use crate::policy::wrapper::StartupAnswer;
-    let Target::Shell { args, .. } = target else {
-        return None;
-    };
-    if !matches!(
-        settings.policy.level,
-        crate::policy::Level::Ask | crate::policy::Level::Safe
-    ) {
-        return None;
-    }
-    let call = crate::agents::startup(args, &var)?;
-    let (text, reason) = match call.answer {
-        StartupAnswer::WriteStub(path) => (
-            format!("({}: {path})", call.kind),
-            format!(
-                "{}: gate wrote an empty snapshot to {path} and ran nothing",
-                call.kind
-            ),
-        ),
-        StartupAnswer::PrintStub => (
-            format!("({})", call.kind),
-            format!(
-                "{}: gate printed an empty snapshot and ran nothing",
-                call.kind
-            ),
-        ),
-        StartupAnswer::CheckStub(path) => (
-            format!("({}: {path})", call.kind),
-            format!(
-                "{}: {path} is gate's empty snapshot; nothing was run",
-                call.kind
-            ),
-        ),
-    };
-    let judged = Judged {
-        kind: "agent-startup",
-        text: Some(CommandText::new(text)),
-        wrapper: None,
-        execs_gate: false,
-    };
+    let (call, judged, e) = recognise_startup(target, settings)?;
     let trail = Trail {
         settings,
         judged: &judged,
         call_id: std::cell::OnceCell::new(),
         file: std::cell::RefCell::new(None),
         sandbox: std::cell::RefCell::new(None),
-    };
-    let e = Explanation {
-        decided_by: "agent-startup",
-        rule: None,
-        rule_origin: None,
-        matched: None,
-        reason,
     };
     Some(match crate::agents::answer_startup(&call) {
         Ok(()) => {
@@ -428,6 +382,62 @@ fn agent_startup(target: &Target, settings: &Settings) -> Option<i32> {
             fail(format!("{why}; nothing was run"))
         }
     })
+}
+
+/// The start-up call `target` is, at a level where gate answers it: the call, what is
+/// recorded for it, and why.
+fn recognise_startup<'t>(
+    target: &'t Target,
+    settings: &Settings,
+) -> Option<(crate::policy::wrapper::StartupCall<'t>, Judged, Explanation)> {
+    use crate::policy::wrapper::StartupAnswer;
+    let Target::Shell { args, .. } = target else {
+        return None;
+    };
+    if !matches!(
+        settings.policy.level,
+        crate::policy::Level::Ask | crate::policy::Level::Safe
+    ) {
+        return None;
+    }
+    let call = crate::agents::startup(args, &var)?;
+    let (text, reason) = match call.answer {
+        StartupAnswer::WriteStub(path) => (
+            format!("({}: {path})", call.kind),
+            format!(
+                "{}: gate writes an empty snapshot to {path} and runs nothing",
+                call.kind
+            ),
+        ),
+        StartupAnswer::PrintStub => (
+            format!("({})", call.kind),
+            format!(
+                "{}: gate prints an empty snapshot and runs nothing",
+                call.kind
+            ),
+        ),
+        StartupAnswer::CheckStub(path) => (
+            format!("({}: {path})", call.kind),
+            format!(
+                "{}: {path} is gate's empty snapshot; nothing is run",
+                call.kind
+            ),
+        ),
+    };
+    let judged = Judged {
+        kind: "agent-startup",
+        text: Some(CommandText::new(text)),
+        wrapper: None,
+        execs_gate: false,
+    };
+    let e = Explanation {
+        decided_by: "agent-startup",
+        rule: None,
+        rule_origin: None,
+        matched: None,
+        reason,
+    };
+    Some((call, judged, e))
 }
 
 /// The store of remembered approvals for a session, in the private directory.
@@ -803,6 +813,17 @@ fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
+    if let Some((_, judged, e)) = recognise_startup(target, &settings) {
+        return check_report(
+            &settings,
+            &judged,
+            &e,
+            "allow",
+            ("run", "gate would answer it itself and run nothing"),
+            0,
+            json,
+        );
+    }
     let judged = Judged::of(target, inv.gate == invocation::GateArgs::default());
     let mut decision = decide(&settings.policy, &Remembered::new(), judged.request());
     if decision == Decision::Ask {
@@ -839,6 +860,27 @@ fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
         _ if matches!(decision, Decision::Ask) => 1,
         _ => 2,
     };
+    check_report(
+        &settings,
+        &judged,
+        &e,
+        decision.kind(),
+        (outcome, outcome_text),
+        status,
+        json,
+    )
+}
+
+/// Print `gate check`'s report; the exit status is `status` unless stdout fails.
+fn check_report(
+    settings: &Settings,
+    judged: &Judged,
+    e: &Explanation,
+    decision: &str,
+    (outcome, outcome_text): (&str, &str),
+    status: i32,
+    json: bool,
+) -> i32 {
     let command = judged.text.as_ref().map(CommandText::as_str).unwrap_or("");
     let text = if json {
         let value = serde_json::json!({
@@ -847,7 +889,7 @@ fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
             "exact": judged.text.as_ref().is_none_or(CommandText::is_exact),
             "level": settings.policy.level.as_str(),
             "level_origin": settings.policy.level_origin.to_string(),
-            "decision": decision.kind(),
+            "decision": decision,
             "decided_by": e.decided_by,
             "rule": e.rule,
             "rule_origin": e.rule_origin,
@@ -865,7 +907,7 @@ fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
             "level:    {} (from {})\n",
             settings.policy.level, settings.policy.level_origin
         ));
-        t.push_str(&format!("decision: {}\n", decision.kind()));
+        t.push_str(&format!("decision: {decision}\n"));
         t.push_str(&format!("reason:   {}\n", e.reason));
         t.push_str(&format!("outcome:  {outcome_text}\n"));
         if let Some(lock) = &settings.locked_by {

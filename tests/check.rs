@@ -216,3 +216,40 @@ fn check_writes_no_audit_record() {
         .assert_code(0);
     assert!(env.default_audit_log().exists(), "a run wrote no audit log");
 }
+
+/// An agent's start-up call is reported as gate answers it at `ask` and `safe`, and
+/// checking it writes nothing: no snapshot file appears. At `full` it is an ordinary
+/// command.
+#[test]
+fn check_reports_an_agents_start_up_call_without_answering_it() {
+    let env = TestEnv::new();
+    let snapshot = env
+        .home
+        .join(".claude/shell-snapshots/snapshot-bash-1788557415117-j0hu0n.sh");
+    let script = format!(
+        "SNAPSHOT_FILE={}\necho \"# Snapshot file\" >| \"$SNAPSHOT_FILE\"\n",
+        snapshot.display()
+    );
+    let (value, out) = check_json(&env, &["--level", "ask", "-c", "-l", &script]);
+    out.assert_code(0);
+    assert_eq!(value["decision"], "allow", "{value}");
+    assert_eq!(value["decided_by"], "agent-startup", "{value}");
+    assert_eq!(value["kind"], "agent-startup", "{value}");
+    assert!(!snapshot.exists(), "gate check wrote the snapshot");
+    let out = check(
+        &env,
+        &["--level", "safe", "-lc", "echo '# Snapshot file'\n"],
+    );
+    out.assert_code(0)
+        .assert_stdout_contains("decision: allow\n")
+        .assert_stdout_contains("codex/snapshot-capture: gate prints an empty snapshot")
+        .assert_stdout_contains("gate would answer it itself and run nothing");
+    assert!(
+        !out.stdout().contains("# Written by gate"),
+        "{}",
+        out.report()
+    );
+    let (value, out) = check_json(&env, &["--level", "full", "-c", "-l", &script]);
+    out.assert_code(0);
+    assert_eq!(value["decided_by"], "level", "{value}");
+}
