@@ -162,6 +162,22 @@ pub fn explain(decision: &Decision, policy: &Policy, command: Option<&CommandTex
                     },
                 },
             };
+            // With the preset on, say why it did not allow a simple command either.
+            let why = match command {
+                Some(c)
+                    if policy.readonly
+                        && c.is_exact()
+                        && first_unmatchable_char(c.as_str()).is_none() =>
+                {
+                    match crate::policy::readonly::check(c.as_str()) {
+                        Err(e) => {
+                            format!("{why}, and the read-only preset does not allow it ({e})")
+                        }
+                        Ok(_) => why,
+                    }
+                }
+                _ => why,
+            };
             plain(
                 "none",
                 format!("{why}, so level \"{level}\" (from {level_origin}) needs an approver"),
@@ -303,6 +319,32 @@ mod tests {
         assert_eq!(display("a\nb\tc"), "a\\nb\\tc");
         let long = "x".repeat(500);
         assert_eq!(display(&long).chars().count(), SHOWN_CHARS + 1);
+    }
+
+    #[test]
+    fn an_ask_says_why_the_preset_and_a_read_only_rule_did_not_allow_it() {
+        let mut p = policy(Level::Ask, &["git diff"], &[]);
+        p.readonly = true;
+        let e = explain_text(&p, "sort -o out f");
+        assert_eq!(e.decided_by, "none");
+        assert!(
+            e.reason
+                .contains("the read-only preset does not allow it (`sort`: the option `-o`"),
+            "{}",
+            e.reason
+        );
+        // Shell syntax is explained as such; the preset is not mentioned.
+        assert!(!explain_text(&p, "ls; rm x").reason.contains("preset"));
+        p.readonly = false;
+        p.readonly_rules = true;
+        let e = explain_text(&p, "git diff --output=x");
+        assert!(
+            e.reason
+                .contains("the allow rule `git diff` is a read-only command")
+                && e.reason.contains("--output"),
+            "{}",
+            e.reason
+        );
     }
 
     #[test]
