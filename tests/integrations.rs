@@ -1293,12 +1293,7 @@ fn codex_snapshot(m: &Machine, shell: &Path) -> Result<PathBuf, Done> {
         .run()
         .code(0);
     let temporary = dir.join(format!("{id}.tmp-{nanos}"));
-    let check = m
-        .process(shell)
-        .arg0(shell)
-        .args(["-c", &format!("set -e; . \"{}\"", temporary.display())])
-        .detached()
-        .run();
+    let check = codex_c(m, shell, &codex_check_script(&temporary)).run();
     if check.status.code() != Some(0) {
         return Err(check);
     }
@@ -1307,15 +1302,25 @@ fn codex_snapshot(m: &Machine, shell: &Path) -> Result<PathBuf, Done> {
     Ok(snapshot)
 }
 
+/// `[SHELL, "-c", TEXT]` as Codex runs it: argv0 the path, detached, stdin /dev/null.
+fn codex_c(m: &Machine, shell: &Path, text: &str) -> Proc {
+    m.process(shell)
+        .arg0(shell)
+        .args(["-c", text])
+        .detached()
+        .stdin(In::Null)
+}
+
+/// Codex's check of the snapshot file it wrote.
+fn codex_check_script(file: &Path) -> String {
+    format!("set -e; . \"{}\"", file.display())
+}
+
 /// `[SHELL, "-lc", CMD]` as Codex runs it with its snapshot on: wrapped, and SHELL the
 /// shell it execs (the session's shell, here the shim itself).
 fn codex_wrapped(m: &Machine, shell: &Path, snapshot: &Path, command: &str) -> Proc {
     let text = codex_wrapper(snapshot.to_str().unwrap(), shell.to_str().unwrap(), command);
-    m.process(shell)
-        .arg0(shell)
-        .args(["-c", &text])
-        .detached()
-        .stdin(In::Null)
+    codex_c(m, shell, &text)
 }
 
 /// Codex with its `shell_snapshot` on (the default), its login shell the bash shim: gate
@@ -1402,13 +1407,7 @@ fn codex_cli_forged_snapshots_and_shells_gain_nothing() {
         .code(0)
         .stdout_is("hello\n");
     let text = codex_wrapper(snapshot.to_str().unwrap(), "/bin/bash", "echo hello");
-    let system = |text: &str| {
-        m.process(&shell)
-            .arg0(&shell)
-            .args(["-c", text])
-            .detached()
-            .run()
-    };
+    let system = |text: &str| codex_c(&m, &shell, text).run();
     system(&text).code(0).stdout_is("hello\n");
     let audit = m.audit();
     assert_eq!(audit.last().unwrap()["decided_by"], "rule", "{audit:?}");
@@ -1448,21 +1447,12 @@ fn codex_cli_forged_snapshots_and_shells_gain_nothing() {
         format!("# Snapshot file\ntouch {}/checked\n", m.t.home.display()),
     )
     .unwrap();
-    let out = m
-        .process(&shell)
-        .arg0(&shell)
-        .args(["-c", &format!("set -e; . \"{}\"", temporary.display())])
-        .detached()
-        .run();
+    let out = system(&codex_check_script(&temporary));
     out.refused().stderr_has("refused `set -e;");
     assert_missing(&m.t.home.join("checked"), &out);
     // The control: the stub is checked without running anything.
     fs::write(&temporary, wrapper::SNAPSHOT_STUB).unwrap();
-    m.process(&shell)
-        .arg0(&shell)
-        .args(["-c", &format!("set -e; . \"{}\"", temporary.display())])
-        .detached()
-        .run()
+    system(&codex_check_script(&temporary))
         .code(0)
         .stdout_is("")
         .stderr_empty();
