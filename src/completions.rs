@@ -25,13 +25,13 @@ pub fn script(shell: &str) -> Option<String> {
 /// that cannot be written).
 pub fn run(shell: &str) -> i32 {
     match script(shell) {
-        Some(text) => crate::run::print_out(&text),
+        Some(text) => crate::output::print_out(&text),
         None => {
-            crate::run::say(&format!(
+            crate::output::say(&format!(
                 "gate: completions: no completion script for `{shell}`; choose one of {}",
                 COMPLETION_SHELLS.join(", ")
             ));
-            crate::run::GATE_ERROR
+            crate::output::GATE_ERROR
         }
     }
 }

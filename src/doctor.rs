@@ -94,7 +94,7 @@ pub fn run(inv: &Invocation) -> i32 {
         );
     }
 
-    let code = crate::run::print_out(&report);
+    let code = crate::output::print_out(&report);
     if code != 0 {
         return code;
     }
@@ -191,9 +191,9 @@ fn safe_level(settings: &Settings, kernel: &Kernel, root: bool) -> (bool, String
         Ok(cwd) => cwd,
         Err(e) => return (false, format!("cannot tell: no working directory ({e})")),
     };
-    let protect = crate::run::protected_files(settings);
+    let protect = crate::settings::protected_files(settings);
     let spec = match sandbox::spec::build(
-        &crate::run::sandbox_settings(settings),
+        &crate::settings::sandbox_settings(settings),
         &cwd,
         &var,
         root,

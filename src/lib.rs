@@ -10,7 +10,10 @@
 //! - [`explain`]: decisions in words.
 //! - [`audit`], [`session`], [`diag`]: records and diagnostics.
 //! - [`exec`]: finding the real shell and replacing gate with it.
-//! - [`run`]: the sequence, and the exit status policy.
+//! - [`settings`]: the loaded settings and what the sandbox derives from them.
+//! - [`run`]: the sequence; it dispatches to the subcommands ([`doctor`],
+//!   [`approval`], [`completions`]), which never import it.
+//! - [`output`]: gate's own lines and exit statuses, a leaf every module may use.
 
 pub mod agents;
 pub mod approval;
@@ -23,10 +26,12 @@ pub mod doctor;
 pub mod exec;
 pub mod explain;
 pub mod invocation;
+pub mod output;
 pub mod policy;
 pub mod run;
 pub mod sandbox;
 pub mod session;
+pub mod settings;
 
 use std::ffi::OsString;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -40,8 +45,8 @@ pub fn main(argv: Vec<OsString>) -> i32 {
     match catch_unwind(AssertUnwindSafe(|| run::run(argv))) {
         Ok(status) => status,
         Err(_) => {
-            run::say("gate: internal error (a bug in gate); nothing was run");
-            run::GATE_ERROR
+            output::say("gate: internal error (a bug in gate); nothing was run");
+            output::GATE_ERROR
         }
     }
 }

@@ -2,48 +2,20 @@
 //! in an exec or an exit status; see [`crate::main`] for the status policy.
 
 use std::ffi::{OsStr, OsString};
-use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
 use crate::audit;
-use crate::config::{self, DEFAULT_SHELL, Environment, Settings};
+use crate::config::{DEFAULT_SHELL, Settings};
 use crate::exec::{self, Permit, PermitError, Plan, PlanKind};
 use crate::explain::{self, Explanation};
 use crate::invocation::{self, Action, Invocation, Personality, ShellWork, Target};
+use crate::output::{REFUSED, fail, print_out as print, say};
 use crate::policy::{CommandText, Decision, Remembered, Request, decide};
 use crate::sandbox;
 use crate::session;
-
-/// Exit status: refused by policy.
-pub const REFUSED: i32 = 126;
-/// Exit status: gate itself failed; nothing ran.
-pub const GATE_ERROR: i32 = 125;
-
-/// Write one line to stderr. A closed or broken stderr must not turn a refusal into a
-/// crash, so write errors are ignored.
-pub fn say(line: &str) {
-    let _ = writeln!(io::stderr().lock(), "{line}");
-}
-
-/// Write to stdout; a closed stdout is gate's failure to report (125), never a panic.
-pub fn print_out(text: &str) -> i32 {
-    print(text)
-}
-
-fn print(text: &str) -> i32 {
-    let mut out = io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Ok(()) => 0,
-        Err(_) => GATE_ERROR,
-    }
-}
-
-fn fail(message: impl std::fmt::Display) -> i32 {
-    say(&format!("gate: {message}"));
-    GATE_ERROR
-}
+use crate::settings::{load_settings, protected_files, sandbox_settings};
 
 fn var(name: &str) -> Option<OsString> {
     std::env::var_os(name)
@@ -107,21 +79,6 @@ fn with_socket(inv: &Invocation, tool: impl FnOnce(&Settings, &std::path::Path) 
     };
     let socket = crate::approval::socket_path(&settings, &var);
     tool(&settings, &socket)
-}
-
-pub fn load_settings(inv: &Invocation) -> Result<Settings, i32> {
-    let env = Environment { var: &var };
-    let settings =
-        config::load(&inv.gate, &env).map_err(|e| fail(format!("{e}; nothing was run")))?;
-    tracing::debug!(
-        files = ?settings.files,
-        level = %settings.policy.level,
-        allow_rules = settings.policy.allow.len(),
-        deny_rules = settings.policy.deny.len(),
-        locked_by = ?settings.locked_by,
-        "configuration loaded"
-    );
-    Ok(settings)
 }
 
 /// What gate judges for a target.
@@ -690,34 +647,6 @@ fn run_allowed(
     trail.did_not_run(&explanation, &message);
     say(&format!("gate: {message}"));
     err.exit_status()
-}
-
-/// Files the command must not rewrite from inside the sandbox, wherever they are: the
-/// configuration files gate read and its audit log.
-pub fn protected_files(settings: &Settings) -> Vec<PathBuf> {
-    let mut files = settings.files.clone();
-    if let Ok(Some(log)) = audit::resolve_path(&settings.audit_log, &var) {
-        files.push(log);
-    }
-    files
-}
-
-/// The sandbox settings for a run: the configured ones, and, when an approval socket is
-/// configured, its broker token hidden too (unless it is in /tmp, which must stay
-/// writable; the default socket's directory is hidden by the sandbox spec itself).
-pub fn sandbox_settings(settings: &Settings) -> std::borrow::Cow<'_, config::SandboxSettings> {
-    match &settings.socket {
-        Some(socket) => {
-            let token = crate::approval::paths::token_path(socket);
-            if sandbox::spec::in_temporary(&token) {
-                return std::borrow::Cow::Borrowed(&settings.sandbox);
-            }
-            let mut s = settings.sandbox.clone();
-            s.deny_read.push(token);
-            std::borrow::Cow::Owned(s)
-        }
-        None => std::borrow::Cow::Borrowed(&settings.sandbox),
-    }
 }
 
 /// Why the sandbox could not be set up here, for `gate check` (which never enforces it).

@@ -24,7 +24,7 @@ use super::protocol::{
     Answer, ApproverMessage, Ask, BrokerReply, Decision, MAX_BROKER_LINE, Settle,
 };
 use super::wire::{Waited, wait_readable};
-use crate::run::{GATE_ERROR, print_out, say};
+use crate::output::{GATE_ERROR, print_out, say};
 
 pub use super::protocol::PendingRequest;
 

@@ -46,8 +46,8 @@ use super::protocol::{
 };
 use super::signals::Interrupts;
 use crate::config::Settings;
+use crate::output::{GATE_ERROR, say};
 use crate::policy::{CommandText, Remembered};
-use crate::run::{GATE_ERROR, say};
 
 /// The most connections the broker keeps open at once; more are closed as they come.
 pub const MAX_CONNECTIONS: usize = 4096;

@@ -7,9 +7,10 @@ use std::time::{Duration, Instant};
 use super::protocol::{Answer, Ask, QuestionRequest};
 use super::{Channels, Outcome, seek};
 use crate::invocation::Invocation;
+use crate::output::{GATE_ERROR, print_out, say};
 use crate::policy::Level;
-use crate::run::{GATE_ERROR, load_settings, print_out, say};
 use crate::session;
+use crate::settings::load_settings;
 
 /// Exit status when the question was declined or not answered.
 pub const NOT_ANSWERED: i32 = 1;

@@ -21,7 +21,7 @@ use super::protocol::{Answer, Ask, Decision, Settle};
 use super::signals::Interrupts;
 use super::tty::{ApprovalPrompt, Choice, IdlePrompt, QuestionPrompt, Reply, Step, Tty, one_row};
 use crate::config::Settings;
-use crate::run::{GATE_ERROR, say};
+use crate::output::{GATE_ERROR, say};
 
 /// Exit status when the broker went away.
 pub const BROKER_GONE: i32 = 1;
