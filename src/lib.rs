@@ -28,6 +28,7 @@ pub mod explain;
 pub mod invocation;
 pub mod output;
 pub mod policy;
+pub mod random;
 pub mod run;
 pub mod sandbox;
 pub mod session;

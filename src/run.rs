@@ -202,7 +202,7 @@ impl Trail<'_> {
             unreachable!("opened above")
         };
         let session_id = session::session_id(self.settings.session.as_deref());
-        let call_id = self.call_id();
+        let call_id = self.call_id()?;
         let record = audit::Record {
             call_id,
             session_id: &session_id,
@@ -223,8 +223,12 @@ impl Trail<'_> {
     }
 
     /// This call's id, made on first use.
-    fn call_id(&self) -> &str {
-        self.call_id.get_or_init(session::call_id)
+    fn call_id(&self) -> Result<&str, String> {
+        if let Some(id) = self.call_id.get() {
+            return Ok(id);
+        }
+        let id = session::call_id()?;
+        Ok(self.call_id.get_or_init(|| id).as_str())
     }
 
     /// After the allow record: a second record with the same call id says that nothing
@@ -437,8 +441,12 @@ fn ask_then_run(
     let work_dir = std::env::current_dir()
         .map(|d| d.display().to_string())
         .unwrap_or_default();
+    let call_id = match trail.call_id() {
+        Ok(id) => id.to_owned(),
+        Err(why) => return fail(format!("{why}; nothing was run")),
+    };
     let request = ApprovalRequest {
-        call_id: trail.call_id().to_owned(),
+        call_id,
         session_id: session_id.to_owned(),
         kind: judged.kind.to_owned(),
         command,

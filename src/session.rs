@@ -1,9 +1,5 @@
 //! Identifiers: the session a request belongs to and the id of one call.
 
-use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hasher};
-use std::time::{SystemTime, UNIX_EPOCH};
-
 /// The session id: the configured one, else derived from the parent process (its pid and
 /// start time, so that a reused pid does not inherit another session's approvals).
 pub fn session_id(configured: Option<&str>) -> String {
@@ -32,17 +28,9 @@ fn process_start_time(pid: i32) -> Option<u64> {
     after_name.split_whitespace().nth(19)?.parse().ok()
 }
 
-/// A new call id: 16 hex digits, unpredictable (seeded from the OS's randomness) and
-/// unique per call.
-pub fn call_id() -> String {
-    let mut hasher = RandomState::new().build_hasher();
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    hasher.write_u128(now);
-    hasher.write_u32(std::process::id());
-    format!("{:016x}", hasher.finish())
+/// A new call id: 16 hex digits from getrandom(2), unpredictable and unique per call.
+pub fn call_id() -> Result<String, String> {
+    crate::random::hex(8).map_err(|e| format!("cannot make a call id: getrandom failed: {e}"))
 }
 
 #[cfg(test)]
@@ -64,8 +52,8 @@ mod tests {
 
     #[test]
     fn call_ids_differ() {
-        let a = call_id();
-        let b = call_id();
+        let a = call_id().unwrap();
+        let b = call_id().unwrap();
         assert_eq!(a.len(), 16);
         assert_ne!(a, b);
     }

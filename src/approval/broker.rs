@@ -298,13 +298,9 @@ fn check_existing(socket: &Path) -> Result<(), String> {
     }
 }
 
-/// 32 random bytes from the kernel, as hex.
+/// 32 random bytes from the kernel (getrandom(2)), as hex.
 fn new_token() -> Result<String, String> {
-    let mut bytes = [0u8; 32];
-    File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .map_err(|e| format!("cannot read random bytes for the token from /dev/urandom: {e}"))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    crate::random::hex(32).map_err(|e| format!("cannot make the token: getrandom failed: {e}"))
 }
 
 /// Write `path` (mode 0600) whole or not at all: a new file under a temporary name,

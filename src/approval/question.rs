@@ -32,8 +32,15 @@ pub fn run(inv: &Invocation, question: &str, options: &[String], multiple: bool)
         say("gate: ask: an --option is blank; nothing was asked");
         return GATE_ERROR;
     }
+    let call_id = match session::call_id() {
+        Ok(id) => id,
+        Err(why) => {
+            say(&format!("gate: ask: {why}; nothing was asked"));
+            return GATE_ERROR;
+        }
+    };
     let request = QuestionRequest {
-        call_id: session::call_id(),
+        call_id,
         session_id: session::session_id(settings.session.as_deref()),
         question: question.to_owned(),
         options: options.to_vec(),
