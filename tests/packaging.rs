@@ -393,7 +393,26 @@ fn the_debian_package_builds_passes_lintian_installs_and_leaves_nothing_behind()
     assert_eq!(field("Architecture"), arch);
     assert_eq!(field("Section"), "admin");
     assert_eq!(field("Priority"), "optional");
-    assert!(field("Maintainer").contains('@'));
+    // The maintainer is whoever signed the newest changelog entry, as Name <address>.
+    let maintainer = ok(
+        "dpkg-parsechangelog",
+        &[
+            "-l",
+            &repo("packaging/deb/changelog").to_string_lossy(),
+            "-S",
+            "Maintainer",
+        ],
+    )
+    .trim()
+    .to_owned();
+    assert_eq!(field("Maintainer"), maintainer);
+    let (name, address) = maintainer.split_once(" <").expect("Name <address>");
+    assert!(
+        !name.trim().is_empty() && address.ends_with('>') && address.contains('@'),
+        "Maintainer: {maintainer}"
+    );
+    // The completions in /usr/share/bash-completion are loaded by bash-completion.
+    assert_eq!(field("Recommends"), "bash-completion");
     assert!(
         field("Built-Using").starts_with("glibc (= "),
         "Built-Using: {}",

@@ -28,6 +28,13 @@ done
 # The version comes from the Debian changelog; its upstream part must be Cargo's.
 version=$(dpkg-parsechangelog -l "$here/changelog" -S Version)
 epoch=$(dpkg-parsechangelog -l "$here/changelog" -S Timestamp)
+# So does the maintainer: the one who signed the newest entry is the one named in the
+# control file, so the two cannot disagree.
+maintainer=$(dpkg-parsechangelog -l "$here/changelog" -S Maintainer)
+case $maintainer in
+*" <"*@*">") ;;
+*) die "packaging/deb/changelog's newest entry is signed '$maintainer', not 'Name <address>'" ;;
+esac
 cargo_version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$root/Cargo.toml" | head -n 1)
 [ "${version%-*}" = "$cargo_version" ] ||
     die "packaging/deb/changelog is at $version but Cargo.toml at $cargo_version; add a changelog entry"
@@ -84,7 +91,8 @@ chmod 0644 "$pkg/DEBIAN/conffiles"
 chmod 0644 "$pkg/DEBIAN/md5sums"
 size=$(du -s -k --apparent-size --exclude=DEBIAN "$pkg" | cut -f 1)
 sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@SIZE@/$size/" \
-    -e "s/@BUILT_USING@/$glibc/" "$here/control" >"$pkg/DEBIAN/control"
+    -e "s/@BUILT_USING@/$glibc/" -e "s|@MAINTAINER@|$maintainer|" \
+    "$here/control" >"$pkg/DEBIAN/control"
 chmod 0644 "$pkg/DEBIAN/control"
 find "$pkg" -exec touch -h -d "@$epoch" {} +
 
