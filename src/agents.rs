@@ -40,7 +40,7 @@ pub struct Trust {
 /// Whether the files `u` touches can be trusted; Err says why not (for diagnostics).
 pub fn trusted(u: &Unwrapped<'_>, var: &dyn Fn(&str) -> Option<OsString>) -> Result<Trust, String> {
     let b = &u.bookkeeping;
-    let home = var("HOME").filter(|h| Path::new(h).is_absolute());
+    let home = crate::xdg::home(var);
     if let Some(snapshot) = b.sources {
         let home = home
             .as_ref()
@@ -148,7 +148,7 @@ pub fn startup<'a>(
     let strs: Option<Vec<&str>> = args.iter().map(|a| a.to_str()).collect();
     let call = wrapper::startup(&strs?)?;
     if let Some(home) = call.home {
-        if Path::new(home) != Path::new(&var("HOME")?) {
+        if Path::new(home) != crate::xdg::home(var)? {
             return None;
         }
     }

@@ -47,21 +47,10 @@ pub fn resolve_path(
         AuditLog::Off => Ok(None),
         AuditLog::Path(p) => Ok(Some(p.clone())),
         AuditLog::Default => {
-            let absolute = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
-            let dir = match absolute("XDG_STATE_HOME") {
-                Some(state) => state.join("gate"),
-                None => match absolute("HOME") {
-                    Some(home) => home.join(".local/state/gate"),
-                    None => {
-                        return Err(
-                            "neither XDG_STATE_HOME nor HOME is set, so the default audit log \
-                             has no place"
-                                .into(),
-                        );
-                    }
-                },
-            };
-            Ok(Some(dir.join("audit.jsonl")))
+            let state = crate::xdg::state_home(var).ok_or(
+                "neither XDG_STATE_HOME nor HOME is set, so the default audit log has no place",
+            )?;
+            Ok(Some(state.join("gate/audit.jsonl")))
         }
     }
 }

@@ -1047,21 +1047,12 @@ pub struct Environment<'a> {
 }
 
 impl Environment<'_> {
-    fn path(&self, name: &str) -> Option<PathBuf> {
-        (self.var)(name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    }
-
     pub fn home(&self) -> Option<PathBuf> {
-        self.path("HOME").filter(|p| p.is_absolute())
+        crate::xdg::home(self.var)
     }
 
     fn user_config(&self) -> Option<PathBuf> {
-        match self.path("XDG_CONFIG_HOME").filter(|p| p.is_absolute()) {
-            Some(dir) => Some(dir.join("gate/config.toml")),
-            None => self.home().map(|h| h.join(".config/gate/config.toml")),
-        }
+        crate::xdg::config_home(self.var).map(|dir| dir.join("gate/config.toml"))
     }
 }
 

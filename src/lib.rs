@@ -33,6 +33,7 @@ pub mod run;
 pub mod sandbox;
 pub mod session;
 pub mod settings;
+pub mod xdg;
 
 use std::ffi::OsString;
 use std::panic::{AssertUnwindSafe, catch_unwind};

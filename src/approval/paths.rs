@@ -8,6 +8,8 @@ use std::io;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
+use crate::xdg;
+
 /// The file name of the broker's socket in the private directory.
 pub const SOCKET_NAME: &str = "broker.sock";
 
@@ -18,13 +20,10 @@ pub const SOCKET_NAME: &str = "broker.sock";
 /// take away the right to create files in /tmp itself), hence the state directory
 /// before /tmp.
 pub fn private_dir(var: &dyn Fn(&str) -> Option<OsString>) -> PathBuf {
-    let absolute = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
-    if let Some(runtime) = absolute("XDG_RUNTIME_DIR") {
+    if let Some(runtime) = xdg::runtime_dir(var) {
         return runtime.join("gate");
     }
-    if let Some(state) = absolute("XDG_STATE_HOME")
-        .or_else(|| absolute("HOME").map(|home| home.join(".local/state")))
-    {
+    if let Some(state) = xdg::state_home(var) {
         return state.join("gate/run");
     }
     PathBuf::from(format!("/tmp/gate-{}", nix::unistd::geteuid().as_raw()))
@@ -38,13 +37,10 @@ pub fn private_dir(var: &dyn Fn(&str) -> Option<OsString>) -> PathBuf {
 /// sandboxed command that could write remembered approvals could grant itself later
 /// unsandboxed runs. None when neither is known.
 pub fn sessions_dir(var: &dyn Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-    let absolute = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
-    if let Some(runtime) = absolute("XDG_RUNTIME_DIR") {
+    if let Some(runtime) = xdg::runtime_dir(var) {
         return Some(runtime.join("gate/sessions"));
     }
-    let state = absolute("XDG_STATE_HOME")
-        .or_else(|| absolute("HOME").map(|home| home.join(".local/state")))?;
-    Some(state.join("gate/sessions"))
+    Some(xdg::state_home(var)?.join("gate/sessions"))
 }
 
 /// Make `dir` and its parent `gate` directory exist and be private (0700, ours).

@@ -64,7 +64,7 @@ pub fn build(
     is_root: bool,
     protect: &[PathBuf],
 ) -> Result<Spec, SandboxError> {
-    let home = absolute_var(env, "HOME").ok_or_else(|| {
+    let home = crate::xdg::home(env).ok_or_else(|| {
         error(
             "HOME is not set (or not absolute), so the safe level cannot find the secrets it \
              hides (~/.ssh, ~/.aws, ...); nothing was run. Set HOME",
@@ -100,9 +100,8 @@ pub fn build(
         )));
     }
 
-    let config_home = absolute_var(env, "XDG_CONFIG_HOME").unwrap_or_else(|| home.join(".config"));
-    let state_home =
-        absolute_var(env, "XDG_STATE_HOME").unwrap_or_else(|| home.join(".local/state"));
+    let config_home = crate::xdg::config_home(env).unwrap_or_else(|| home.join(".config"));
+    let state_home = crate::xdg::state_home(env).unwrap_or_else(|| home.join(".local/state"));
     let deny_write: Vec<PathBuf> = DEFAULT_DENY_WRITE
         .iter()
         .map(|p| home.join(p))
