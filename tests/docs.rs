@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
@@ -508,6 +509,575 @@ fn the_complete_example_in_gate_toml_5_sets_every_key_and_is_accepted() {
         Some(Path::new("/home/ci")),
     )
     .unwrap_or_else(|e| panic!("gate rejects the example of gate.toml(5): {e}\n{example}"));
+}
+
+// ---------------------------------------------------------------------------------------
+// The names the documents use are the names the code reads, and the output they show is
+// what the binary prints: the environment variables, the configuration keys, the header
+// of `gate pending`, and the transcripts of commands that depend on nothing but their
+// arguments.
+
+/// The documents people read: README.md, docs/*.md and the man pages, as (name, text).
+fn documents() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut names: Vec<String> = std::fs::read_dir(root.join("docs"))
+        .expect("docs/ exists")
+        .map(|e| format!("docs/{}", e.unwrap().file_name().to_string_lossy()))
+        .filter(|name| name.ends_with(".md"))
+        .collect();
+    names.sort();
+    names.push("README.md".to_owned());
+    names.extend(MAN_PAGES.map(str::to_owned));
+    names
+        .into_iter()
+        .map(|name| {
+            let text = repo_file(&name);
+            let text = if name.starts_with("man/") {
+                unroff(&text)
+            } else {
+                text
+            };
+            (name, text)
+        })
+        .collect()
+}
+
+/// Every `GATE_X` name in `text` (a bare `GATE_` or `GATE_*` is no name).
+fn gate_names(text: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("GATE_") {
+        let preceded = rest[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        let tail = &rest[at + "GATE_".len()..];
+        let len = tail
+            .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+            .unwrap_or(tail.len());
+        let name = tail[..len].trim_end_matches('_');
+        if !preceded && !name.is_empty() {
+            names.insert(format!("GATE_{name}"));
+        }
+        rest = &tail[len..];
+    }
+    names
+}
+
+/// A source file without its test modules. rustfmt (which CI enforces) puts the closing
+/// brace of a top-level `mod tests {` alone at the start of a line.
+fn without_test_modules(text: &str) -> String {
+    let mut out = String::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        let opens_test_module = line.trim() == "#[cfg(test)]"
+            && lines
+                .peek()
+                .is_some_and(|next| next.starts_with("mod ") && next.ends_with('{'));
+        if opens_test_module {
+            for skipped in lines.by_ref() {
+                if skipped == "}" {
+                    break;
+                }
+            }
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The environment variables gate reads when it runs: every `"GATE_..."` string literal
+/// in src/ outside test modules. Those read by the compiler (`option_env!`) are returned
+/// apart: they set how gate is built, and no one running gate can set them.
+fn env_vars_in_the_code() -> (BTreeSet<String>, BTreeSet<String>) {
+    fn walk(dir: &Path, files: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, files);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    assert!(files.len() > 20, "too few source files: {files:?}");
+    let (mut run_time, mut build_time) = (BTreeSet::new(), BTreeSet::new());
+    for file in files {
+        let text = without_test_modules(&std::fs::read_to_string(&file).unwrap());
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find("\"GATE_") {
+            let tail = &rest[at + 1..];
+            let len = tail
+                .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+                .unwrap_or(tail.len());
+            if tail[len..].starts_with('"') {
+                let name = tail[..len].to_owned();
+                if rest[..at].ends_with("option_env!(") {
+                    build_time.insert(name);
+                } else {
+                    run_time.insert(name);
+                }
+            }
+            rest = &tail[len..];
+        }
+    }
+    (run_time, build_time)
+}
+
+/// Names the documents may use although gate does not read them, and why.
+const NAMES_THAT_ARE_NOT_VARIABLES: [(&str, &str); 2] = [
+    (
+        "GATE_ALLOW",
+        "named to say that rules come from files and options only",
+    ),
+    (
+        "GATE_DENY",
+        "named to say that rules come from files and options only",
+    ),
+];
+
+/// What a document must not say about a variable gate reads.
+const NOT_IN_USE: [&str; 5] = [
+    "not used yet",
+    "not yet used",
+    "not read yet",
+    "not implemented",
+    "has no effect yet",
+];
+
+#[test]
+fn every_environment_variable_gate_reads_is_documented_and_none_other() {
+    let (vars, build_time) = env_vars_in_the_code();
+    assert!(vars.len() >= 8, "too few variables found in src/: {vars:?}");
+    assert!(
+        build_time.contains("GATE_SYSTEM_CONFIG"),
+        "the scan no longer tells build-time variables apart: {build_time:?}"
+    );
+
+    // Each is really read: a value it cannot take stops gate, naming the variable.
+    let env = TestEnv::new();
+    let control = env.gate().args(["check", "-c", "true"]).run();
+    control.assert_code(1);
+    for var in &vars {
+        let out = env
+            .gate()
+            .env(var, "x=y=z")
+            .args(["check", "-c", "true"])
+            .run();
+        assert!(
+            out.code() == Some(common::GATE_ERROR)
+                && out.stderr().starts_with(&format!("gate: {var}: ")),
+            "src/ names {var}, but {var}=x=y=z did not stop gate with a message naming it; \
+             if gate reads it without checking the value, give this test a value it refuses\n{}",
+            out.report()
+        );
+    }
+
+    // docs/configuration.md: its table of variables lists exactly these, none "not used".
+    let doc = repo_file("docs/configuration.md");
+    let table: Vec<&str> = doc
+        .lines()
+        .skip_while(|l| *l != "## Environment variables")
+        .skip(1)
+        .take_while(|l| !l.starts_with("## "))
+        .filter(|l| l.starts_with("| `GATE_"))
+        .collect();
+    let listed: BTreeSet<String> = table
+        .iter()
+        .map(|row| row.split('`').nth(1).unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        listed, vars,
+        "the table in docs/configuration.md#environment-variables"
+    );
+
+    // man/gate.1: an ENVIRONMENT entry for each, and for no other GATE_ name.
+    let page = repo_file("man/gate.1");
+    let environment = section(&page, "ENVIRONMENT").join("\n");
+    let entries: BTreeSet<String> = tags(&environment)
+        .iter()
+        .filter_map(|t| t.first())
+        .filter(|w| w.starts_with("GATE_"))
+        .cloned()
+        .collect();
+    assert_eq!(entries, vars, "the ENVIRONMENT entries of man/gate.1");
+
+    // gate --help names exactly these; gate.toml(5) names each where it lists layers.
+    let out = env.gate().arg("--help").run();
+    out.assert_code(0);
+    assert_eq!(
+        gate_names(&out.stdout()),
+        vars,
+        "the variables in gate --help"
+    );
+    let toml5 = unroff(&repo_file("man/gate.toml.5"));
+    assert_eq!(gate_names(&toml5), vars, "the variables in man/gate.toml.5");
+
+    // Every document: no GATE_ name gate does not read (but the documented exceptions),
+    // and no paragraph that names a variable gate reads calls it unused.
+    let mut mentioned = BTreeSet::new();
+    for (name, text) in documents() {
+        for found in gate_names(&text) {
+            assert!(
+                vars.contains(&found)
+                    || NAMES_THAT_ARE_NOT_VARIABLES
+                        .iter()
+                        .any(|(n, _)| *n == found),
+                "{name} mentions {found}, which gate does not read"
+            );
+            mentioned.insert(found);
+        }
+        for paragraph in text.lines().chain(text.split("\n\n")) {
+            let lower = paragraph.to_lowercase();
+            if let Some(phrase) = NOT_IN_USE.iter().find(|p| lower.contains(*p)) {
+                let named = gate_names(paragraph);
+                assert!(
+                    named.is_disjoint(&vars),
+                    "{name} says {phrase:?} about {named:?}, which gate reads:\n{paragraph}"
+                );
+            }
+        }
+    }
+    for (name, why) in NAMES_THAT_ARE_NOT_VARIABLES {
+        assert!(!vars.contains(name), "{name} is read now; document it");
+        assert!(
+            mentioned.contains(name),
+            "no document mentions {name} any more ({why}); drop it from this list"
+        );
+    }
+    assert!(vars.is_subset(&mentioned), "{vars:?} vs {mentioned:?}");
+}
+
+/// The backquoted words of `text`, brackets dropped (`[audit]` is `audit`).
+fn backquoted(text: &str) -> BTreeSet<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|w| w.trim_matches(['[', ']']).to_owned())
+        .collect()
+}
+
+/// The text of a Markdown document from the line `heading` to the next heading of the
+/// same or a higher level.
+fn md_section<'a>(doc: &'a str, heading: &str) -> Vec<&'a str> {
+    let level = heading.split(' ').next().unwrap();
+    let mut lines = doc.lines().skip_while(|l| *l != heading);
+    assert!(lines.next().is_some(), "no heading {heading:?}");
+    lines
+        .take_while(|l| {
+            let hashes = l.split(' ').next().unwrap_or("");
+            !(hashes.chars().all(|c| c == '#') && !hashes.is_empty() && hashes.len() <= level.len())
+        })
+        .collect()
+}
+
+#[test]
+fn the_key_lists_in_the_docs_are_the_keys_gate_accepts() {
+    let top: BTreeSet<String> = gate::config::TOP_KEYS
+        .iter()
+        .map(|k| (*k).to_owned())
+        .collect();
+    let all: BTreeSet<String> = all_config_keys().into_iter().collect();
+    let doc = repo_file("docs/configuration.md");
+
+    // "Top-level keys: ..." in docs/configuration.md and in gate.toml(5).
+    let format = md_section(&doc, "## The file format").join("\n");
+    let start = format
+        .find("Top-level keys:")
+        .expect("a list of top-level keys");
+    let sentence = &format[start..start + format[start..].find(". ").unwrap()];
+    assert_eq!(
+        backquoted(sentence),
+        top,
+        "docs/configuration.md: {sentence}"
+    );
+    let page = repo_file("man/gate.toml.5");
+    let words: BTreeSet<String> = section(&page, "FORMAT")
+        .iter()
+        .skip_while(|l| !l.starts_with("Top\\-level keys:"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("A dotted key"))
+        .flat_map(|l| macro_words(l))
+        .map(|w| w.trim_matches(|c| "[]().,".contains(c)).to_owned())
+        .filter(|w| !["", "and", "the", "tables"].contains(&w.as_str()))
+        .collect();
+    assert_eq!(
+        words, top,
+        "the top-level keys under FORMAT in man/gate.toml.5"
+    );
+
+    // The table under "## Keys": every key, and only keys.
+    let rows: BTreeSet<String> = md_section(&doc, "## Keys")
+        .iter()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| l.split('`').nth(1).unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        rows, all,
+        "the table under ## Keys in docs/configuration.md"
+    );
+
+    // A heading for each key: `### `key`` for a top-level one (several may share one),
+    // `### `[table]`: `a`, `b`` naming exactly the table's keys.
+    let headings: Vec<&str> = doc.lines().filter(|l| l.starts_with("### ")).collect();
+    for key in gate::config::TOP_KEYS {
+        let subs = config_tables().into_iter().find(|(t, _)| t == key);
+        let heading = headings
+            .iter()
+            .find(|h| match subs {
+                Some(_) => h.starts_with(&format!("### `[{key}]`")),
+                None => backquoted(h).contains(*key),
+            })
+            .unwrap_or_else(|| panic!("docs/configuration.md has no heading for {key}"));
+        if let Some((table, subs)) = subs {
+            let named = backquoted(heading.split_once(':').unwrap().1);
+            let expected: BTreeSet<String> = subs.iter().map(|k| (*k).to_owned()).collect();
+            assert_eq!(named, expected, "the heading of [{table}]: {heading}");
+        }
+    }
+
+    // "A complete file" sets every key, and gate accepts it as the system file.
+    let example = readme_block_after(&doc, "### A complete file");
+    let set: BTreeSet<String> = keys_set_in(&example).into_iter().collect();
+    assert_eq!(set, all, "the complete file of docs/configuration.md");
+    gate::config::parse_file(
+        Path::new("/etc/gate/config.toml"),
+        &example,
+        gate::config::FileKind::System,
+        Some(Path::new("/home/me")),
+    )
+    .unwrap_or_else(|e| panic!("gate rejects the complete file of configuration.md: {e}"));
+}
+
+#[test]
+fn the_unknown_key_message_in_configuration_md_is_the_one_gate_prints() {
+    let doc = repo_file("docs/configuration.md");
+    let shown = doc
+        .lines()
+        .find(|l| l.starts_with("gate: ") && l.contains("unknown key"))
+        .expect("docs/configuration.md shows the message for an unknown key");
+    let env = TestEnv::new();
+    let file = env.write_user_config("# line 1\nlevle = \"deny\"\n");
+    let out = env.gate().args(["check", "-c", "true"]).run();
+    out.assert_code(common::GATE_ERROR);
+    let real = out.stderr().replace(
+        &*file.to_string_lossy(),
+        "/home/me/.config/gate/config.toml",
+    );
+    assert_eq!(
+        real,
+        format!("{shown}\n"),
+        "docs/configuration.md shows another message"
+    );
+}
+
+/// Kills the process when the test ends, passed or failed.
+struct KillOnDrop(Option<common::Running>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(running) = self.0.take() {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(running.pid as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            let _ = running.wait();
+        }
+    }
+}
+
+#[test]
+fn the_pending_listing_in_the_docs_is_what_gate_pending_prints() {
+    use std::io::Write;
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    use std::time::{Duration, Instant};
+
+    // The listing docs/approvals.md shows, and every header line shown anywhere.
+    let doc = repo_file("docs/approvals.md");
+    let mut lines = doc.lines().skip_while(|l| *l != "$ gate pending").skip(1);
+    let (header, row) = (lines.next().unwrap(), lines.next().unwrap());
+    let headers: Vec<(String, String)> = documents()
+        .into_iter()
+        .flat_map(|(name, text)| {
+            text.lines()
+                .filter(|l| l.trim_start().starts_with("ID ") && l.contains(" AGE "))
+                .map(|l| (name.clone(), l.trim().to_owned()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(headers.iter().any(|(_, h)| h == header), "{headers:?}");
+    let cells: Vec<&str> = row
+        .split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    let [id, age, session, dir, command] = cells[..] else {
+        panic!("not a row of five cells: {row:?}");
+    };
+    assert!(id.chars().all(|c| c.is_ascii_digit()), "{row}");
+    assert!(
+        age.ends_with('s') && age[..age.len() - 1].parse::<u32>().is_ok(),
+        "{row}"
+    );
+
+    // A broker, and a request with the row's session, directory and command waiting in it.
+    let env = TestEnv::new();
+    let runtime = env.root.join("private-runtime");
+    std::fs::create_dir(&runtime).unwrap();
+    std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let socket = runtime.join("gate/broker.sock");
+    let _broker = KillOnDrop(Some(
+        env.gate()
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .arg("serve")
+            .deadline(Duration::from_secs(120))
+            .spawn(),
+    ));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !std::fs::symlink_metadata(&socket).is_ok_and(|m| m.file_type().is_socket()) {
+        assert!(Instant::now() < deadline, "the broker did not start");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut requester = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+    let request = serde_json::json!({
+        "type": "approval_request", "version": 1, "call_id": "doc-1",
+        "session_id": session, "command": command, "work_dir": dir, "level": "ask",
+        "timeout_seconds": 60, "remember_supported": true, "pid": 4242,
+    });
+    requester
+        .write_all(format!("{request}\n").as_bytes())
+        .unwrap();
+    let listing = loop {
+        let out = env
+            .gate()
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .arg("pending")
+            .run();
+        out.assert_code(0);
+        if out.stdout().lines().count() == 2 {
+            break out.stdout();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the request is not listed: {}",
+            out.report()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let real: Vec<&str> = listing.lines().collect();
+
+    // The header everywhere, and the row with its id and age (which vary) blanked.
+    for (name, shown) in &headers {
+        assert_eq!(
+            shown, real[0],
+            "{name} shows another header for gate pending"
+        );
+    }
+    let blank = |line: &str| {
+        let from = real[0].find("SESSION").unwrap();
+        format!("{}{}", " ".repeat(from), line.get(from..).unwrap_or(""))
+    };
+    assert_eq!(
+        blank(row),
+        blank(real[1]),
+        "docs/approvals.md: another row\n{listing}"
+    );
+}
+
+/// The `$ gate ...` lines of the Markdown documents' console blocks whose output depends
+/// on nothing but their arguments (`gate check`, or a refused option: status 125), with
+/// the output shown under each and the status shown by a following `$ echo $?`.
+fn transcripts() -> Vec<(String, String, String, Option<i32>)> {
+    let mut found = Vec::new();
+    for (name, text) in documents().into_iter().filter(|(n, _)| n.ends_with(".md")) {
+        let mut in_console = false;
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            if line.starts_with("```") {
+                in_console = !in_console && *line == "```console";
+                continue;
+            }
+            let Some(command) = line.strip_prefix("$ gate ").filter(|_| in_console) else {
+                continue;
+            };
+            let mut output = String::new();
+            let mut status = None;
+            let mut next = lines[i + 1..].iter();
+            for l in next.by_ref() {
+                if l.starts_with("$ ") || l.starts_with("```") {
+                    if *l == "$ echo $?" {
+                        status = next.next().and_then(|s| s.parse().ok());
+                    }
+                    break;
+                }
+                output.push_str(l);
+                output.push('\n');
+            }
+            if command.starts_with("check ") || status == Some(common::GATE_ERROR) {
+                found.push((name.clone(), command.to_owned(), output, status));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_gate_check_and_error_transcripts_in_the_docs_are_what_gate_prints() {
+    let found = transcripts();
+    for doc in ["docs/rules.md", "docs/sandbox.md"] {
+        assert!(
+            found.iter().any(|(name, ..)| name == doc),
+            "no transcript found in {doc}: {found:?}"
+        );
+    }
+    let env = TestEnv::new();
+    for (name, command, output, status) in found {
+        let args = shell_words::split(&command).unwrap();
+        let out = env.gate().args(&args).run();
+        assert_eq!(
+            format!("{}{}", out.stdout(), out.stderr()),
+            output,
+            "{name}: the output of `gate {command}` changed"
+        );
+        if let Some(status) = status {
+            out.assert_code(status);
+        }
+    }
+}
+
+#[test]
+fn the_tests_the_docs_name_exist_and_none_is_said_to_fail() {
+    // Every test runs in CI and passes, so a document that says one "fails until" a fix
+    // describes gate as it was before the fix.
+    for (name, text) in documents() {
+        for line in text.lines() {
+            assert!(
+                !line.to_lowercase().contains("fails until"),
+                "{name} says a test fails; the tests pass, so this describes old behaviour:\n{line}"
+            );
+        }
+    }
+    let doc = repo_file("docs/integrations.md");
+    let source = repo_file("tests/integrations.rs");
+    let named: Vec<String> = md_section(&doc, "## What the tests check")
+        .iter()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| l.split('`').nth(1).unwrap().to_owned())
+        .collect();
+    assert!(named.len() >= 10, "too few tests named: {named:?}");
+    for test in named {
+        assert!(
+            source.contains(&format!("fn {test}(")),
+            "docs/integrations.md names the test {test}, which tests/integrations.rs lacks"
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------
