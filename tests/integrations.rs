@@ -1799,11 +1799,9 @@ fn bash_script_and_makefile(m: &Machine) {
 }
 
 /// The user's expectation: an allowed command runs, including the bash scripts it
-/// starts. With the shim directory first on PATH (Gemini CLI needs it there), every
-/// `bash` the command finds on PATH, here through a script's `#!/usr/bin/env bash`, is
-/// gate again, which judges the script by its name and refuses it: `make test` is
-/// allowed and still fails. FAILS until gate stops judging the shells that an allowed
-/// command starts itself (see docs/integrations.md, Gemini CLI, known limits).
+/// starts. The shim directory is first on the agent's PATH (Gemini CLI needs it there),
+/// but gate takes its shim directories off the PATH of the command it runs, so the
+/// script's `#!/usr/bin/env bash` finds the real bash and `make test` runs whole.
 #[test]
 fn gemini_cli_an_allowed_command_may_start_bash_from_path() {
     let m = Machine::new(User::Current);
@@ -2041,10 +2039,10 @@ for_each_user! {
     }
 
     /// The user's expectation: in the agent step, a command may run a script that starts
-    /// with `#!/usr/bin/env bash`. With docs/ci.md's locked configuration (the audit log
-    /// required) and the shims first on PATH, the script's `bash` is gate again, inside the
-    /// sandbox, where it cannot write the audit log, so it refuses to run anything (125).
-    /// FAILS until gate handles a shim started inside its own sandbox.
+    /// with `#!/usr/bin/env bash`, under docs/ci.md's locked configuration (the audit log
+    /// required) with the shims first on PATH. The command gets PATH without the shim
+    /// directories, so the script's `bash` is the real one, not a gate inside the sandbox
+    /// that could not write the audit log.
     fn ci_agent_step_a_command_may_run_a_bash_script(user) {
         let m = runner(user);
         m.config("level = \"safe\"\nshell = \"/bin/bash\"\n\n[approval]\ntty = false\n\n[audit]\nrequired = true\n");
