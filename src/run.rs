@@ -40,7 +40,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         Action::Help => print(&crate::cli::help_text()),
         Action::Version => print(&format!("gate {}\n", crate::cli::VERSION)),
         Action::Check { target, json } => check(&inv, target, *json),
-        Action::Doctor => crate::doctor::run(&inv),
+        Action::Doctor { json } => crate::doctor::run(&inv, *json),
         Action::Completions { shell } => crate::completions::run(shell),
         Action::Serve => with_socket(&inv, |settings, socket| {
             crate::approval::broker::serve(socket, settings)
