@@ -367,7 +367,7 @@ _gate() {
             return 0
             ;;
         gate__subcmd__doctor)
-            opts="--help --level --allow --deny --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --readonly-rules --write --deny-read --net --net-connect --net-bind --unix-sockets --best-effort"
+            opts="--help --level --allow --deny --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --readonly-rules --write --deny-read --net --net-connect --net-bind --unix-sockets --best-effort --json"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -6,8 +6,8 @@ use clap::builder::PossibleValuesParser;
 use clap::{Arg, ArgAction, Command, ValueHint};
 
 use crate::invocation::{
-    APPROVE_OPTIONS, ASK_OPTIONS, CHECK_OPTIONS, DENY_OPTIONS, GATE_OPTIONS, OptionSpec,
-    PENDING_OPTIONS,
+    APPROVE_OPTIONS, ASK_OPTIONS, CHECK_OPTIONS, DENY_OPTIONS, DOCTOR_OPTIONS, GATE_OPTIONS,
+    OptionSpec, PENDING_OPTIONS,
 };
 use crate::policy::Level;
 
@@ -224,7 +224,7 @@ pub fn command() -> Command {
         .about("Report what this machine can enforce; exit 0 when safe can be fully enforced")
         .disable_help_flag(true)
         .arg(help_flag())
-        .args(GATE_OPTIONS.iter().map(arg));
+        .args(GATE_OPTIONS.iter().chain(DOCTOR_OPTIONS).map(arg));
     Command::new("gate")
         .version(VERSION)
         .about(ABOUT)

@@ -1,13 +1,14 @@
 //! `gate doctor`: what this machine and this configuration give gate. It prints one line
-//! per topic and exits 0 when the safe level can be fully enforced here, 1 otherwise.
+//! per topic (or, with `--json`, the same facts as one JSON object) and exits 0 when the
+//! safe level can be fully enforced here, 1 otherwise.
 //! It prepares the sandbox exactly as a run would (every path opened, the filter built)
 //! but never enforces it and never runs anything.
 
 use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
-use std::os::unix::net::UnixStream;
 use std::path::Path;
 
+use crate::approval::reach::{Reach, SocketState, TtyState};
 use crate::config::{self, Environment, Settings};
 use crate::invocation::{Invocation, SHIM_NAMES};
 use crate::sandbox::{self, Feature, Kernel};
@@ -27,162 +28,329 @@ fn var(name: &str) -> Option<OsString> {
     std::env::var_os(name)
 }
 
-/// Run the checks and print the report; returns the exit status.
-pub fn run(inv: &Invocation) -> i32 {
-    let mut report = String::new();
-    let mut ok = true;
-    let mut line = |topic: &str, text: &str| {
-        let _ = writeln!(report, "{topic:<12}{text}");
-    };
+/// What the doctor found: every topic, as facts, printed as lines or as one JSON object.
+struct Report {
+    release: String,
+    kernel: Kernel,
+    root: bool,
+    uid: u32,
+    settings: Result<Settings, String>,
+    /// Who a run would ask (only when the configuration loads).
+    reach: Option<Reach>,
+    /// Each shim name and the real shell it resolves to.
+    shims: Vec<(&'static str, Option<String>)>,
+    /// Whether the safe level can be fully enforced here, and the sentence saying so.
+    safe: Option<(bool, String)>,
+    git_workspace: bool,
+}
 
-    line("gate", crate::cli::VERSION);
-    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    line(
-        "kernel",
-        &format!("Linux {} ({})", release.trim(), std::env::consts::ARCH),
-    );
-
-    let kernel = sandbox::probe();
-    line("landlock", &describe_landlock(&kernel));
-    line(
-        "seccomp",
-        if kernel.seccomp {
-            "available"
-        } else {
-            "not available"
-        },
-    );
-    let root = nix::unistd::geteuid().is_root();
-    line(
-        "user",
-        &if root {
-            "root (uid 0): the safe level drops every capability and also hides /etc/shadow"
-                .to_owned()
-        } else {
-            format!("uid {}", nix::unistd::geteuid())
-        },
-    );
-
-    let env = Environment { var: &var };
-    let settings = match config::load(&inv.gate, &env) {
-        Ok(settings) => Some(settings),
-        Err(e) => {
-            ok = false;
-            line("config", &format!("ERROR: {e}"));
-            None
+impl Report {
+    fn gather(inv: &Invocation) -> Report {
+        let kernel = sandbox::probe();
+        let root = nix::unistd::geteuid().is_root();
+        let env = Environment { var: &var };
+        let settings = config::load(&inv.gate, &env).map_err(|e| e.to_string());
+        let reach = settings
+            .as_ref()
+            .ok()
+            .map(|s| crate::approval::reach::look(&crate::approval::Channels::of(s, &var)));
+        let safe = settings.as_ref().ok().map(|s| safe_level(s, &kernel, root));
+        Report {
+            release: std::fs::read_to_string("/proc/sys/kernel/osrelease")
+                .unwrap_or_default()
+                .trim()
+                .to_owned(),
+            kernel,
+            root,
+            uid: nix::unistd::geteuid().as_raw(),
+            settings,
+            reach,
+            shims: shims(),
+            safe,
+            git_workspace: Path::new(".git").exists(),
         }
-    };
-    if let Some(settings) = &settings {
-        describe_config(settings, &mut line);
     }
 
-    line("shims", &describe_shims());
-
-    match &settings {
-        Some(settings) => {
-            let (safe_ok, text) = safe_level(settings, &kernel, root);
-            ok &= safe_ok;
-            line("safe level", &text);
-        }
-        None => line("safe level", "unknown: the configuration does not load"),
+    /// The safe level can be fully enforced, and the configuration loads.
+    fn ok(&self) -> bool {
+        self.settings.is_ok() && self.safe.as_ref().is_some_and(|(ok, _)| *ok)
     }
-    if Path::new(".git").exists() {
+
+    fn text(&self) -> String {
+        let mut report = String::new();
+        let mut line = |topic: &str, text: &str| {
+            let _ = writeln!(report, "{topic:<12}{text}");
+        };
+        line("gate", crate::cli::VERSION);
         line(
-            "workspace",
-            "has .git: at the safe level .git/hooks and .git/config stay writable, and they \
-             run later outside the sandbox (see docs/sandbox.md)",
+            "kernel",
+            &format!("Linux {} ({})", self.release, std::env::consts::ARCH),
         );
+        line("landlock", &describe_landlock(&self.kernel));
+        line(
+            "seccomp",
+            if self.kernel.seccomp {
+                "available"
+            } else {
+                "not available"
+            },
+        );
+        line(
+            "user",
+            &if self.root {
+                "root (uid 0): the safe level drops every capability and also hides /etc/shadow"
+                    .to_owned()
+            } else {
+                format!("uid {}", self.uid)
+            },
+        );
+        match &self.settings {
+            Ok(settings) => {
+                let (path, state) = system_file(settings);
+                line("system", &format!("{} ({})", path.display(), state.words()));
+                let others = user_files(settings);
+                line(
+                    "config",
+                    &if others.is_empty() {
+                        "no user configuration file read".to_owned()
+                    } else {
+                        others.join(", ")
+                    },
+                );
+                line(
+                    "level",
+                    &format!(
+                        "{} (from {})",
+                        settings.policy.level, settings.policy.level_origin
+                    ),
+                );
+                line(
+                    "rules",
+                    &format!(
+                        "{} allow, {} deny",
+                        settings.policy.allow.len(),
+                        settings.policy.deny.len()
+                    ),
+                );
+                if let Some(reach) = &self.reach {
+                    line("approver", &describe_approver(reach));
+                }
+            }
+            Err(e) => line("config", &format!("ERROR: {e}")),
+        }
+        line(
+            "shims",
+            &self
+                .shims
+                .iter()
+                .map(|(name, real)| format!("{name} -> {}", real.as_deref().unwrap_or("(none)")))
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+        match &self.safe {
+            Some((_, text)) => line("safe level", text),
+            None => line("safe level", "unknown: the configuration does not load"),
+        }
+        if self.git_workspace {
+            line(
+                "workspace",
+                "has .git: at the safe level .git/hooks and .git/config stay writable, and they \
+                 run later outside the sandbox (see docs/sandbox.md)",
+            );
+        }
+        report
     }
 
-    let code = crate::output::print_out(&report);
+    /// The same facts as [`Report::text`], in fields (documented in gate(1)).
+    fn json(&self) -> serde_json::Value {
+        use serde_json::json;
+        let settings = self.settings.as_ref().ok();
+        let config = match &self.settings {
+            Ok(settings) => {
+                let (path, state) = system_file(settings);
+                json!({
+                    "error": null,
+                    "system": {"path": path.display().to_string(), "state": state.word()},
+                    "files": user_files(settings),
+                    "locked_by": settings.locked_by.as_ref().map(|p| p.display().to_string()),
+                })
+            }
+            Err(e) => json!({"error": e, "system": null, "files": [], "locked_by": null}),
+        };
+        let approver = self.reach.as_ref().map(|r| {
+            json!({
+                "asks": r.asks().map(crate::approval::By::as_str),
+                "socket": r.socket.display().to_string(),
+                "socket_configured": r.socket_configured,
+                "socket_state": r.socket_word(),
+                "socket_note": r.socket_note(),
+                "tty": r.tty_word(),
+                "tty_note": r.tty_note(),
+                "text": describe_approver(r),
+            })
+        });
+        let shims: serde_json::Map<String, serde_json::Value> = self
+            .shims
+            .iter()
+            .map(|(name, real)| ((*name).to_owned(), json!(real)))
+            .collect();
+        json!({
+            "ok": self.ok(),
+            "version": crate::cli::VERSION,
+            "kernel": {"release": self.release, "arch": std::env::consts::ARCH},
+            "landlock": {
+                "abi": self.kernel.landlock_abi,
+                "features": landlock_features(&self.kernel),
+            },
+            "seccomp": self.kernel.seccomp,
+            "uid": self.uid,
+            "root": self.root,
+            "config": config,
+            "level": settings.map(|s| s.policy.level.as_str()),
+            "level_origin": settings.map(|s| s.policy.level_origin.to_string()),
+            "rules": settings.map(|s| json!({
+                "allow": s.policy.allow.len(),
+                "deny": s.policy.deny.len(),
+            })),
+            "approver": approver,
+            "shims": shims,
+            "safe_level": self.safe.as_ref().map(|(ok, text)| json!({
+                "enforceable": ok,
+                "text": text,
+            })),
+            "git_workspace": self.git_workspace,
+        })
+    }
+}
+
+/// Run the checks and print the report (`json`: as one JSON object); returns the exit
+/// status.
+pub fn run(inv: &Invocation, json: bool) -> i32 {
+    let report = Report::gather(inv);
+    let text = if json {
+        format!("{}\n", report.json())
+    } else {
+        report.text()
+    };
+    let code = crate::output::print_out(&text);
     if code != 0 {
         return code;
     }
-    if ok { 0 } else { 1 }
+    if report.ok() { 0 } else { 1 }
+}
+
+fn landlock_features(kernel: &Kernel) -> Vec<&'static str> {
+    LANDLOCK_FEATURES
+        .iter()
+        .filter(|(abi, _)| *abi <= kernel.landlock_abi)
+        .map(|(_, name)| *name)
+        .collect()
 }
 
 fn describe_landlock(kernel: &Kernel) -> String {
     if kernel.landlock_abi == 0 {
         return "not available (not built into this kernel, or disabled at boot)".to_owned();
     }
-    let features: Vec<&str> = LANDLOCK_FEATURES
-        .iter()
-        .filter(|(abi, _)| *abi <= kernel.landlock_abi)
-        .map(|(_, name)| *name)
-        .collect();
-    format!("ABI {}: {}", kernel.landlock_abi, features.join(", "))
+    format!(
+        "ABI {}: {}",
+        kernel.landlock_abi,
+        landlock_features(kernel).join(", ")
+    )
 }
 
-fn describe_config(settings: &Settings, line: &mut impl FnMut(&str, &str)) {
+/// What the system configuration file is to these settings.
+#[derive(Clone, Copy)]
+enum SystemState {
+    Locked,
+    Present,
+    Ignored,
+    Absent,
+}
+
+impl SystemState {
+    fn word(self) -> &'static str {
+        match self {
+            SystemState::Locked => "locked",
+            SystemState::Present => "present",
+            SystemState::Ignored => "ignored",
+            SystemState::Absent => "absent",
+        }
+    }
+
+    fn words(self) -> &'static str {
+        match self {
+            SystemState::Locked => "present, locks the configuration (lock = true)",
+            SystemState::Present => "present, not locked",
+            SystemState::Ignored => "present, ignored (--no-config)",
+            SystemState::Absent => "absent",
+        }
+    }
+}
+
+fn system_file(settings: &Settings) -> (&'static Path, SystemState) {
     let system = Path::new(config::SYSTEM_CONFIG);
-    let system_state = if settings.locked_by.is_some() {
-        "present, locks the configuration (lock = true)"
+    let state = if settings.locked_by.is_some() {
+        SystemState::Locked
     } else if settings.files.iter().any(|f| f == system) {
-        "present, not locked"
+        SystemState::Present
     } else if system.exists() {
-        "present, ignored (--no-config)"
+        SystemState::Ignored
     } else {
-        "absent"
+        SystemState::Absent
     };
-    line("system", &format!("{} ({system_state})", system.display()));
-    let others: Vec<String> = settings
+    (system, state)
+}
+
+/// The configuration files read besides the system file.
+fn user_files(settings: &Settings) -> Vec<String> {
+    let system = Path::new(config::SYSTEM_CONFIG);
+    settings
         .files
         .iter()
         .filter(|f| f.as_path() != system)
         .map(|f| f.display().to_string())
-        .collect();
-    line(
-        "config",
-        &if others.is_empty() {
-            "no user configuration file read".to_owned()
-        } else {
-            others.join(", ")
-        },
-    );
-    line(
-        "level",
-        &format!(
-            "{} (from {})",
-            settings.policy.level, settings.policy.level_origin
-        ),
-    );
-    line(
-        "rules",
-        &format!(
-            "{} allow, {} deny",
-            settings.policy.allow.len(),
-            settings.policy.deny.len()
-        ),
-    );
-    let socket = crate::approval::socket_path(settings, &var);
-    let shown = socket.display();
-    let on_socket = match UnixStream::connect(&socket) {
-        Ok(_) => format!("{shown} is listening and is asked first"),
-        Err(e) if settings.socket.is_some() => {
-            format!("{shown} (configured) does not answer: {e}")
-        }
-        Err(_) => format!("no broker at {shown} (start one with `gate serve`)"),
-    };
-    let approver = if settings.tty {
-        format!("{on_socket}; then the terminal, when gate runs in one")
-    } else {
-        format!("{on_socket}; the terminal is off (approval.tty = false)")
-    };
-    line("approver", &approver);
+        .collect()
 }
 
-fn describe_shims() -> String {
+/// Who a run would ask, in a line: the socket first (with the requester's own trust
+/// checks), then the terminal.
+fn describe_approver(reach: &Reach) -> String {
+    let shown = reach.socket.display();
+    let on_socket = match &reach.socket_state {
+        SocketState::Listening => format!("{shown} is listening and is asked first"),
+        SocketState::Busy => {
+            format!("{shown} is listening (slow to take connections) and is asked first")
+        }
+        SocketState::Absent(why) if reach.socket_configured => {
+            format!("{shown} (configured) does not answer: {why}")
+        }
+        SocketState::Absent(_) => format!("no broker at {shown} (start one with `gate serve`)"),
+        SocketState::Untrusted(why) => {
+            format!("{shown} cannot be trusted ({why}): commands that need an approver are refused")
+        }
+    };
+    let terminal = match &reach.tty {
+        TtyState::Off => "the terminal is off (approval.tty = false)".to_owned(),
+        TtyState::Available => "then the terminal (this one can be prompted)".to_owned(),
+        TtyState::Unavailable(why) => {
+            format!("then the terminal, when gate runs in one (not here: {why})")
+        }
+    };
+    format!("{on_socket}; {terminal}")
+}
+
+/// Each shim name and the real shell it resolves to on PATH.
+fn shims() -> Vec<(&'static str, Option<String>)> {
     let path = var("PATH");
     SHIM_NAMES
         .iter()
-        .map(
-            |name| match crate::exec::shim_shell(name, OsStr::new("gate"), path.as_deref()) {
-                Ok(real) => format!("{name} -> {}", real.display()),
-                Err(_) => format!("{name} -> (none)"),
-            },
-        )
-        .collect::<Vec<_>>()
-        .join(", ")
+        .map(|name| {
+            let real = crate::exec::shim_shell(name, OsStr::new("gate"), path.as_deref())
+                .ok()
+                .map(|p| p.display().to_string());
+            (*name, real)
+        })
+        .collect()
 }
 
 /// Whether the safe level can be fully enforced here, and why not.

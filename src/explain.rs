@@ -5,8 +5,8 @@
 #![forbid(unsafe_code)]
 
 use crate::policy::{
-    Allowed, CommandText, Decision, Denied, DenyMatch, Level, Policy, SHELL_CHARS, describe_char,
-    first_unmatchable_char,
+    Allowed, CommandText, Decision, Denied, DenyMatch, Level, Policy, Remembered, Request,
+    SHELL_CHARS, decide, describe_char, first_unmatchable_char,
 };
 
 /// What a decision rests on, in fields (for JSON) and in a sentence.
@@ -212,6 +212,68 @@ pub fn explain(decision: &Decision, policy: &Policy, command: Option<&CommandTex
     }
 }
 
+/// A setting that is off and would have allowed a command that needs an approver.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Alternative {
+    /// The settings turned on, by their configuration keys: `compound`, `readonly`, or
+    /// both.
+    pub settings: Vec<&'static str>,
+    /// Why the command would then be allowed.
+    pub reason: String,
+}
+
+/// For a request that needs an approver under `policy`: which of the settings that are
+/// off there, `compound` and `readonly`, would have allowed it, each alone or (when
+/// neither alone does) both together. Each is [`decide`](crate::policy::decide) again
+/// with the setting turned on; nothing else changes.
+pub fn alternatives(
+    policy: &Policy,
+    remembered: &Remembered,
+    request: Request<'_>,
+    command: Option<&CommandText>,
+) -> Vec<Alternative> {
+    if decide(policy, remembered, request) != Decision::Ask {
+        return Vec::new();
+    }
+    let allowed_with = |compound: bool, readonly: bool| {
+        let flipped = Policy {
+            compound: policy.compound || compound,
+            readonly: policy.readonly || readonly,
+            ..policy.clone()
+        };
+        match decide(&flipped, remembered, request) {
+            d @ Decision::Allow(_) => Some(explain(&d, &flipped, command).reason),
+            _ => None,
+        }
+    };
+    let mut found = Vec::new();
+    if !policy.compound {
+        if let Some(reason) = allowed_with(true, false) {
+            found.push(Alternative {
+                settings: vec!["compound"],
+                reason,
+            });
+        }
+    }
+    if !policy.readonly {
+        if let Some(reason) = allowed_with(false, true) {
+            found.push(Alternative {
+                settings: vec!["readonly"],
+                reason,
+            });
+        }
+    }
+    if found.is_empty() && !policy.compound && !policy.readonly {
+        if let Some(reason) = allowed_with(true, true) {
+            found.push(Alternative {
+                settings: vec!["compound", "readonly"],
+                reason,
+            });
+        }
+    }
+    found
+}
+
 /// Why compound mode did not allow a command with shell syntax.
 fn compound_why(policy: &Policy, text: &str) -> String {
     let Some(parts) = crate::policy::compound::split(text) else {
@@ -287,7 +349,7 @@ pub fn advice(decision: &Decision, command: Option<&CommandText>) -> &'static st
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{AllowRules, DenyRules, Origin, Remembered, Request, decide};
+    use crate::policy::{AllowRules, DenyRules, Origin};
 
     fn policy(level: Level, allow: &[&str], deny: &[&str]) -> Policy {
         let mut p = Policy {
@@ -383,6 +445,43 @@ mod tests {
         let e = explain_text(&policy(Level::Deny, &[], &[]), "ls");
         assert_eq!(e.decided_by, "level");
         assert!(e.reason.contains("runs no commands"));
+    }
+
+    fn alternatives_for(p: &Policy, text: &str) -> Vec<Vec<&'static str>> {
+        let c = CommandText::new(text);
+        alternatives(p, &Remembered::new(), Request::Command(&c), Some(&c))
+            .into_iter()
+            .map(|a| a.settings)
+            .collect()
+    }
+
+    #[test]
+    fn alternatives_name_the_settings_that_would_allow_an_asked_command() {
+        let p = policy(Level::Ask, &["git status", "ls"], &["rm"]);
+        assert_eq!(alternatives_for(&p, "git status && ls"), [["compound"]]);
+        assert_eq!(alternatives_for(&p, "cat f"), [["readonly"]]);
+        assert_eq!(
+            alternatives_for(&p, "ls && cat f"),
+            [vec!["compound", "readonly"]]
+        );
+        // Nothing would allow these: no rule for a part, a write, a deny rule, or it is
+        // allowed already.
+        for text in ["git status && touch x", "touch x", "ls; rm x", "ls -l"] {
+            assert!(alternatives_for(&p, text).is_empty(), "{text}");
+        }
+        // A setting already on is not suggested.
+        let mut on = p.clone();
+        on.compound = true;
+        assert_eq!(alternatives_for(&on, "ls && cat f"), [["readonly"]]);
+        on.readonly = true;
+        assert!(alternatives_for(&on, "cat f | wc -l && touch x").is_empty());
+        // The reason is the one the setting would give.
+        let c = CommandText::new("cat f");
+        let found = alternatives(&p, &Remembered::new(), Request::Command(&c), Some(&c));
+        assert_eq!(
+            found[0].reason,
+            "it only reads: the read-only preset allows `cat` as written"
+        );
     }
 
     #[test]

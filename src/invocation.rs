@@ -177,6 +177,13 @@ pub const ASK_OPTIONS: &[OptionSpec] = &[
     },
 ];
 
+/// Options that only `gate doctor` takes.
+pub const DOCTOR_OPTIONS: &[OptionSpec] = &[OptionSpec {
+    name: "--json",
+    value: None,
+    help: "Print the report as one JSON object",
+}];
+
 /// Options that only `gate check` takes.
 pub const CHECK_OPTIONS: &[OptionSpec] = &[OptionSpec {
     name: "--json",
@@ -280,8 +287,10 @@ pub enum Action {
         target: Target,
         json: bool,
     },
-    /// `gate doctor`: what this machine can enforce.
-    Doctor,
+    /// `gate doctor [--json]`: what this machine can enforce.
+    Doctor {
+        json: bool,
+    },
     /// `gate serve`: the approval broker.
     Serve,
     /// `gate pending [--json]`.
@@ -389,22 +398,23 @@ pub fn parse(argv: Vec<OsString>) -> Result<Invocation, UsageError> {
                 Action::Check { target, json }
             }
             Some((at, Some("doctor"))) => {
+                let mut json = false;
                 let mut rest = args;
                 rest.remove(at);
-                // Only gate's own options may come with it.
+                // Only gate's own options (and DOCTOR_OPTIONS) may come with it.
                 let target = parse_shell_args(
                     rest,
                     Some(GateMode {
                         gate: &mut gate,
-                        check_json: None,
+                        check_json: Some(&mut json),
                     }),
                 )?;
                 match target {
                     Target::Shell {
                         args,
                         work: ShellWork::Session,
-                    } if args.is_empty() => Action::Doctor,
-                    _ if gate.help || gate.version => Action::Doctor,
+                    } if args.is_empty() => Action::Doctor { json },
+                    _ if gate.help || gate.version => Action::Doctor { json },
                     _ => return Err(usage("gate doctor takes only gate's own options")),
                 }
             }
@@ -1183,10 +1193,14 @@ mod tests {
         assert!(parse_strs(&["gate", "check"]).is_err());
         assert_eq!(
             parse_strs(&["gate", "doctor"]).unwrap().action,
-            Action::Doctor
+            Action::Doctor { json: false }
+        );
+        assert_eq!(
+            parse_strs(&["gate", "doctor", "--json"]).unwrap().action,
+            Action::Doctor { json: true }
         );
         let inv = parse_strs(&["gate", "--no-config", "doctor", "--net"]).unwrap();
-        assert_eq!(inv.action, Action::Doctor);
+        assert_eq!(inv.action, Action::Doctor { json: false });
         assert!(inv.gate.net && inv.gate.no_config);
         assert!(parse_strs(&["gate", "doctor", "-c", "ls"]).is_err());
         assert!(parse_strs(&["gate", "check", "script.sh"]).is_err());

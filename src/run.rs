@@ -40,7 +40,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         Action::Help => print(&crate::cli::help_text()),
         Action::Version => print(&format!("gate {}\n", crate::cli::VERSION)),
         Action::Check { target, json } => check(&inv, target, *json),
-        Action::Doctor => crate::doctor::run(&inv),
+        Action::Doctor { json } => crate::doctor::run(&inv, *json),
         Action::Completions { shell } => crate::completions::run(shell),
         Action::Serve => with_socket(&inv, |settings, socket| {
             crate::approval::broker::serve(socket, settings)
@@ -745,96 +745,198 @@ fn plan(inv: &Invocation, target: &Target, settings: &Settings) -> Result<Plan, 
 // ---------------------------------------------------------------------------------------
 // gate check
 
+/// What `gate check` found, beyond the decision and its explanation.
+struct Verdict<'a> {
+    /// allow / ask / deny
+    decision: &'a str,
+    /// run / ask / refuse / error
+    outcome: &'a str,
+    outcome_text: String,
+    /// Who would be asked now, for a command that needs an approver.
+    reach: Option<crate::approval::reach::Reach>,
+    /// Settings that are off and would have allowed it.
+    alternatives: Vec<explain::Alternative>,
+    status: i32,
+}
+
 fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
     let settings = match load_settings(inv) {
         Ok(s) => s,
         Err(code) => return code,
     };
     if let Some((_, judged, e)) = recognise_startup(target, &settings) {
-        return check_report(
-            &settings,
-            &judged,
-            &e,
-            "allow",
-            ("run", "gate would answer it itself and run nothing"),
-            0,
-            json,
-        );
+        let verdict = Verdict {
+            decision: "allow",
+            outcome: "run",
+            outcome_text: "gate would answer it itself and run nothing".to_owned(),
+            reach: None,
+            alternatives: Vec::new(),
+            status: 0,
+        };
+        return check_report(&settings, &judged, &e, &verdict, json);
     }
     let judged = Judged::of(target, inv.gate == invocation::GateArgs::default());
-    let mut decision = decide(&settings.policy, &Remembered::new(), judged.request());
+    let mut remembered = Remembered::new();
+    let mut decision = decide(&settings.policy, &remembered, judged.request());
     if decision == Decision::Ask {
         let session_id = session::session_id(settings.session.as_deref());
         if let Ok(store) = session_store(&session_id) {
-            decision = decide(
-                &settings.policy,
-                &store.load().remembered(),
-                judged.request(),
-            );
+            remembered = store.load().remembered();
+            decision = decide(&settings.policy, &remembered, judged.request());
         }
     }
     let e = explain::explain(&decision, &settings.policy, judged.text.as_ref());
-    let sandbox_problem = match &decision {
-        Decision::Allow(crate::policy::Allowed::Sandboxed) => sandbox_problem(&settings),
+    // Who would be asked now, looked at the way a run looks (and only when it would).
+    let reach = match &decision {
+        Decision::Ask => Some(crate::approval::reach::look(
+            &crate::approval::Channels::of(&settings, &var),
+        )),
         _ => None,
     };
     let (outcome, outcome_text) = match &decision {
-        Decision::Allow(crate::policy::Allowed::Sandboxed) => match &sandbox_problem {
-            Some(problem) => ("error", problem.as_str()),
-            None => ("run", "gate would run it inside the sandbox"),
+        Decision::Allow(crate::policy::Allowed::Sandboxed) => match sandbox_problem(&settings) {
+            Some(problem) => ("error", problem),
+            None => ("run", "gate would run it inside the sandbox".to_owned()),
         },
-        Decision::Allow(_) => ("run", "gate would run it"),
-        Decision::Ask => (
-            "ask",
-            "gate would ask an approver and run it only if approved (denied or unanswered: exit 126)",
-        ),
-        Decision::Deny(_) => ("refuse", "gate would refuse it (exit 126)"),
+        Decision::Allow(_) => ("run", "gate would run it".to_owned()),
+        Decision::Ask => ask_outcome(reach.as_ref().expect("looked at for an ask")),
+        Decision::Deny(_) => ("refuse", "gate would refuse it (exit 126)".to_owned()),
     };
-    // The status says what would happen: 0 it runs, 1 it needs an approver, 2 it does
-    // not run.
+    // The status says what would happen now: 0 it runs, 1 it waits for an approver, 2
+    // it does not run (refused by policy, nobody to ask, or the sandbox cannot be set up).
     let status = match outcome {
         "run" => 0,
-        _ if matches!(decision, Decision::Ask) => 1,
+        "ask" => 1,
         _ => 2,
     };
-    check_report(
-        &settings,
-        &judged,
-        &e,
-        decision.kind(),
-        (outcome, outcome_text),
+    let verdict = Verdict {
+        decision: decision.kind(),
+        outcome,
+        outcome_text,
+        reach,
+        alternatives: explain::alternatives(
+            &settings.policy,
+            &remembered,
+            judged.request(),
+            judged.text.as_ref(),
+        ),
         status,
-        json,
-    )
+    };
+    check_report(&settings, &judged, &e, &verdict, json)
 }
 
-/// Print `gate check`'s report; the exit status is `status` unless stdout fails.
+/// What a run would do with a command that needs an approver, given who can be asked
+/// now: the outcome word and its sentence.
+fn ask_outcome(reach: &crate::approval::reach::Reach) -> (&'static str, String) {
+    use crate::approval::reach::{SocketState, TTY_OFF, TtyState};
+    let if_approved = "and run it only if approved (denied or unanswered: exit 126)";
+    match (&reach.socket_state, &reach.tty) {
+        (SocketState::Listening, _) => (
+            "ask",
+            format!(
+                "gate would ask the approver on {} {if_approved}",
+                reach.socket.display()
+            ),
+        ),
+        (SocketState::Busy, _) => (
+            "ask",
+            format!(
+                "gate would ask the approver on {}, which is slow to take connections, \
+                 {if_approved}",
+                reach.socket.display()
+            ),
+        ),
+        (SocketState::Untrusted(why), _) => (
+            "refuse",
+            format!(
+                "gate would refuse it now (exit 126): {}",
+                crate::approval::reach::untrusted(why)
+            ),
+        ),
+        (SocketState::Absent(_), TtyState::Available) => (
+            "ask",
+            format!("gate would ask on the terminal {if_approved}"),
+        ),
+        (SocketState::Absent(why), tty) => {
+            // A configured socket is named, as a run names it. The default socket's path
+            // differs from machine to machine; the JSON and `gate doctor` show it.
+            let socket = if reach.socket_configured {
+                why.clone()
+            } else {
+                "no broker is listening on the default socket".to_owned()
+            };
+            let terminal = match tty {
+                TtyState::Off => TTY_OFF.to_owned(),
+                TtyState::Unavailable(why) => format!("the terminal cannot be asked: {why}"),
+                TtyState::Available => unreachable!("matched above"),
+            };
+            (
+                "refuse",
+                format!(
+                    "gate would refuse it now (exit 126): nobody can be asked: {socket}, and \
+                     {terminal}"
+                ),
+            )
+        }
+    }
+}
+
+/// A setting turned on, as its option and its configuration key.
+fn setting_names(settings: &[&str]) -> (String, String) {
+    let flags: Vec<String> = settings
+        .iter()
+        .map(|s| format!("--{}", s.replace('_', "-")))
+        .collect();
+    let keys: Vec<String> = settings.iter().map(|s| format!("{s} = true")).collect();
+    (flags.join(" and "), keys.join(", "))
+}
+
+/// Print `gate check`'s report; the exit status is the verdict's unless stdout fails.
 fn check_report(
     settings: &Settings,
     judged: &Judged,
     e: &Explanation,
-    decision: &str,
-    (outcome, outcome_text): (&str, &str),
-    status: i32,
+    verdict: &Verdict<'_>,
     json: bool,
 ) -> i32 {
+    use crate::approval::reach::SocketState;
     let command = judged.text.as_ref().map(CommandText::as_str).unwrap_or("");
+    let locked = settings.locked_by.as_ref().map(|p| p.display().to_string());
     let text = if json {
+        let approval = verdict.reach.as_ref().map(|r| {
+            serde_json::json!({
+                "asks": r.asks().map(crate::approval::By::as_str),
+                "refusal": r.refusal(),
+                "socket": r.socket.display().to_string(),
+                "socket_configured": r.socket_configured,
+                "socket_state": r.socket_word(),
+                "socket_note": r.socket_note(),
+                "tty": r.tty_word(),
+                "tty_note": r.tty_note(),
+            })
+        });
+        let alternatives: Vec<serde_json::Value> = verdict
+            .alternatives
+            .iter()
+            .map(|a| serde_json::json!({"settings": a.settings, "reason": a.reason}))
+            .collect();
         let value = serde_json::json!({
             "command": command,
             "kind": judged.kind,
             "exact": judged.text.as_ref().is_none_or(CommandText::is_exact),
             "level": settings.policy.level.as_str(),
             "level_origin": settings.policy.level_origin.to_string(),
-            "decision": decision,
+            "decision": verdict.decision,
             "decided_by": e.decided_by,
             "rule": e.rule,
             "rule_origin": e.rule_origin,
             "matched": e.matched,
             "reason": e.reason,
-            "outcome": outcome,
+            "outcome": verdict.outcome,
+            "approval": approval,
+            "would_allow_with": alternatives,
             "config_files": settings.files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
-            "locked_by": settings.locked_by.as_ref().map(|p| p.display().to_string()),
+            "locked_by": locked,
         });
         format!("{value}\n")
     } else {
@@ -844,16 +946,37 @@ fn check_report(
             "level:    {} (from {})\n",
             settings.policy.level, settings.policy.level_origin
         ));
-        t.push_str(&format!("decision: {decision}\n"));
+        t.push_str(&format!("decision: {}\n", verdict.decision));
         t.push_str(&format!("reason:   {}\n", e.reason));
-        t.push_str(&format!("outcome:  {outcome_text}\n"));
-        if let Some(lock) = &settings.locked_by {
-            t.push_str(&format!("locked:   by {}\n", lock.display()));
+        t.push_str(&format!("outcome:  {}\n", verdict.outcome_text));
+        if let Some(r) = &verdict.reach {
+            if r.asks().is_none() && matches!(r.socket_state, SocketState::Absent(_)) {
+                t.push_str(&format!(
+                    "advice:   {}\n",
+                    crate::approval::NO_APPROVER_ADVICE
+                ));
+            }
+        }
+        for a in &verdict.alternatives {
+            let (flags, keys) = setting_names(&a.settings);
+            let lock = match &locked {
+                Some(file) => {
+                    format!(" ({file} locks the configuration: only it can turn that on)")
+                }
+                None => String::new(),
+            };
+            t.push_str(&format!(
+                "hint:     with {flags} ({keys}) it would be allowed{lock}: {}\n",
+                a.reason
+            ));
+        }
+        if let Some(lock) = &locked {
+            t.push_str(&format!("locked:   by {lock}\n"));
         }
         t
     };
     match print(&text) {
-        0 => status,
+        0 => verdict.status,
         code => code,
     }
 }

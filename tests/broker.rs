@@ -680,6 +680,109 @@ fn answers_report_answered_already_settled_and_not_found() {
     broker.stop().assert_code(0);
 }
 
+/// The call ids of the waiting requests, by command, as `gate pending --json` prints them.
+fn call_ids(env: &TestEnv, broker: &Broker) -> HashMap<String, String> {
+    let out = broker.tool(env, &["pending", "--json"]);
+    out.assert_code(0);
+    let items: Vec<Value> = serde_json::from_str(&out.stdout()).unwrap();
+    items
+        .iter()
+        .map(|item| {
+            (
+                item["command"].as_str().unwrap().to_owned(),
+                item["call_id"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// `gate approve` and `gate deny` take the call id that `gate pending --json` prints
+/// (and the protocol uses) as well as the short id.
+#[test]
+fn approve_and_deny_take_the_call_id_of_a_real_request() {
+    let env = TestEnv::new();
+    let broker = Broker::start(&env, User::Current);
+    let approved = broker.asking(&env, "s1", "touch approved");
+    let denied = broker.asking(&env, "s1", "touch denied");
+    let ids = wait_pending(&broker.socket, &["touch approved", "touch denied"]);
+    let calls = call_ids(&env, &broker);
+    for command in ["touch approved", "touch denied"] {
+        assert!(
+            !calls[command].bytes().all(|b| b.is_ascii_digit()),
+            "a call id that looks like a short id proves nothing: {calls:?}"
+        );
+        assert_ne!(calls[command], ids[command]);
+    }
+    broker
+        .tool(&env, &["approve", &calls["touch approved"]])
+        .assert_code(0)
+        .assert_stdout("answered\n");
+    broker
+        .tool(
+            &env,
+            &["deny", &calls["touch denied"], "--message", "not this one"],
+        )
+        .assert_code(0)
+        .assert_stdout("answered\n");
+    let ran = approved.wait();
+    ran.assert_code(0);
+    assert!(env.file("approved").exists(), "{}", ran.report());
+    let refused = denied.wait();
+    refused
+        .assert_refused()
+        .assert_stderr_contains("not this one");
+    assert_absent(&env.file("denied"), &refused);
+    // Settled: by either id it is already settled now.
+    for id in [&calls["touch approved"], &ids["touch approved"]] {
+        broker
+            .tool(&env, &["approve", id])
+            .assert_code(3)
+            .assert_stdout("already settled\n");
+    }
+    broker
+        .tool(&env, &["deny", &calls["touch denied"]])
+        .assert_code(3)
+        .assert_stdout("already settled\n");
+    broker.stop().assert_code(0);
+}
+
+/// A call id is matched exactly: a wrong one, a prefix, another case or a value no call
+/// id can have is not found and approves nothing; an all-digit value is a short id.
+#[test]
+fn a_wrong_call_id_is_not_found_and_settles_nothing() {
+    let env = TestEnv::new();
+    let broker = Broker::start(&env, User::Current);
+    let r = Requester::approval(&broker.socket, "call-7a", "s", "make a");
+    let digits = Requester::approval(&broker.socket, "77", "s", "make b");
+    let ids = wait_pending(&broker.socket, &["make a", "make b"]);
+    assert_eq!(ids["make b"], "2", "{ids:?}");
+    for wrong in [
+        "call-7", "call-7a ", "CALL-7A", "call-7ab", "call 7a", "-", "77",
+    ] {
+        broker
+            .tool(&env, &["approve", wrong])
+            .assert_code(4)
+            .assert_stdout("not found\n");
+        broker
+            .tool(&env, &["deny", wrong])
+            .assert_code(4)
+            .assert_stdout("not found\n");
+    }
+    // Both still wait.
+    wait_pending(&broker.socket, &["make a", "make b"]);
+    broker
+        .tool(&env, &["deny", "call-7a", "--message", "no"])
+        .assert_code(0)
+        .assert_stdout("answered\n");
+    broker
+        .tool(&env, &["approve", "2"])
+        .assert_code(0)
+        .assert_stdout("answered\n");
+    assert_eq!(r.only_reply()["decision"], "deny");
+    assert_eq!(digits.only_reply()["decision"], "approve");
+    broker.stop().assert_code(0);
+}
+
 #[test]
 fn the_first_answer_wins() {
     let env = TestEnv::new();
@@ -1343,16 +1446,21 @@ fn questions_are_listed_answered_and_declined() {
         q1.only_reply(),
         json!({"type": "answer", "call_id": "q1", "answer": "blue"})
     );
-    // gate deny declines a question, with the message.
+    // gate deny declines a question, with the message, named by its short id or by its
+    // call id.
+    let q3 = Requester::send(&broker.socket, &question_line("q3", "when?", &[]));
+    let q3_id = wait_pending(&broker.socket, &["when?"])["when?"].clone();
     broker
-        .tool(
-            &env,
-            &["deny", &ids["why\u{1b}[2J?"], "--message", "ask later"],
-        )
+        .tool(&env, &["deny", "q2", "--message", "ask later"])
         .assert_code(0);
     assert_eq!(
         q2.only_reply(),
         json!({"type": "answer", "call_id": "q2", "declined": true, "message": "ask later"})
+    );
+    broker.tool(&env, &["deny", &q3_id]).assert_code(0);
+    assert_eq!(
+        q3.only_reply(),
+        json!({"type": "answer", "call_id": "q3", "declined": true})
     );
     broker.tool(&env, &["deny", &ids["make"]]).assert_code(0);
     assert_eq!(a.only_reply()["decision"], "deny");

@@ -4,9 +4,81 @@
 #[macro_use]
 mod common;
 
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::os::unix::net::UnixListener;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
 use serde_json::Value;
 
 use common::*;
+
+/// A running `gate serve` on the environment's default socket, stopped when dropped.
+struct Serving {
+    running: Option<Running>,
+    socket: PathBuf,
+}
+
+impl Serving {
+    fn start(env: &TestEnv) -> Serving {
+        let running = env
+            .gate()
+            .args(["--no-config", "serve"])
+            .deadline(Duration::from_secs(120))
+            .spawn();
+        let socket = env.runtime.join("gate/broker.sock");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !std::fs::symlink_metadata(&socket).is_ok_and(|m| m.file_type().is_socket()) {
+            assert!(
+                Instant::now() < deadline,
+                "the broker made no socket in time"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Serving {
+            running: Some(running),
+            socket,
+        }
+    }
+
+    /// Stop it (SIGTERM) and return what it logged.
+    fn stop(mut self) -> Outcome {
+        let running = self.running.take().unwrap();
+        let pid = nix::unistd::Pid::from_raw(running.pid as i32);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+        running.wait()
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        if let Some(running) = &self.running {
+            let pid = nix::unistd::Pid::from_raw(running.pid as i32);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+        }
+    }
+}
+
+/// `gate check ARGS` on a terminal of its own (util-linux `script` gives it a pty as its
+/// controlling terminal, in the foreground): what it printed.
+fn check_on_a_terminal(env: &TestEnv, args: &[&str]) -> String {
+    let mut line = vec![
+        GATE.to_owned(),
+        "check".into(),
+        "--no-config".into(),
+        "--audit-log".into(),
+        "off".into(),
+    ];
+    line.extend(args.iter().map(|a| a.to_string()));
+    let line = format!("{}; echo \"status $?\"", shell_words::join(&line));
+    let out = env
+        .gate()
+        .program(require_program("script"))
+        .args(["-qec", &line, "/dev/null"])
+        .run();
+    out.assert_code(0);
+    out.stdout().replace('\r', "")
+}
 
 fn check(env: &TestEnv, args: &[&str]) -> Outcome {
     env.gate()
@@ -75,10 +147,13 @@ fn check_json_has_the_decision_and_why() {
 #[test]
 fn check_json_for_an_unmatched_command_says_it_would_ask() {
     let env = TestEnv::new();
+    let broker = Serving::start(&env);
     let (v, out) = check_json(&env, &["--allow", "echo hello", "-c", "touch F"]);
     out.assert_code(1);
     assert_eq!(v["decision"], "ask", "{v}");
     assert_eq!(v["outcome"], "ask", "{v}");
+    assert_eq!(v["approval"]["asks"], "socket", "{v}");
+    drop(broker);
     assert_eq!(v["rule"], Value::Null, "{v}");
     assert!(
         v["reason"]
@@ -125,10 +200,12 @@ fn check_at_safe_level_says_gate_would_run_it() {
     assert_absent(&env.file("F"), &out);
 }
 
+/// 0: it would run; 1: it would wait for an approver; 2: it would not run, because policy
+/// refuses it or because nobody can be asked now.
 #[test]
-fn check_exit_status_is_0_for_allow_1_for_ask_2_for_deny() {
+fn check_exit_status_is_0_for_allow_1_for_ask_2_for_deny_or_nobody_to_ask() {
     let env = TestEnv::new();
-    for (args, code, decision) in [
+    let cases = [
         (&["--level", "full", "-c", "true"][..], 0, "allow"),
         (&["--allow", "true", "-c", "true"], 0, "allow"),
         (&["-c", "true"], 1, "ask"),
@@ -139,18 +216,244 @@ fn check_exit_status_is_0_for_allow_1_for_ask_2_for_deny() {
             2,
             "deny",
         ),
-    ] {
+    ];
+    let broker = Serving::start(&env);
+    for (args, code, decision) in cases {
+        check(&env, args)
+            .assert_code(code)
+            .assert_stdout_contains(&format!("decision: {decision}\n"));
+    }
+    broker.stop().assert_code(0);
+    // Without the broker (and without a terminal) nobody can be asked: a run would
+    // refuse, so check exits 2; the others are as before.
+    for (args, code, decision) in cases {
+        let code = if code == 1 { 2 } else { code };
         check(&env, args)
             .assert_code(code)
             .assert_stdout_contains(&format!("decision: {decision}\n"));
     }
 }
 
+/// With no broker and no terminal, a run would refuse at once: check says so (exit 2),
+/// in the run's own words in the JSON, and what to set up.
+#[test]
+fn check_says_a_command_would_be_refused_now_when_nobody_can_be_asked() {
+    let env = TestEnv::new();
+    let out = check(&env, &["--no-tty", "-c", "touch F"]);
+    out.assert_code(2)
+        .assert_stdout_contains("decision: ask\n")
+        .assert_stdout_contains(
+            "outcome:  gate would refuse it now (exit 126): nobody can be asked: no broker is \
+             listening on the default socket, and the terminal is turned off (--no-tty / \
+             approval.tty = false)\n",
+        )
+        .assert_stdout_contains("advice:   To approve commands, run `gate serve`");
+    assert!(!out.stdout().contains("would ask"), "{}", out.report());
+
+    let (v, out) = check_json(&env, &["--no-tty", "-c", "touch F"]);
+    out.assert_code(2);
+    assert_eq!(v["decision"], "ask", "{v}");
+    assert_eq!(v["outcome"], "refuse", "{v}");
+    let a = &v["approval"];
+    assert_eq!(a["asks"], Value::Null, "{v}");
+    assert_eq!(a["socket_state"], "absent", "{v}");
+    assert_eq!(a["socket_configured"], false, "{v}");
+    let socket = env.runtime.join("gate/broker.sock");
+    assert_eq!(a["socket"], socket.to_str().unwrap(), "{v}");
+    assert_eq!(a["tty"], "off", "{v}");
+    // The refusal is what the run itself says.
+    let refusal = a["refusal"].as_str().expect("a refusal");
+    let run = env
+        .gate()
+        .args([
+            "--no-config",
+            "--audit-log",
+            "off",
+            "--no-tty",
+            "-c",
+            "touch F",
+        ])
+        .run();
+    run.assert_refused().assert_stderr_contains(refusal);
+    assert_absent(&env.file("F"), &run);
+
+    // Without --no-tty: this gate has no terminal in its foreground either.
+    let (v, out) = check_json(&env, &["-c", "touch F"]);
+    out.assert_code(2);
+    assert_eq!(v["approval"]["tty"], "unavailable", "{v}");
+    assert!(v["approval"]["tty_note"].is_string(), "{v}");
+
+    // A configured socket that is not there is named, as a run names it.
+    let missing = env.root.join("nowhere.sock");
+    let out = check(
+        &env,
+        &[
+            "--no-tty",
+            "--socket",
+            missing.to_str().unwrap(),
+            "-c",
+            "touch F",
+        ],
+    );
+    out.assert_code(2).assert_stdout_contains(&format!(
+        "nobody can be asked: no socket at {}, and",
+        missing.display()
+    ));
+    // Decisions that ask nobody carry no approval object.
+    let (v, _) = check_json(&env, &["--level", "full", "-c", "touch F"]);
+    assert_eq!(v["approval"], Value::Null, "{v}");
+}
+
+/// A broker on the default socket would be asked: check says so (exit 1), and the
+/// broker hears no request from check.
+#[test]
+fn check_says_it_would_ask_the_broker_that_listens_and_asks_it_nothing() {
+    let env = TestEnv::new();
+    let broker = Serving::start(&env);
+    let out = check(&env, &["--no-tty", "-c", "touch F"]);
+    out.assert_code(1).assert_stdout_contains(&format!(
+        "outcome:  gate would ask the approver on {} and run it only if approved",
+        broker.socket.display()
+    ));
+    assert!(!out.stdout().contains("advice:"), "{}", out.report());
+    let (v, out) = check_json(&env, &["--no-tty", "-c", "touch F"]);
+    out.assert_code(1);
+    assert_eq!(v["outcome"], "ask", "{v}");
+    assert_eq!(v["approval"]["asks"], "socket", "{v}");
+    assert_eq!(v["approval"]["socket_state"], "listening", "{v}");
+    assert_eq!(v["approval"]["refusal"], Value::Null, "{v}");
+    env.gate()
+        .args(["--no-config", "pending"])
+        .run()
+        .assert_code(0)
+        .assert_stdout("no requests are waiting\n");
+    let log = broker.stop();
+    log.assert_code(0);
+    assert!(!log.stderr().contains("request 1"), "{}", log.report());
+    assert!(!log.stderr().contains("closed"), "{}", log.report());
+}
+
+/// A socket that fails the requester's trust checks refuses the run without the
+/// terminal being tried: check says it would be refused (exit 2). Control: the same
+/// listener made private is asked.
+#[test]
+fn check_says_a_socket_that_cannot_be_trusted_refuses_the_command() {
+    let env = TestEnv::new();
+    let dir = env.root.join("approver");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let path = dir.join("approver.sock");
+    let _listener = UnixListener::bind(&path).unwrap();
+    let socket = path.to_str().unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let out = check(&env, &["--socket", socket, "-c", "touch F"]);
+    out.assert_code(2).assert_stdout_contains(&format!(
+        "outcome:  gate would refuse it now (exit 126): the approval socket cannot be trusted: \
+         the socket {socket} is open to other users (mode 0666)"
+    ));
+    let (v, _) = check_json(&env, &["--socket", socket, "-c", "touch F"]);
+    assert_eq!(v["approval"]["socket_state"], "untrusted", "{v}");
+    assert_eq!(v["approval"]["socket_configured"], true, "{v}");
+
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    check(&env, &["--socket", socket, "-c", "touch F"])
+        .assert_code(1)
+        .assert_stdout_contains(&format!("gate would ask the approver on {socket} and"));
+}
+
+/// On a terminal of its own (and with no broker), gate would ask there: check says so
+/// and exits 1. Control: the same with --no-tty would be refused.
+#[test]
+fn check_says_it_would_ask_on_the_terminal_when_there_is_one() {
+    let env = TestEnv::new();
+    let shown = check_on_a_terminal(&env, &["-c", "touch F"]);
+    assert!(
+        shown.contains("outcome:  gate would ask on the terminal and run it only if approved"),
+        "{shown}"
+    );
+    assert!(shown.contains("status 1\n"), "{shown}");
+    let shown = check_on_a_terminal(&env, &["--no-tty", "-c", "touch F"]);
+    assert!(
+        shown.contains("gate would refuse it now (exit 126)"),
+        "{shown}"
+    );
+    assert!(shown.contains("status 2\n"), "{shown}");
+    assert!(!env.file("F").exists(), "gate check ran the command");
+}
+
+/// When compound mode or the read-only preset, turned off, would have allowed a command
+/// that needs an approver, check says so; otherwise it says nothing of them.
+#[test]
+fn check_says_when_compound_or_readonly_would_allow_it() {
+    let env = TestEnv::new();
+    let rules = ["--no-tty", "--allow", "git status", "--allow", "ls"];
+    let with = |extra: &[&str]| {
+        let mut args: Vec<&str> = rules.to_vec();
+        args.extend(extra);
+        check(&env, &args)
+    };
+    let compound = "hint:     with --compound (compound = true) it would be allowed: compound mode: \
+                    each of its 2 commands is allowed on its own";
+    with(&["-c", "git status && ls"])
+        .assert_code(2)
+        .assert_stdout_contains(compound);
+    // Controls: turned on, it is allowed and there is no hint; a part no rule allows
+    // gets no hint.
+    let on = with(&["--compound", "-c", "git status && ls"]);
+    on.assert_code(0);
+    assert!(!on.stdout().contains("hint:"), "{}", on.report());
+    let not = with(&["-c", "git status && rm x"]);
+    not.assert_code(2);
+    assert!(!not.stdout().contains("hint:"), "{}", not.report());
+
+    with(&["-c", "cat notes.txt"])
+        .assert_code(2)
+        .assert_stdout_contains(
+            "hint:     with --readonly (readonly = true) it would be allowed: it only reads: \
+             the read-only preset allows `cat` as written",
+        );
+    let on = with(&["--readonly", "-c", "cat notes.txt"]);
+    on.assert_code(0);
+    assert!(!on.stdout().contains("hint:"), "{}", on.report());
+    let not = with(&["-c", "rm notes.txt"]);
+    assert!(!not.stdout().contains("hint:"), "{}", not.report());
+
+    // Neither alone, both together.
+    with(&["-c", "cat notes.txt | head"])
+        .assert_code(2)
+        .assert_stdout_contains(
+            "hint:     with --compound and --readonly (compound = true, readonly = true) it \
+             would be allowed",
+        );
+    let (v, _) = check_json(
+        &env,
+        &["--no-tty", "--allow", "ls", "-c", "ls && cat notes.txt"],
+    );
+    assert_eq!(
+        v["would_allow_with"],
+        serde_json::json!([{"settings": ["compound", "readonly"], "reason": v["would_allow_with"][0]["reason"]}]),
+        "{v}"
+    );
+    assert!(
+        v["would_allow_with"][0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("`ls` matches the allow rule `ls`")),
+        "{v}"
+    );
+    let (v, _) = check_json(&env, &["--no-tty", "-c", "rm x"]);
+    assert_eq!(v["would_allow_with"], serde_json::json!([]), "{v}");
+    // A deny rule is not something a setting gets past.
+    let (v, _) = check_json(&env, &["--deny", "cat", "-c", "cat x"]);
+    assert_eq!(v["would_allow_with"], serde_json::json!([]), "{v}");
+}
+
 #[test]
 fn check_judges_a_program_as_its_shell_quoted_arguments() {
     let env = TestEnv::new();
     let (v, out) = check_json(&env, &["--allow", "echo", "--", "echo", "a b", "c;d"]);
-    out.assert_code(1);
+    // It needs an approver, and nobody can be asked here.
+    out.assert_code(2);
+    assert_eq!(v["decision"], "ask", "{v}");
     assert_eq!(v["command"], "echo 'a b' 'c;d'", "{v}");
     assert_eq!(v["kind"], "program", "{v}");
 }

@@ -89,3 +89,183 @@ fn doctor_takes_no_command() {
     let out = env.gate().args(["doctor", "-c", "ls"]).run();
     out.assert_code(125);
 }
+
+/// The text line for `topic`, without the topic.
+fn topic_line<'a>(report: &'a str, topic: &str) -> &'a str {
+    report
+        .lines()
+        .find(|l| l.starts_with(&format!("{topic:<12}")))
+        .unwrap_or_else(|| panic!("no `{topic}` line in:\n{report}"))[12..]
+        .trim_end()
+}
+
+fn doctor_json(env: &TestEnv, args: &[&str]) -> (serde_json::Value, common::Outcome) {
+    let out = env.gate().args(args).args(["doctor", "--json"]).run();
+    let stdout = out.stdout();
+    assert_eq!(
+        stdout.lines().count(),
+        1,
+        "one JSON object, one line\n{stdout}"
+    );
+    let value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("gate doctor --json is not JSON ({e})\n{}", out.report()));
+    (value, out)
+}
+
+/// `--json` is the same report as the text, in fields, with the same exit status.
+#[test]
+fn doctor_json_is_the_text_report_in_fields() {
+    let env = TestEnv::new();
+    let config = env.write("gate.toml", "allow = [\"ls\", \"cat\"]\ndeny = [\"rm\"]\n");
+    let args = ["--config", config.to_str().unwrap()];
+    let text = env.gate().args(args).arg("doctor").run();
+    text.assert_code(0);
+    let report = text.stdout();
+    let (v, out) = doctor_json(&env, &args);
+    out.assert_code(0).assert_stderr_empty();
+
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(topic_line(&report, "gate"), v["version"].as_str().unwrap());
+    assert_eq!(
+        topic_line(&report, "kernel"),
+        format!(
+            "Linux {} ({})",
+            v["kernel"]["release"].as_str().unwrap(),
+            v["kernel"]["arch"].as_str().unwrap()
+        )
+    );
+    let abi = v["landlock"]["abi"].as_u64().unwrap();
+    let features: Vec<&str> = v["landlock"]["features"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        topic_line(&report, "landlock"),
+        format!("ABI {abi}: {}", features.join(", "))
+    );
+    assert_eq!(
+        topic_line(&report, "seccomp") == "available",
+        v["seccomp"] == true,
+        "{v}"
+    );
+    assert_eq!(v["uid"], common::effective_uid(), "{v}");
+    assert_eq!(v["root"], common::running_as_root(), "{v}");
+    assert_eq!(v["config"]["error"], serde_json::Value::Null, "{v}");
+    assert_eq!(
+        v["config"]["files"],
+        serde_json::json!([config.to_str().unwrap()])
+    );
+    assert_eq!(topic_line(&report, "config"), config.to_str().unwrap());
+    assert!(
+        topic_line(&report, "system").starts_with(v["config"]["system"]["path"].as_str().unwrap()),
+        "{v}"
+    );
+    assert_eq!(
+        topic_line(&report, "level"),
+        format!(
+            "{} (from {})",
+            v["level"].as_str().unwrap(),
+            v["level_origin"].as_str().unwrap()
+        )
+    );
+    assert_eq!(
+        v["rules"],
+        serde_json::json!({"allow": 2, "deny": 1}),
+        "{v}"
+    );
+    assert_eq!(topic_line(&report, "rules"), "2 allow, 1 deny");
+    assert_eq!(
+        topic_line(&report, "approver"),
+        v["approver"]["text"].as_str().unwrap()
+    );
+    let socket = env.runtime.join("gate/broker.sock");
+    assert_eq!(v["approver"]["socket"], socket.to_str().unwrap(), "{v}");
+    assert_eq!(v["approver"]["socket_state"], "absent", "{v}");
+    let shims = v["shims"].as_object().unwrap();
+    for (name, real) in shims {
+        let shown = real.as_str().unwrap_or("(none)");
+        assert!(
+            topic_line(&report, "shims").contains(&format!("{name} -> {shown}")),
+            "{name}: {v}\n{report}"
+        );
+    }
+    assert!(shims["sh"].is_string(), "{v}");
+    assert_eq!(v["safe_level"]["enforceable"], true, "{v}");
+    assert_eq!(
+        topic_line(&report, "safe level"),
+        v["safe_level"]["text"].as_str().unwrap()
+    );
+    assert_eq!(v["git_workspace"], false, "{v}");
+}
+
+#[test]
+fn doctor_json_reports_a_configuration_error_and_exits_1() {
+    let env = TestEnv::new();
+    let config = env.write("gate.toml", "levle = \"deny\"\n");
+    let (v, out) = doctor_json(&env, &["--config", config.to_str().unwrap()]);
+    out.assert_code(1);
+    assert_eq!(v["ok"], false, "{v}");
+    assert!(
+        v["config"]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("levle")),
+        "{v}"
+    );
+    assert_eq!(v["level"], serde_json::Value::Null, "{v}");
+    assert_eq!(v["safe_level"], serde_json::Value::Null, "{v}");
+    // And a safe level that cannot run here is not ok either.
+    let out = env
+        .gate()
+        .env_remove("HOME")
+        .args(["--no-config", "doctor", "--json"])
+        .run();
+    out.assert_code(1);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout()).unwrap();
+    assert_eq!(v["safe_level"]["enforceable"], false, "{v}");
+    assert!(
+        v["safe_level"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("HOME is not set")),
+        "{v}"
+    );
+}
+
+/// The approver line uses the requester's trust checks: a socket open to other users
+/// is not "listening and asked first", because a run would refuse rather than ask it.
+#[test]
+fn doctor_says_a_socket_that_cannot_be_trusted_is_not_asked() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let dir = env.root.join("approver");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let path = dir.join("approver.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    let socket = path.to_str().unwrap();
+    let args = ["--no-config", "--socket", socket];
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let out = env.gate().args(args).arg("doctor").run();
+    assert!(
+        topic_line(&out.stdout(), "approver").starts_with(&format!(
+            "{socket} cannot be trusted (the socket {socket} is open to other users (mode 0666))"
+        )),
+        "{}",
+        out.stdout()
+    );
+    let (v, _) = doctor_json(&env, &args);
+    assert_eq!(v["approver"]["socket_state"], "untrusted", "{v}");
+    assert_eq!(v["approver"]["asks"], serde_json::Value::Null, "{v}");
+    // Control: made private, it is asked first.
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let out = env.gate().args(args).arg("doctor").run();
+    assert!(
+        topic_line(&out.stdout(), "approver")
+            .starts_with(&format!("{socket} is listening and is asked first")),
+        "{}",
+        out.stdout()
+    );
+    let (v, _) = doctor_json(&env, &args);
+    assert_eq!(v["approver"]["asks"], "socket", "{v}");
+}

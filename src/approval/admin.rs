@@ -561,7 +561,8 @@ fn settled_or_say(result: Result<Settle, String>) -> i32 {
     }
 }
 
-/// `gate approve ID [--remember] [--remember-rule RULE]`.
+/// `gate approve ID [--remember] [--remember-rule RULE]`: ID is the request's short id
+/// (`gate pending`) or its call id (`gate pending --json`, the protocol).
 pub fn approve(socket: &Path, id: &str, remember: bool, rule: Option<&str>) -> i32 {
     let rule = match rule.map(crate::policy::validate_rule).transpose() {
         Ok(rule) => rule.map(str::to_owned),
@@ -587,7 +588,18 @@ pub fn approve(socket: &Path, id: &str, remember: bool, rule: Option<&str>) -> i
     ))
 }
 
-/// `gate deny ID [--message TEXT]`. A question is declined, with the message.
+/// Whether `id`, as an approver tool was given it, names `request`: its short id when
+/// `id` is all digits, else its call id (the broker's rule).
+fn names(request: &PendingRequest, id: &str) -> bool {
+    if super::protocol::is_short_id(id) {
+        request.id == id
+    } else {
+        request.ask.call_id() == id
+    }
+}
+
+/// `gate deny ID [--message TEXT]`: ID is the short id or the call id. A question is
+/// declined, with the message.
 pub fn deny(socket: &Path, id: &str, message: Option<&str>) -> i32 {
     let mut client = match connect_or_say(socket) {
         Ok(c) => c,
@@ -596,7 +608,7 @@ pub fn deny(socket: &Path, id: &str, message: Option<&str>) -> i32 {
     let is_question = match client.list() {
         Ok(list) => list
             .iter()
-            .any(|p| p.id == id && matches!(p.ask, Ask::Question(_))),
+            .any(|p| names(p, id) && matches!(p.ask, Ask::Question(_))),
         Err(e) => {
             say(&format!("gate: {e}"));
             return GATE_ERROR;

@@ -9,7 +9,8 @@
 //! safe-level sandbox cannot, so a sandboxed command can ask but never approve.
 //!
 //! Each request gets a short id (`1`, `2`, …) that is never reused while the broker
-//! runs. The first answer settles it; a later one is told `already_settled`, and so is
+//! runs; an approver names a request by it, or by the request's own `call_id` (any id
+//! that is not all digits). The first answer settles it; a later one is told `already_settled`, and so is
 //! an answer to a request whose requester went away. Approvals remembered for a session
 //! live here, and the broker answers matching requests of that session itself. When it
 //! is stopped (SIGTERM, SIGINT, SIGHUP, SIGQUIT) it denies everything still open
@@ -102,6 +103,7 @@ pub fn serve(socket: &Path, _settings: &Settings) -> i32 {
         next_conn: 0,
         open: BTreeMap::new(),
         by_call: HashMap::new(),
+        settled_calls: RecentCalls::default(),
         next_id: 1,
         remembered: HashMap::new(),
         max_conns,
@@ -472,6 +474,9 @@ struct Broker {
     open: BTreeMap<u64, Open>,
     /// The ids of open requests by call id.
     by_call: HashMap<String, u64>,
+    /// The call ids of the requests settled last, so that an answer naming one by its
+    /// call id hears `already_settled`, as one naming its short id does.
+    settled_calls: RecentCalls,
     /// The next request id; every smaller one was given out.
     next_id: u64,
     /// Remembered approvals by session id.
@@ -489,6 +494,36 @@ struct Broker {
     /// Refused connections are logged at most once a second.
     last_refusal_log: Option<Instant>,
     scratch: Vec<u8>,
+}
+
+/// How many settled call ids the broker remembers: older ones are `not_found`. At most
+/// 128 bytes each, so a few hundred kilobytes at worst.
+const SETTLED_CALLS_KEPT: usize = 4096;
+
+/// The call ids of the last [`SETTLED_CALLS_KEPT`] settled requests.
+#[derive(Default)]
+struct RecentCalls {
+    order: std::collections::VecDeque<String>,
+    set: std::collections::HashSet<String>,
+}
+
+impl RecentCalls {
+    fn insert(&mut self, call_id: &str) {
+        if self.set.contains(call_id) {
+            return;
+        }
+        if self.order.len() == SETTLED_CALLS_KEPT {
+            if let Some(oldest) = self.order.pop_front() {
+                self.set.remove(&oldest);
+            }
+        }
+        self.order.push_back(call_id.to_owned());
+        self.set.insert(call_id.to_owned());
+    }
+
+    fn contains(&self, call_id: &str) -> bool {
+        self.set.contains(call_id)
+    }
 }
 
 /// What an id an approver names comes to.
@@ -1032,6 +1067,7 @@ impl Broker {
             return;
         };
         self.by_call.remove(open.ask.call_id());
+        self.settled_calls.insert(open.ask.call_id());
         self.check.push(open.conn);
         if let Some(conn) = self.conns.get_mut(&open.conn) {
             conn.state = State::Closing;
@@ -1052,11 +1088,17 @@ impl Broker {
         self.tell_watchers(&event);
     }
 
+    /// The request an approver names: by its short id when `id` is all digits, else by
+    /// its call id, exactly.
     fn lookup(&self, id: &str) -> Lookup {
-        let canonical = !id.is_empty()
-            && id.len() <= 20
-            && id.bytes().all(|b| b.is_ascii_digit())
-            && !id.starts_with('0');
+        if !protocol::is_short_id(id) {
+            return match self.by_call.get(id) {
+                Some(n) => Lookup::Open(*n),
+                None if self.settled_calls.contains(id) => Lookup::Settled,
+                None => Lookup::NotFound,
+            };
+        }
+        let canonical = id.len() <= 20 && !id.starts_with('0');
         match id.parse::<u64>() {
             Ok(n) if canonical && n < self.next_id => {
                 if self.open.contains_key(&n) {
@@ -1375,6 +1417,22 @@ fn same_token(given: &[u8], expected: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn settled_call_ids_are_kept_up_to_the_bound_oldest_first_out() {
+        let mut recent = RecentCalls::default();
+        recent.insert("first");
+        recent.insert("first");
+        for n in 1..SETTLED_CALLS_KEPT {
+            recent.insert(&format!("c{n}"));
+        }
+        assert!(recent.contains("first") && recent.contains("c1"));
+        assert_eq!(recent.order.len(), SETTLED_CALLS_KEPT);
+        recent.insert("one more");
+        assert!(!recent.contains("first"), "the oldest goes first");
+        assert!(recent.contains("c1") && recent.contains("one more"));
+        assert_eq!(recent.set.len(), SETTLED_CALLS_KEPT);
+    }
 
     #[test]
     fn tokens_compare_whole() {

@@ -12,6 +12,7 @@ pub mod client;
 pub mod paths;
 pub mod protocol;
 pub mod question;
+pub mod reach;
 pub mod signals;
 pub mod store;
 pub mod tty;
@@ -158,7 +159,7 @@ fn seek_with(
         Err(client::NotConnected::Untrusted(why)) => {
             return Outcome::Unanswered {
                 by: By::Error,
-                cause: format!("the approval socket cannot be trusted: {why}"),
+                cause: reach::untrusted(&why),
             };
         }
         Err(client::NotConnected::Timeout) => {
@@ -256,15 +257,11 @@ fn seek_with(
             Err(why) => notes.push(why),
         }
     } else {
-        notes.push("the terminal is turned off (--no-tty / approval.tty = false)".into());
-    }
-    let mut cause = String::from("there is no approver to ask");
-    if !notes.is_empty() {
-        cause.push_str(&format!(" ({})", notes.join("; ")));
+        notes.push(reach::TTY_OFF.into());
     }
     Outcome::Unanswered {
         by: By::NoApprover,
-        cause,
+        cause: reach::nobody(&notes),
     }
 }
 

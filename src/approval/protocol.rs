@@ -364,7 +364,8 @@ pub enum ApproverMessage {
     /// `{"type":"watch"}`: send every open request now and each new one as it comes,
     /// and `settled` when one closes.
     Watch,
-    /// `{"type":"decide","id":"…","decision":…}`: answer an approval request.
+    /// `{"type":"decide","id":"…","decision":…}`: answer an approval request. `id` is
+    /// the broker's short id, or the request's `call_id` (see [`is_short_id`]).
     Decide { id: String, decision: Decision },
     /// `{"type":"answer","id":"…","answer":"…"}` or `"declined":true`: answer a question.
     Answer { id: String, answer: Answer },
@@ -608,6 +609,13 @@ fn uint(obj: &Map<String, Value>, key: &str) -> Result<u64, ProtocolError> {
     }
 }
 
+/// Whether an id an approver names is one of the broker's short ids (`1`, `2`, …) rather
+/// than a request's `call_id`: it is when it is all ASCII digits. A call id that is all
+/// digits can therefore only be answered by its short id.
+pub fn is_short_id(id: &str) -> bool {
+    !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit())
+}
+
 /// Ids are short and plain: they appear in messages and on command lines.
 fn check_id(key: &str, id: &str) -> Result<(), ProtocolError> {
     let ok = !id.is_empty()
@@ -643,6 +651,16 @@ mod tests {
 
     fn decide(line: &str) -> Result<Decision, ProtocolError> {
         Decision::decode(line.as_bytes(), "c1")
+    }
+
+    #[test]
+    fn an_all_digit_id_is_a_short_id_and_anything_else_a_call_id() {
+        for short in ["1", "42", "01", "18446744073709551616"] {
+            assert!(is_short_id(short), "{short}");
+        }
+        for call in ["", "9dbaa3f042e96433", "+1", "1a", "c1", " 1"] {
+            assert!(!is_short_id(call), "{call:?}");
+        }
     }
 
     #[test]
