@@ -1,0 +1,165 @@
+//! Bad input gets a clear error at once: one `gate: …` line and status 125 (126 for a
+//! refusal), never a hang and never a blow-up. Configuration files that are not regular
+//! files or are far too large, log filters that name no level, audit logs whose
+//! directory does not exist, shells that are directories or missing, and a stderr that
+//! nobody reads.
+
+#[macro_use]
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::*;
+
+/// Long enough for a busy machine, short enough that a hang fails the test soon.
+const PROMPT: Duration = Duration::from_secs(10);
+
+/// The cap on a configuration file's size.
+const CAP: usize = 1024 * 1024;
+
+/// Exactly one line on stderr, and it is gate's.
+#[track_caller]
+fn assert_one_gate_line(out: &Outcome) {
+    let stderr = out.stderr();
+    assert!(
+        stderr.starts_with("gate: ") && stderr.ends_with('\n') && stderr.matches('\n').count() == 1,
+        "expected exactly one `gate: ` line on stderr\n{}",
+        out.report()
+    );
+}
+
+fn fifo(env: &TestEnv, name: &str) -> PathBuf {
+    let path = env.root.join(name);
+    nix::unistd::mkfifo(&path, nix::sys::stat::Mode::from_bits_truncate(0o644))
+        .unwrap_or_else(|e| panic!("cannot make the FIFO {}: {e}", path.display()));
+    path
+}
+
+/// `touch F` at level full, with the configuration file chosen by `choose`: the file is
+/// refused at once, F is not made, and the one line names `named`.
+#[track_caller]
+fn refused_file(env: &TestEnv, choose: impl FnOnce(Gate) -> Gate, named: &Path, what: &str) {
+    let gate = env
+        .gate()
+        .deadline(PROMPT)
+        .args(["--audit-log", "off", "--level", "full"]);
+    let out = choose(gate).args(["-c", "touch F"]).run();
+    assert_absent(&env.file("F"), &out);
+    out.assert_gate_error()
+        .assert_stderr_contains(&format!("gate: {}: ", named.display()))
+        .assert_stderr_contains(what)
+        .assert_stderr_contains("nothing was run")
+        .assert_stdout("");
+    assert_one_gate_line(&out);
+}
+
+#[test]
+fn a_configuration_file_that_is_a_fifo_is_refused_at_once() {
+    let env = TestEnv::new();
+    env.assert_side_effects_are_visible(User::Current);
+    let pipe = fifo(&env, "config.fifo");
+    let what = "is a FIFO (named pipe), not a regular file";
+    refused_file(&env, |g| g.arg("--config").arg(&pipe), &pipe, what);
+    refused_file(&env, |g| g.env("GATE_CONFIG", &pipe), &pipe, what);
+    // The default user file, which may be absent, may not be a FIFO either.
+    let user_file = env.user_config_file();
+    std::fs::create_dir_all(user_file.parent().unwrap()).unwrap();
+    nix::unistd::mkfifo(&user_file, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
+    refused_file(&env, |g| g, &user_file, what);
+}
+
+#[test]
+fn a_device_as_configuration_file_is_refused_at_once() {
+    let env = TestEnv::new();
+    let zero = Path::new("/dev/zero");
+    let what = "is a character device, not a regular file";
+    refused_file(&env, |g| g.arg("--config").arg(zero), zero, what);
+    refused_file(&env, |g| g.env("GATE_CONFIG", zero), zero, what);
+}
+
+#[test]
+fn the_null_device_names_an_empty_configuration_file() {
+    // The usual way to say "no file here" keeps working: /dev/null reads as empty.
+    let env = TestEnv::new();
+    for way in ["--config", "GATE_CONFIG"] {
+        let gate = env.gate().deadline(PROMPT);
+        let gate = if way == "--config" {
+            gate.args(["--config", "/dev/null"])
+        } else {
+            gate.env("GATE_CONFIG", "/dev/null")
+        };
+        gate.args(["--audit-log", "off", "--level", "full", "-c", "echo ran"])
+            .run()
+            .assert_code(0)
+            .assert_stdout("ran\n")
+            .assert_stderr_empty();
+    }
+}
+
+#[test]
+fn a_socket_as_configuration_file_is_refused() {
+    let env = TestEnv::new();
+    let socket = env.root.join("config.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    refused_file(
+        &env,
+        |g| g.arg("--config").arg(&socket),
+        &socket,
+        "is a socket, not a regular file",
+    );
+}
+
+#[test]
+fn a_directory_as_configuration_file_says_so() {
+    let env = TestEnv::new();
+    let dir = env.root.join("a-directory");
+    std::fs::create_dir(&dir).unwrap();
+    let what = "is a directory, not a regular file";
+    refused_file(&env, |g| g.arg("--config").arg(&dir), &dir, what);
+    let user_file = env.user_config_file();
+    std::fs::create_dir_all(&user_file).unwrap();
+    refused_file(&env, |g| g, &user_file, what);
+}
+
+/// A valid configuration file of exactly `len` bytes: `level = "full"` and comments.
+fn config_of_size(len: usize) -> Vec<u8> {
+    let mut text = b"level = \"full\"\n".to_vec();
+    let line = format!("# {}\n", "x".repeat(77));
+    while text.len() + line.len() <= len {
+        text.extend_from_slice(line.as_bytes());
+    }
+    match len - text.len() {
+        0 => {}
+        1 => text.push(b'\n'),
+        _ => {
+            text.push(b'#');
+            text.resize(len - 1, b'x');
+            text.push(b'\n');
+        }
+    }
+    assert_eq!(text.len(), len);
+    text
+}
+
+#[test]
+fn a_configuration_file_over_a_mebibyte_is_refused() {
+    let env = TestEnv::new();
+    let at_cap = env.write("at-cap.toml", config_of_size(CAP));
+    let over = env.write("over-cap.toml", config_of_size(CAP + 1));
+    // Control: a file of exactly the cap is read.
+    env.gate()
+        .arg("--config")
+        .arg(&at_cap)
+        .args(["--audit-log", "off", "-c", "echo ran"])
+        .run()
+        .assert_code(0)
+        .assert_stdout("ran\n");
+    refused_file(
+        &env,
+        |g| g.arg("--config").arg(&over),
+        &over,
+        "is larger than 1 MiB (1048577 bytes)",
+    );
+}
+
