@@ -194,7 +194,7 @@ impl Trail<'_> {
                 Ok(None) => return Ok(()),
                 Err(why) => return Err(format!("cannot write the audit log: {why}")),
             };
-            let opened = audit::open(&path)
+            let opened = audit::open(&path, &var)
                 .map_err(|err| format!("cannot write the audit log {}: {err}", path.display()))?;
             *file = Some((path, opened));
         }

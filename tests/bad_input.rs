@@ -8,7 +8,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use common::*;
 
@@ -161,5 +161,120 @@ fn a_configuration_file_over_a_mebibyte_is_refused() {
         &over,
         "is larger than 1 MiB (1048577 bytes)",
     );
+}
+
+/// A directory at the root of the file system that must not come to exist; removed again
+/// if it does.
+struct AtRoot(PathBuf);
+
+impl AtRoot {
+    fn new() -> AtRoot {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        AtRoot(PathBuf::from(format!(
+            "/gate-test-nonexistent-{}-{nanos}",
+            std::process::id()
+        )))
+    }
+
+    fn log(&self) -> PathBuf {
+        self.0.join("dir/a.jsonl")
+    }
+
+    #[track_caller]
+    fn assert_absent(&self, out: &Outcome) {
+        if self.0.exists() {
+            let _ = std::fs::remove_dir_all(&self.0);
+            panic!(
+                "gate created {} for the audit log\n{}",
+                self.0.display(),
+                out.report()
+            );
+        }
+    }
+}
+
+impl Drop for AtRoot {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn an_audit_log_in_a_missing_directory_creates_no_directories() {
+    let env = TestEnv::new();
+    let root = AtRoot::new();
+    let log = root.log();
+    let config = env.write(
+        "log.toml",
+        format!("[audit]\nlog = \"{}\"\n", log.display()),
+    );
+    let no_config = || env.gate().arg("--no-config");
+    for gate in [
+        no_config().env("GATE_AUDIT_LOG", &log),
+        no_config().arg("--audit-log").arg(&log),
+        env.gate().arg("--config").arg(&config),
+    ] {
+        let out = gate
+            .deadline(PROMPT)
+            .args(["--level", "full", "-c", "echo ran"])
+            .run();
+        root.assert_absent(&out);
+        // Not required: the command runs after one warning.
+        out.assert_code(0)
+            .assert_stdout("ran\n")
+            .assert_stderr_contains(&format!(
+                "gate: warning: cannot write the audit log {}: its directory {} does not exist",
+                log.display(),
+                log.parent().unwrap().display()
+            ));
+        assert_one_gate_line(&out);
+    }
+}
+
+#[test]
+fn a_required_audit_log_in_a_missing_directory_runs_nothing() {
+    let env = TestEnv::new();
+    env.assert_side_effects_are_visible(User::Current);
+    let root = AtRoot::new();
+    let config = env.write(
+        "required.toml",
+        format!(
+            "level = \"full\"\n[audit]\nrequired = true\nlog = \"{}\"\n",
+            root.log().display()
+        ),
+    );
+    let out = env
+        .gate()
+        .deadline(PROMPT)
+        .arg("--config")
+        .arg(&config)
+        .args(["-c", "touch F"])
+        .run();
+    root.assert_absent(&out);
+    assert_absent(&env.file("F"), &out);
+    out.assert_gate_error()
+        .assert_stderr_contains("does not exist")
+        .assert_stderr_contains("audit.required")
+        .assert_stderr_contains("nothing was run");
+    assert_one_gate_line(&out);
+}
+
+#[test]
+fn the_audit_log_in_gates_own_state_directory_gets_its_directories() {
+    // Control: the default log's directory, and the same place named explicitly (as the
+    // packaged configuration's commented-out line does), are made when missing.
+    let env = TestEnv::new();
+    env.gate()
+        .env_remove("XDG_STATE_HOME")
+        .args(["--no-config", "--level", "full", "--audit-log"])
+        .arg(env.home.join(".local/state/gate/audit.jsonl"))
+        .args(["-c", "true"])
+        .run()
+        .assert_code(0)
+        .assert_stderr_empty();
+    assert!(env.home.join(".local/state/gate/audit.jsonl").is_file());
 }
 
