@@ -278,3 +278,91 @@ fn the_audit_log_in_gates_own_state_directory_gets_its_directories() {
     assert!(env.home.join(".local/state/gate/audit.jsonl").is_file());
 }
 
+#[test]
+fn a_shell_that_is_a_directory_says_so() {
+    let env = TestEnv::new();
+    env.assert_side_effects_are_visible(User::Current);
+    let dir = env.root.join("not-a-shell");
+    std::fs::create_dir(&dir).unwrap();
+    let config = env.write(
+        "shell.toml",
+        format!("level = \"full\"\nshell = \"{}\"\n", dir.display()),
+    );
+    for (origin, gate) in [
+        (
+            "--shell".to_owned(),
+            env.gate()
+                .args(["--no-config", "--level", "full", "--shell"])
+                .arg(&dir),
+        ),
+        (
+            "GATE_SHELL".to_owned(),
+            env.gate()
+                .env("GATE_SHELL", &dir)
+                .args(["--no-config", "--level", "full"]),
+        ),
+        (
+            format!("{}:2", config.display()),
+            env.gate().arg("--config").arg(&config),
+        ),
+    ] {
+        let out = gate
+            .deadline(PROMPT)
+            .args(["--audit-log", "off", "-c", "touch F"])
+            .run();
+        assert_absent(&env.file("F"), &out);
+        out.assert_gate_error();
+        assert_eq!(
+            out.stderr(),
+            format!(
+                "gate: the shell `{}` (from {origin}) is a directory, not a program; nothing was run\n",
+                dir.display()
+            ),
+            "{}",
+            out.report()
+        );
+    }
+}
+
+#[test]
+fn a_missing_shell_names_where_it_was_set() {
+    let env = TestEnv::new();
+    let missing = "/nonexistent/shell";
+    let config = env.write(
+        "shell.toml",
+        format!("level = \"full\"\n\nshell = \"{missing}\"\n"),
+    );
+    for (origin, gate) in [
+        (
+            "--shell".to_owned(),
+            env.gate()
+                .args(["--no-config", "--level", "full", "--shell", missing]),
+        ),
+        (
+            "GATE_SHELL".to_owned(),
+            env.gate()
+                .env("GATE_SHELL", missing)
+                .args(["--no-config", "--level", "full"]),
+        ),
+        (
+            format!("{}:3", config.display()),
+            env.gate().arg("--config").arg(&config),
+        ),
+    ] {
+        let out = gate
+            .deadline(PROMPT)
+            .args(["--audit-log", "off", "-c", "touch F"])
+            .run();
+        assert_absent(&env.file("F"), &out);
+        out.assert_gate_error();
+        assert_eq!(
+            out.stderr(),
+            format!(
+                "gate: the shell `{missing}` (from {origin}) does not exist; set --shell, \
+                 GATE_SHELL or `shell` to a real shell; nothing was run\n"
+            ),
+            "{}",
+            out.report()
+        );
+    }
+}
