@@ -8,6 +8,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use common::*;
@@ -365,4 +366,94 @@ fn a_missing_shell_names_where_it_was_set() {
             out.report()
         );
     }
+}
+
+#[test]
+fn a_refusal_written_to_a_stderr_nobody_reads_still_exits_126() {
+    let env = TestEnv::new();
+    env.assert_side_effects_are_visible(User::Current);
+    let out = env
+        .gate()
+        .deadline(PROMPT)
+        .stderr_unread()
+        .args(["--no-config", "--audit-log", "off", "--level", "deny"])
+        .args(["-c", "touch F"])
+        .run();
+    assert_absent(&env.file("F"), &out);
+    assert_eq!(
+        out.signal(),
+        None,
+        "gate died of a signal\n{}",
+        out.report()
+    );
+    out.assert_code(REFUSED);
+}
+
+#[test]
+fn gates_own_error_written_to_a_stderr_nobody_reads_still_exits_125() {
+    let env = TestEnv::new();
+    let pipe = fifo(&env, "config.fifo");
+    for gate in [
+        env.gate().args(["--no-config", "--level", "yolo"]),
+        env.gate().arg("--config").arg(&pipe),
+    ] {
+        let out = gate
+            .deadline(PROMPT)
+            .stderr_unread()
+            .args(["--audit-log", "off", "-c", "touch F"])
+            .run();
+        assert_absent(&env.file("F"), &out);
+        assert_eq!(
+            out.signal(),
+            None,
+            "gate died of a signal\n{}",
+            out.report()
+        );
+        out.assert_code(GATE_ERROR);
+    }
+}
+
+/// The SigIgn, SigBlk, SigPnd and ShdPnd lines of /proc/self/status.
+fn signal_lines(status: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(status)
+        .lines()
+        .filter(|l| {
+            ["SigIgn:", "SigBlk:", "SigPnd:", "ShdPnd:"]
+                .iter()
+                .any(|p| l.starts_with(p))
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn after_a_warning_to_a_stderr_nobody_reads_the_command_runs_with_the_callers_signals() {
+    // The warning (an unwritable audit log) meets a broken pipe. gate must neither die
+    // of SIGPIPE nor hand the command a changed signal mask, disposition or a pending
+    // SIGPIPE.
+    let env = TestEnv::new();
+    let regular = env.write("a-file", "");
+    let direct = Command::new(require_program("cat"))
+        .arg("/proc/self/status")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let expected = signal_lines(&direct.stdout);
+    assert_eq!(expected.len(), 4, "no signal lines in /proc/self/status");
+    let out = env
+        .gate()
+        .deadline(PROMPT)
+        .stderr_unread()
+        .args(["--no-config", "--level", "full", "--audit-log"])
+        .arg(regular.join("audit.jsonl"))
+        .args(["--", "cat", "/proc/self/status"])
+        .run();
+    assert_eq!(
+        out.signal(),
+        None,
+        "gate died of a signal\n{}",
+        out.report()
+    );
+    out.assert_code(0);
+    assert_eq!(signal_lines(&out.stdout), expected, "{}", out.report());
 }
