@@ -164,6 +164,43 @@ fn a_configuration_file_over_a_mebibyte_is_refused() {
     );
 }
 
+#[test]
+fn gate_log_filters_that_name_no_level_are_errors() {
+    let env = TestEnv::new();
+    for filter in [
+        "degub",
+        "info,degub",
+        "gate=degub",
+        "gate=",
+        "=debug",
+        "debug,",
+        "gate debug",
+    ] {
+        let out = env
+            .gate()
+            .deadline(PROMPT)
+            .env("GATE_LOG", filter)
+            .args(["--no-config", "--audit-log", "off", "--level", "full"])
+            .args(["-c", "touch F"])
+            .run();
+        assert_absent(&env.file("F"), &out);
+        out.assert_gate_error()
+            .assert_stderr_contains(&format!("gate: GATE_LOG: `{filter}` is not a log filter"))
+            .assert_stderr_contains("nothing was run");
+        assert_one_gate_line(&out);
+    }
+    // Controls: levels, and targets with levels.
+    for filter in ["debug", "OFF", "gate=trace", "warn,gate::run=debug"] {
+        env.gate()
+            .env("GATE_LOG", filter)
+            .args(["--no-config", "--audit-log", "off", "--level", "full"])
+            .args(["-c", "echo ran"])
+            .run()
+            .assert_code(0)
+            .assert_stdout("ran\n");
+    }
+}
+
 /// A directory at the root of the file system that must not come to exist; removed again
 /// if it does.
 struct AtRoot(PathBuf);
@@ -396,6 +433,7 @@ fn gates_own_error_written_to_a_stderr_nobody_reads_still_exits_125() {
     for gate in [
         env.gate().args(["--no-config", "--level", "yolo"]),
         env.gate().arg("--config").arg(&pipe),
+        env.gate().env("GATE_LOG", "degub").arg("--no-config"),
     ] {
         let out = gate
             .deadline(PROMPT)
