@@ -474,7 +474,7 @@ mod tests {
                 .contains("(from GATE_SHELL) is not a program (not a regular file)")
         );
         // Without any execute bit, not even root may run it.
-        assert!(err(&data, &Origin::Flag("--shell")).contains("(from --shell) is not executable"),);
+        assert!(err(&data, &Origin::Flag("--shell")).contains("(from --shell) is not executable"));
         assert_eq!(
             configured_shell(Path::new("/bin/sh"), &Origin::BuiltIn),
             Ok(PathBuf::from("/bin/sh"))
