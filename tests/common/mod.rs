@@ -549,20 +549,16 @@ impl Gate {
                 Input::Bytes(_) => Stdio::piped(),
             })
             .stdout(Stdio::piped());
-        let unread = if self.stderr_unread {
+        if self.stderr_unread {
             // Close-on-exec, so no process another test starts meanwhile keeps the read
             // end open.
             let (read_end, write_end) =
                 nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).expect("cannot make a pipe");
             drop(read_end);
-            Some(write_end)
+            command.stderr(Stdio::from(write_end));
         } else {
-            None
-        };
-        match unread {
-            Some(write_end) => command.stderr(Stdio::from(write_end)),
-            None => command.stderr(Stdio::piped()),
-        };
+            command.stderr(Stdio::piped());
+        }
         let mut child = command
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {description}: {e}"));
@@ -575,8 +571,6 @@ impl Gate {
             });
         }
         let stdout = reader(child.stdout.take().unwrap());
-        // Dropping the command closes gate's copy of an unread pipe's write end.
-        drop(command);
         let stderr = match child.stderr.take() {
             Some(stderr) => reader(stderr),
             None => reader(std::io::empty()),
