@@ -38,20 +38,32 @@ pub struct Record<'a> {
     pub wrapper: Option<&'a str>,
 }
 
+type Var<'a> = &'a dyn Fn(&str) -> Option<std::ffi::OsString>;
+
+/// gate's own state directory, where the default log goes: `$XDG_STATE_HOME/gate`, or
+/// `~/.local/state/gate` when `XDG_STATE_HOME` is unset or not absolute. With it, the
+/// directory it must be made in, which gate never makes: `XDG_STATE_HOME` or `HOME`.
+fn state_dir(var: Var<'_>) -> Option<(PathBuf, PathBuf)> {
+    let state = crate::xdg::state_home(var)?;
+    let base = match crate::xdg::home(var) {
+        Some(home) if state == home.join(".local/state") => home,
+        _ => state.clone(),
+    };
+    Some((state.join("gate"), base))
+}
+
 /// The path records go to, or `None` when the log is off.
-pub fn resolve_path(
-    log: &AuditLog,
-    var: &dyn Fn(&str) -> Option<std::ffi::OsString>,
-) -> Result<Option<PathBuf>, String> {
+pub fn resolve_path(log: &AuditLog, var: Var<'_>) -> Result<Option<PathBuf>, String> {
     match log {
         AuditLog::Off => Ok(None),
         AuditLog::Path(p) => Ok(Some(p.clone())),
-        AuditLog::Default => {
-            let state = crate::xdg::state_home(var).ok_or(
-                "neither XDG_STATE_HOME nor HOME is set, so the default audit log has no place",
-            )?;
-            Ok(Some(state.join("gate/audit.jsonl")))
-        }
+        AuditLog::Default => match state_dir(var) {
+            Some((dir, _)) => Ok(Some(dir.join("audit.jsonl"))),
+            None => Err(
+                "neither XDG_STATE_HOME nor HOME is set, so the default audit log has no place"
+                    .into(),
+            ),
+        },
     }
 }
 
@@ -87,8 +99,14 @@ pub fn encode(record: &Record<'_>, now: SystemTime) -> Vec<u8> {
     line
 }
 
-/// Open the log for appending, creating the file (0600) and its directory (0700).
-pub fn open(path: &Path) -> io::Result<File> {
+/// Open the log for appending, creating the file (0600).
+///
+/// Missing directories (0700) are made only for a log in gate's own state directory
+/// (see [`state_dir`]; the default log, or the same place named explicitly), and only
+/// below an existing `XDG_STATE_HOME` or `HOME`. A log anywhere else must be put in a
+/// directory that exists: a mistyped path must not leave directories behind, at the
+/// root of the file system or anywhere.
+pub fn open(path: &Path, var: Var<'_>) -> io::Result<File> {
     let open = || {
         OpenOptions::new()
             .append(true)
@@ -98,18 +116,43 @@ pub fn open(path: &Path) -> io::Result<File> {
     };
     match open() {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+            let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) else {
+                return Err(e);
+            };
+            match state_dir(var) {
+                Some((own, base)) if own == dir => {
+                    if !base.is_dir() {
+                        return Err(io::Error::new(
+                            io::ErrorKind::NotFound,
+                            format!(
+                                "{} does not exist, and gate makes its state directory {} \
+                                 only inside an existing one",
+                                base.display(),
+                                dir.display()
+                            ),
+                        ));
+                    }
+                    DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+                    open()
+                }
+                _ if dir.is_dir() => Err(e),
+                _ => Err(io::Error::new(
+                    io::ErrorKind::NotFound,
+                    format!(
+                        "its directory {} does not exist (gate makes no directory but its \
+                         own state directory); create it or choose another path",
+                        dir.display()
+                    ),
+                )),
             }
-            open()
         }
         other => other,
     }
 }
 
 /// Append one record to `path` (open, one write, close).
-pub fn append(path: &Path, line: &[u8]) -> io::Result<()> {
-    write(&mut open(path)?, line)
+pub fn append(path: &Path, var: Var<'_>, line: &[u8]) -> io::Result<()> {
+    write(&mut open(path, var)?, line)
 }
 
 /// Append one record with a single `write`, so that records from concurrent gates never
@@ -240,16 +283,65 @@ mod tests {
         assert_eq!(v["pid"], std::process::id());
     }
 
+    fn vars(pairs: Vec<(&'static str, PathBuf)>) -> impl Fn(&str) -> Option<std::ffi::OsString> {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.clone().into_os_string())
+        }
+    }
+
     #[test]
-    fn append_creates_private_directories_and_file() {
+    fn append_creates_the_private_state_directory_and_file() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("a/b/audit.jsonl");
-        append(&path, b"{}\n").unwrap();
-        append(&path, b"{}\n").unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), b"{}\n{}\n");
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let state = vars(vec![("XDG_STATE_HOME", dir.path().join("state"))]);
+        std::fs::create_dir(dir.path().join("state")).unwrap();
+        let path = resolve_path(&AuditLog::Default, &state).unwrap().unwrap();
+        append(&path, &state, b"{}\n").unwrap();
+        append(&path, &state, b"{}\n").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"{}\n{}\n");
         assert_eq!(mode(&path), 0o600);
-        assert_eq!(mode(&dir.path().join("a/b")), 0o700);
+        assert_eq!(mode(&dir.path().join("state/gate")), 0o700);
+        // Without XDG_STATE_HOME, the chain below HOME.
+        let home = vars(vec![("HOME", dir.path().to_owned())]);
+        let path = resolve_path(&AuditLog::Default, &home).unwrap().unwrap();
+        append(&path, &home, b"{}\n").unwrap();
+        assert_eq!(mode(&dir.path().join(".local/state/gate")), 0o700);
+    }
+
+    #[test]
+    fn no_directory_is_made_for_a_log_elsewhere() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = vars(vec![("HOME", dir.path().to_owned())]);
+        let elsewhere = dir.path().join("logs/a/audit.jsonl");
+        let e = append(&elsewhere, &env, b"{}\n").unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "its directory {} does not exist",
+                dir.path().join("logs/a").display()
+            )),
+            "{e}"
+        );
+        assert!(!dir.path().join("logs").exists());
+        // A directory that exists takes the file.
+        std::fs::create_dir_all(dir.path().join("logs/a")).unwrap();
+        append(&elsewhere, &env, b"{}\n").unwrap();
+    }
+
+    #[test]
+    fn the_state_directory_is_made_only_inside_an_existing_base() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing-state");
+        let env = vars(vec![("XDG_STATE_HOME", missing.clone())]);
+        let path = resolve_path(&AuditLog::Default, &env).unwrap().unwrap();
+        let e = append(&path, &env, b"{}\n").unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!("{} does not exist", missing.display())),
+            "{e}"
+        );
+        assert!(!missing.exists());
     }
 }

@@ -1056,18 +1056,86 @@ impl Environment<'_> {
     }
 }
 
-/// Read a file that may be absent (`Ok(None)`); any other failure is an error.
+/// The most a configuration file may hold: 1 MiB. gate reads and parses its files before
+/// every command, and 1 MiB is already tens of thousands of rules, far more than any
+/// policy a person writes; a larger file is a mistake (a log or a binary named by
+/// accident), and reading it whole would cost every command its time and memory.
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
+/// Read a configuration file that may be absent (`Ok(None)`); any other failure is an
+/// error that names the file. Only a regular file (or the null device, which reads as
+/// empty) is read, and at most [`MAX_CONFIG_BYTES`] of it, so that no file can make gate
+/// wait (a FIFO with no writer, a terminal) or grow without end (`/dev/zero`).
 fn read_optional(path: &Path) -> Result<Option<String>, ConfigError> {
-    match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8(bytes)
-            .map(Some)
-            .map_err(|_| ConfigError(format!("{}: the file is not valid UTF-8", path.display()))),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(ConfigError(format!(
-            "{}: cannot read it: {e}",
-            path.display()
-        ))),
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+
+    let error = |problem: String| ConfigError(format!("{}: {problem}", path.display()));
+    let cannot_read = |e: io::Error| error(format!("cannot read it: {e}"));
+    // Look before opening, so that a FIFO or a device is not even opened.
+    match std::fs::metadata(path) {
+        Ok(meta) => readable_kind(&meta).map_err(error)?,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(cannot_read(e)),
     }
+    // Should the path change under gate since, opening still cannot wait (O_NONBLOCK)
+    // nor make a terminal gate's own (O_NOCTTY); what was opened is checked again.
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+    {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(cannot_read(e)),
+    };
+    let meta = file.metadata().map_err(cannot_read)?;
+    readable_kind(&meta).map_err(error)?;
+    let too_large = |size: String| {
+        error(format!(
+            "is larger than 1 MiB ({size}), too large for a configuration file"
+        ))
+    };
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Err(too_large(format!("{} bytes", meta.len())));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(MAX_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot_read)?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(too_large("it grew while it was read".into()));
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| error("the file is not valid UTF-8".into()))
+}
+
+/// A regular file, or the null device; anything else says what it is.
+fn readable_kind(meta: &std::fs::Metadata) -> Result<(), String> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+
+    let kind = meta.file_type();
+    let null_device = kind.is_char_device()
+        && nix::sys::stat::major(meta.rdev()) == 1
+        && nix::sys::stat::minor(meta.rdev()) == 3;
+    if kind.is_file() || null_device {
+        return Ok(());
+    }
+    let what = if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a file"
+    };
+    Err(format!("is {what}, not a regular file"))
 }
 
 /// Load every layer and merge them.
@@ -1635,6 +1703,57 @@ required = true
                 .unwrap_err()
                 .to_string()
                 .starts_with("--timeout: ")
+        );
+    }
+
+    #[test]
+    fn only_regular_files_are_read_and_nothing_waits() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = |path: &Path| read_optional(path).unwrap_err().to_string();
+        let fifo = dir.path().join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        assert_eq!(
+            err(&fifo),
+            format!(
+                "{}: is a FIFO (named pipe), not a regular file",
+                fifo.display()
+            )
+        );
+        assert_eq!(
+            err(dir.path()),
+            format!(
+                "{}: is a directory, not a regular file",
+                dir.path().display()
+            )
+        );
+        assert_eq!(
+            err(Path::new("/dev/zero")),
+            "/dev/zero: is a character device, not a regular file"
+        );
+        // The null device is the usual way to name an empty file.
+        assert_eq!(
+            read_optional(Path::new("/dev/null")),
+            Ok(Some(String::new()))
+        );
+        assert_eq!(read_optional(&dir.path().join("absent")), Ok(None));
+        let through_a_file = dir.path().join("fifo/x.toml");
+        assert!(err(&through_a_file).contains("cannot read it"));
+    }
+
+    #[test]
+    fn a_file_is_read_up_to_a_mebibyte_and_no_further() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.toml");
+        let cap = usize::try_from(MAX_CONFIG_BYTES).unwrap();
+        std::fs::write(&path, "#".repeat(cap)).unwrap();
+        assert_eq!(read_optional(&path).unwrap().unwrap().len(), cap);
+        std::fs::write(&path, "#".repeat(cap + 1)).unwrap();
+        assert_eq!(
+            read_optional(&path).unwrap_err().to_string(),
+            format!(
+                "{}: is larger than 1 MiB (1048577 bytes), too large for a configuration file",
+                path.display()
+            )
         );
     }
 

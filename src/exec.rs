@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use nix::errno::Errno;
 use nix::unistd::{AccessFlags, access};
 
-use crate::policy::Allowed;
+use crate::policy::{Allowed, Origin};
 
 /// Proof that a run was allowed.
 #[derive(Debug)]
@@ -247,13 +247,46 @@ impl fmt::Display for ShellError {
     }
 }
 
-/// The configured shell for gate's own personality, refusing gate itself.
-pub fn configured_shell(path: &Path) -> Result<PathBuf, ShellError> {
-    let own = self_identity();
-    if own.is_some() && identity(path) == own {
+/// The configured shell for gate's own personality, checked before anything is recorded
+/// or run: it must be an executable file, and not gate itself. `origin` is where it was
+/// set, so that the message names the option, variable or `FILE:LINE` to fix.
+pub fn configured_shell(path: &Path, origin: &Origin) -> Result<PathBuf, ShellError> {
+    let fix = "set --shell, GATE_SHELL or `shell` to a real shell";
+    let shell = format!("the shell `{}` (from {origin})", path.display());
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ShellError(format!("{shell} does not exist; {fix}")));
+        }
+        Err(e) => {
+            let errno = Errno::from_raw(e.raw_os_error().unwrap_or(0));
+            return Err(ShellError(format!(
+                "{shell} cannot be run: {}; {fix}",
+                errno.desc()
+            )));
+        }
+    };
+    if meta.is_dir() {
+        return Err(ShellError(format!("{shell} is a directory, not a program")));
+    }
+    if !meta.is_file() {
         return Err(ShellError(format!(
-            "the shell {} is gate itself; set --shell, GATE_SHELL or `shell` to a real shell such as /bin/bash",
-            path.display()
+            "{shell} is not a program (not a regular file); {fix}"
+        )));
+    }
+    match access(path, AccessFlags::X_OK) {
+        Ok(()) => {}
+        Err(Errno::EACCES) => return Err(ShellError(format!("{shell} is not executable; {fix}"))),
+        Err(errno) => {
+            return Err(ShellError(format!(
+                "{shell} cannot be run: {}; {fix}",
+                errno.desc()
+            )));
+        }
+    }
+    if self_identity() == Some((meta.dev(), meta.ino())) {
+        return Err(ShellError(format!(
+            "{shell} is gate itself; {fix} such as /bin/bash"
         )));
     }
     Ok(path.to_owned())
@@ -409,6 +442,42 @@ mod tests {
         assert_eq!(
             find_program(OsStr::new("sh"), Some(OsStr::new(".:bin"))),
             Err(Errno::ENOENT)
+        );
+    }
+
+    #[test]
+    fn a_configured_shell_is_checked_and_the_message_names_where_it_was_set() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        std::fs::write(&data, "").unwrap();
+        std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let file = Origin::File {
+            path: std::sync::Arc::from(Path::new("/etc/gate/config.toml")),
+            line: 4,
+        };
+        let err = |path: &Path, origin: &Origin| configured_shell(path, origin).unwrap_err().0;
+        assert_eq!(
+            err(Path::new("/nonexistent/sh"), &Origin::BuiltIn),
+            "the shell `/nonexistent/sh` (from the built-in default) does not exist; set \
+             --shell, GATE_SHELL or `shell` to a real shell"
+        );
+        assert_eq!(
+            err(dir.path(), &file),
+            format!(
+                "the shell `{}` (from /etc/gate/config.toml:4) is a directory, not a program",
+                dir.path().display()
+            )
+        );
+        assert!(
+            err(Path::new("/dev/null"), &Origin::Env("GATE_SHELL"))
+                .contains("(from GATE_SHELL) is not a program (not a regular file)")
+        );
+        // Without any execute bit, not even root may run it.
+        assert!(err(&data, &Origin::Flag("--shell")).contains("(from --shell) is not executable"));
+        assert_eq!(
+            configured_shell(Path::new("/bin/sh"), &Origin::BuiltIn),
+            Ok(PathBuf::from("/bin/sh"))
         );
     }
 

@@ -194,7 +194,7 @@ impl Trail<'_> {
                 Ok(None) => return Ok(()),
                 Err(why) => return Err(format!("cannot write the audit log: {why}")),
             };
-            let opened = audit::open(&path)
+            let opened = audit::open(&path, &var)
                 .map_err(|err| format!("cannot write the audit log {}: {err}", path.display()))?;
             *file = Some((path, opened));
         }
@@ -721,11 +721,10 @@ fn plan(inv: &Invocation, target: &Target, settings: &Settings) -> Result<Plan, 
                     (shell, inv.argv0.clone())
                 }
                 Personality::Gate => {
-                    let configured = settings
-                        .shell
-                        .as_ref()
-                        .map_or_else(|| PathBuf::from(DEFAULT_SHELL), |(p, _)| p.clone());
-                    let shell = exec::configured_shell(&configured).map_err(|e| e.to_string())?;
+                    let default = (PathBuf::from(DEFAULT_SHELL), crate::policy::Origin::BuiltIn);
+                    let (configured, origin) = settings.shell.as_ref().unwrap_or(&default);
+                    let shell =
+                        exec::configured_shell(configured, origin).map_err(|e| e.to_string())?;
                     let argv0 = exec::shell_argv0(&shell, &inv.argv0);
                     (shell, argv0)
                 }

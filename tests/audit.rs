@@ -204,8 +204,10 @@ fn audit_log_off_writes_nothing() {
 #[test]
 fn the_audit_log_option_and_variable_choose_the_file() {
     let env = TestEnv::new();
-    let by_option = env.root.join("logs/by-option.jsonl");
-    let by_variable = env.root.join("logs/by-variable.jsonl");
+    let logs = env.root.join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let by_option = logs.join("by-option.jsonl");
+    let by_variable = logs.join("by-variable.jsonl");
     env.gate()
         .args(["--no-config", "--level", "full", "--audit-log"])
         .arg(&by_option)

@@ -59,6 +59,11 @@ impl System {
 
     /// Run gate with `args` (and `env`) under the scratch `/etc`.
     fn gate(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        self.gate_after(&[], args, env)
+    }
+
+    /// As [`System::gate`], with gate run by `prefix` (`timeout …`).
+    fn gate_after(&self, prefix: &[&str], args: &[&str], env: &[(&str, &str)]) -> Output {
         let mut unshare = Command::new("unshare");
         if !is_root() {
             unshare.arg("--map-root-user");
@@ -73,6 +78,7 @@ impl System {
                 "sh",
             ])
             .arg(self.root.path().join("etc"))
+            .args(prefix)
             .arg(GATE)
             .args(args)
             .env_clear()
@@ -268,4 +274,38 @@ fn lock_in_a_user_file_is_an_error() {
         "{}",
         stderr(&out)
     );
+}
+
+#[test]
+fn a_system_file_that_is_a_fifo_or_a_device_is_refused_at_once() {
+    // Were it read like a file, a FIFO would wait for a writer forever and /dev/zero
+    // would fill the memory; `timeout` ends such a run (status 137) and the test fails.
+    let deadline = ["timeout", "--signal=KILL", "20"];
+    for kind in ["fifo", "device"] {
+        let sys = System::new(None);
+        let marker = sys.file("ran");
+        let path = sys.root.path().join("etc/gate/config.toml");
+        match kind {
+            "fifo" => {
+                nix::unistd::mkfifo(&path, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap()
+            }
+            _ => std::os::unix::fs::symlink("/dev/zero", &path).unwrap(),
+        }
+        let command = format!("touch {}", marker.display());
+        let out = sys.gate_after(
+            &deadline,
+            &["--level", "full", "--audit-log", "off", "-c", &command],
+            &[],
+        );
+        assert_eq!(code(&out), 125, "{kind}: {}", stderr(&out));
+        let what = match kind {
+            "fifo" => "is a FIFO (named pipe), not a regular file",
+            _ => "is a character device, not a regular file",
+        };
+        assert_eq!(
+            stderr(&out),
+            format!("gate: /etc/gate/config.toml: {what}; nothing was run\n")
+        );
+        assert!(!marker.exists(), "{kind}: the command ran");
+    }
 }

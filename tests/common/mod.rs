@@ -281,6 +281,7 @@ impl TestEnv {
             cwd: self.work.clone(),
             stdin: Input::Null,
             closed: Vec::new(),
+            stderr_unread: false,
             user: User::Current,
             deadline: DEADLINE,
         }
@@ -378,6 +379,8 @@ pub struct Gate {
     stdin: Input,
     /// Standard descriptors (0, 1, 2) to close, not redirect, before gate starts.
     closed: Vec<u8>,
+    /// stderr is a pipe whose read end is closed before gate starts.
+    stderr_unread: bool,
     user: User,
     deadline: Duration,
 }
@@ -443,6 +446,14 @@ impl Gate {
         self
     }
 
+    /// Start gate with stderr a pipe that nobody reads: its read end is closed before
+    /// gate starts, so a write to it fails with EPIPE and raises SIGPIPE. The outcome's
+    /// stderr is then empty.
+    pub fn stderr_unread(mut self) -> Self {
+        self.stderr_unread = true;
+        self
+    }
+
     pub fn deadline(mut self, deadline: Duration) -> Self {
         self.deadline = deadline;
         self
@@ -461,6 +472,9 @@ impl Gate {
         }
         if !self.closed.is_empty() {
             let _ = write!(text, "[fds {:?} closed] ", self.closed);
+        }
+        if self.stderr_unread {
+            text.push_str("[stderr a pipe nobody reads] ");
         }
         let program = self
             .program
@@ -534,8 +548,17 @@ impl Gate {
                 Input::Null => Stdio::null(),
                 Input::Bytes(_) => Stdio::piped(),
             })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .stdout(Stdio::piped());
+        if self.stderr_unread {
+            // Close-on-exec, so no process another test starts meanwhile keeps the read
+            // end open.
+            let (read_end, write_end) =
+                nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).expect("cannot make a pipe");
+            drop(read_end);
+            command.stderr(Stdio::from(write_end));
+        } else {
+            command.stderr(Stdio::piped());
+        }
         let mut child = command
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {description}: {e}"));
@@ -548,7 +571,10 @@ impl Gate {
             });
         }
         let stdout = reader(child.stdout.take().unwrap());
-        let stderr = reader(child.stderr.take().unwrap());
+        let stderr = match child.stderr.take() {
+            Some(stderr) => reader(stderr),
+            None => reader(std::io::empty()),
+        };
         Running {
             child,
             pid,
