@@ -19,13 +19,16 @@ pub fn say(line: &str) {
     });
 }
 
-/// Write to stdout; a closed stdout is gate's failure to report (125), never a panic.
+/// Write to stdout; a closed stdout, or a pipe nobody reads, is gate's failure to report
+/// (125), never a panic or a death by SIGPIPE.
 pub fn print_out(text: &str) -> i32 {
-    let mut out = io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Ok(()) => 0,
-        Err(_) => GATE_ERROR,
-    }
+    without_sigpipe(|| {
+        let mut out = io::stdout().lock();
+        match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+            Ok(()) => 0,
+            Err(_) => GATE_ERROR,
+        }
+    })
 }
 
 /// Say `gate: MESSAGE` and return gate's own failure status.

@@ -495,3 +495,28 @@ fn after_a_warning_to_a_stderr_nobody_reads_the_command_runs_with_the_callers_si
     out.assert_code(0);
     assert_eq!(signal_lines(&out.stdout), expected, "{}", out.report());
 }
+
+#[test]
+fn a_report_written_to_a_stdout_nobody_reads_exits_125_not_by_sigpipe() {
+    // `gate --help | true`, `gate completions bash | head -c0`: the reader is gone before
+    // gate writes.
+    for args in [
+        &["--help"][..],
+        &["completions", "bash"],
+        &["check", "-c", "true"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let status = Command::new(env!("CARGO_BIN_EXE_gate"))
+            .args(args)
+            .env("XDG_RUNTIME_DIR", "/nonexistent")
+            .stdin(Stdio::null())
+            .stdout(writer)
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), None, "gate {args:?} died of a signal");
+        assert_eq!(status.code(), Some(GATE_ERROR), "gate {args:?}: {status:?}");
+    }
+}
