@@ -37,7 +37,10 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         return fail(format!("{e}; nothing was run"));
     }
     match &inv.action {
-        Action::Help => print(&crate::cli::help_text()),
+        Action::Help { subcommand } => print(&match subcommand.and_then(crate::cli::subcommand) {
+            Some(sub) => sub.help(),
+            None => crate::cli::help_text(),
+        }),
         Action::Version => print(&format!("gate {}\n", crate::cli::VERSION)),
         Action::Check { target, json } => check(&inv, target, *json),
         Action::Doctor => crate::doctor::run(&inv),
