@@ -538,7 +538,7 @@ command (after ;, &&, |, inside $(...), behind VAR=value, env, nohup, timeout, s
 gate's options are long only: every short option (-c, -l, -e, -o OPT, even -h for bash's
 hashall) and bash's long ones (--login, ...) pass to the real shell unchanged. A
 subcommand's own usage and options: gate SUBCOMMAND --help, or gate help SUBCOMMAND. To
-run a script named like a subcommand: gate ./NAME.
+run a script named like a subcommand (or a near miss, such as chek): gate ./NAME.
 
 Environment:
   GATE_LEVEL, GATE_SHELL, GATE_CONFIG, GATE_AUDIT_LOG, GATE_SESSION, GATE_SOCKET,
@@ -707,6 +707,86 @@ fn describe(sub: &SubcommandSpec, e: &clap::Error) -> String {
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// Mistyped subcommands
+
+/// Words that other tools take as subcommands, and what gate has instead.
+const OTHER_WORDS: &[(&str, &str)] = &[
+    ("init", "gate doctor"),
+    ("setup", "gate doctor"),
+    ("install", "gate doctor"),
+    ("status", "gate doctor"),
+    ("config", "gate doctor"),
+    ("info", "gate doctor"),
+    ("version", "gate --version"),
+    ("run", "gate -c COMMAND"),
+    ("exec", "gate -- PROGRAM"),
+    ("list", "gate pending"),
+    ("explain", "gate check"),
+    ("reject", "gate deny"),
+    ("daemon", "gate serve"),
+    ("start", "gate serve"),
+    ("complete", "gate completions"),
+];
+
+/// What gate would have been asked for, if `word` (standing where a subcommand's name
+/// goes) is a mistyped subcommand — close to a subcommand's name, or a word other tools
+/// use — rather than a script name: `gate check` for `chek`. Only plain words count
+/// (letters, digits, `-`, `_`): `build.sh` or `./chek` is a script.
+pub fn meant_subcommand(word: &str) -> Option<String> {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !plain || word.starts_with('-') {
+        return None;
+    }
+    let lower = word.to_ascii_lowercase();
+    if let Some((_, instead)) = OTHER_WORDS.iter().find(|(w, _)| *w == lower) {
+        return Some((*instead).to_owned());
+    }
+    let names = SUBCOMMANDS.iter().map(|s| s.name).chain(["help"]);
+    names
+        .filter_map(|name| {
+            let distance = edit_distance(&lower, name);
+            // One edit for the short names (ask, deny), two for the others; or the
+            // start of a name (`comp`, `appr`).
+            let close = distance <= if name.len() <= 4 { 1 } else { 2 };
+            let start = lower.len() >= 3 && name.starts_with(&lower);
+            (close || start).then_some((distance, name))
+        })
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, name)| format!("gate {name}"))
+}
+
+/// The optimal string alignment distance: insertions, deletions, substitutions and
+/// swaps of two neighbours, each one edit.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    // rows[i][j]: the distance between a[..i] and b[..j].
+    let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in rows.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in rows[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (rows[i - 1][j] + 1)
+                .min(rows[i][j - 1] + 1)
+                .min(rows[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(rows[i - 2][j - 2] + 1);
+            }
+            rows[i][j] = best;
+        }
+    }
+    rows[a.len()][b.len()]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -852,5 +932,47 @@ mod tests {
             assert!(err.contains(needle), "{name} {args:?}: {err}");
             assert!(!err.contains('\n'), "{err:?}");
         }
+    }
+
+    #[test]
+    fn mistyped_subcommands_are_recognised_and_scripts_are_not() {
+        for (word, meant) in [
+            ("chek", "gate check"),
+            ("chekk", "gate check"),
+            ("Check", "gate check"),
+            ("aprove", "gate approve"),
+            ("appr", "gate approve"),
+            ("pendign", "gate pending"),
+            ("aks", "gate ask"),
+            ("completion", "gate completions"),
+            ("halp", "gate help"),
+            ("init", "gate doctor"),
+            ("version", "gate --version"),
+        ] {
+            assert_eq!(meant_subcommand(word).as_deref(), Some(meant), "{word}");
+        }
+        for word in [
+            "build.sh",
+            "./chek",
+            "chek.sh",
+            "deploy",
+            "make",
+            "test",
+            "dev",
+            "-c",
+            "",
+            "my script",
+        ] {
+            assert_eq!(meant_subcommand(word), None, "{word}");
+        }
+    }
+
+    #[test]
+    fn edit_distance_counts_single_edits() {
+        assert_eq!(edit_distance("check", "check"), 0);
+        assert_eq!(edit_distance("chek", "check"), 1);
+        assert_eq!(edit_distance("chekc", "check"), 1);
+        assert_eq!(edit_distance("", "ask"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 }

@@ -1,6 +1,7 @@
 //! From argv to an [`Invocation`]: which personality gate runs as, gate's own options,
 //! and what the caller wants run. This is the low stage of argument handling: it only
-//! looks at the arguments, never at files or the environment.
+//! looks at the arguments, never at files or the environment (the one question it has
+//! about a file, for a word that looks like a mistyped subcommand, its caller answers).
 //!
 //! Two personalities:
 //! - **gate** (argv0 is `gate` or anything that is not a shell name): gate's long options,
@@ -200,8 +201,13 @@ pub fn personality(argv0: &OsStr) -> Personality {
     }
 }
 
-/// Parse a whole argv (argv0 first).
-pub fn parse(argv: Vec<OsString>) -> Result<Invocation, UsageError> {
+/// Parse a whole argv (argv0 first). `exists` says whether a file of that name exists
+/// in the working directory: a word that looks like a mistyped subcommand is a script
+/// only when it does (see [`cli::meant_subcommand`]).
+pub fn parse(
+    argv: Vec<OsString>,
+    exists: &dyn Fn(&OsStr) -> bool,
+) -> Result<Invocation, UsageError> {
     let mut argv = argv.into_iter();
     let argv0 = argv.next().unwrap_or_else(|| OsString::from("gate"));
     let args: Vec<OsString> = argv.collect();
@@ -209,7 +215,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<Invocation, UsageError> {
     let mut gate = GateArgs::default();
     let action = match personality {
         Personality::Shim { .. } => Action::Run(parse_shell_args(args, None)?),
-        Personality::Gate => parse_gate(args, &mut gate)?,
+        Personality::Gate => parse_gate(args, &mut gate, exists)?,
     };
     Ok(Invocation {
         argv0,
@@ -220,7 +226,11 @@ pub fn parse(argv: Vec<OsString>) -> Result<Invocation, UsageError> {
 }
 
 /// gate's own personality: a subcommand, `gate help`, or the shell-compatible forms.
-fn parse_gate(args: Vec<OsString>, gate: &mut GateArgs) -> Result<Action, UsageError> {
+fn parse_gate(
+    args: Vec<OsString>,
+    gate: &mut GateArgs,
+    exists: &dyn Fn(&OsStr) -> bool,
+) -> Result<Action, UsageError> {
     let Some(at) = subcommand_at(&args) else {
         return parse_run(args, gate);
     };
@@ -235,7 +245,17 @@ fn parse_gate(args: Vec<OsString>, gate: &mut GateArgs) -> Result<Action, UsageE
     if word == "help" {
         return parse_help(args, at, gate);
     }
-    parse_run(args, gate)
+    match cli::meant_subcommand(word) {
+        Some(meant) if !exists(&args[at]) => {
+            // What is wrong before the word is said first.
+            parse_gate_options(args[..at].to_vec(), gate)?;
+            Err(usage(format!(
+                "unknown subcommand `{word}`: did you mean `{meant}`? (gate help lists the \
+                 subcommands; to run a script named {word}, write gate ./{word})"
+            )))
+        }
+        _ => parse_run(args, gate),
+    }
 }
 
 fn subcommand_names() -> String {
@@ -730,7 +750,7 @@ mod tests {
     }
 
     fn parse_strs(list: &[&str]) -> Result<Invocation, UsageError> {
-        parse(os(list))
+        parse(os(list), &|_| false)
     }
 
     fn run_target(list: &[&str]) -> Target {
@@ -1161,6 +1181,43 @@ mod tests {
     }
 
     #[test]
+    fn a_mistyped_subcommand_is_an_error_unless_a_file_has_that_name() {
+        let err = parse_strs(&["gate", "chek", "-c", "x"]).unwrap_err();
+        assert!(err.0.contains("unknown subcommand `chek`"), "{err}");
+        assert!(err.0.contains("`gate check`"), "{err}");
+        assert!(err.0.contains("gate ./chek"), "{err}");
+        assert!(parse_strs(&["gate", "--no-config", "init"]).is_err());
+        // The option before the word is reported first.
+        let err = parse_strs(&["gate", "--levle", "chek"]).unwrap_err();
+        assert!(err.0.contains("--levle"), "{err}");
+        // A file of that name is a script, as for a shell.
+        let chek_exists = |name: &OsStr| name == "chek";
+        assert_eq!(
+            parse(os(&["gate", "chek", "a"]), &chek_exists)
+                .unwrap()
+                .action,
+            Action::Run(shell(&["chek", "a"], ShellWork::Script(os(&["chek", "a"]))))
+        );
+        // Other words, paths and words after a shell option are scripts unasked.
+        for argv in [
+            &["gate", "build.sh"][..],
+            &["gate", "./chek"],
+            &["gate", "-e", "chek"],
+            &["gate", "deploy"],
+        ] {
+            assert!(
+                matches!(parse_strs(argv).unwrap().action, Action::Run(_)),
+                "{argv:?}"
+            );
+        }
+        // A shim knows no subcommands.
+        assert!(matches!(
+            parse_strs(&["bash", "chek"]).unwrap().action,
+            Action::Run(_)
+        ));
+    }
+
+    #[test]
     fn non_utf8_arguments_do_not_panic() {
         let argv = vec![
             OsString::from("gate"),
@@ -1168,19 +1225,19 @@ mod tests {
             OsString::from_vec(vec![b'l', b's', 0xff]),
             OsString::from_vec(vec![0xfe]),
         ];
-        let inv = parse(argv).unwrap();
+        let inv = parse(argv, &|_| false).unwrap();
         assert!(matches!(inv.action, Action::Run(_)));
         let argv = vec![
             OsString::from("gate"),
             OsString::from_vec(b"--\xff".to_vec()),
         ];
-        assert!(parse(argv).is_err());
+        assert!(parse(argv, &|_| false).is_err());
         let argv = vec![
             OsString::from("gate"),
             OsString::from("deny"),
             OsString::from_vec(b"\xff".to_vec()),
         ];
-        assert!(parse(argv).is_err());
+        assert!(parse(argv, &|_| false).is_err());
     }
 
     use std::os::unix::ffi::OsStringExt;

@@ -384,3 +384,38 @@ fn an_option_deny_does_not_take_is_an_error_that_lists_denys_and_contacts_nobody
         .assert_stderr_contains("--json")
         .assert_stderr_contains("see gate check --help");
 }
+
+#[test]
+fn a_mistyped_subcommand_says_what_was_meant_and_runs_nothing() {
+    let env = TestEnv::new();
+    for (word, meant) in [
+        ("chek", "`gate check`"),
+        ("init", "`gate doctor`"),
+        ("aprove", "`gate approve`"),
+    ] {
+        let out = env
+            .gate()
+            .args(["--no-config", "--level", "full", "--audit-log", "off"])
+            .args([word, "-c", "touch F"])
+            .run();
+        assert_one_error_line(&out);
+        out.assert_stderr_contains(&format!("unknown subcommand `{word}`"))
+            .assert_stderr_contains(&format!("did you mean {meant}?"))
+            .assert_stderr_contains(&format!("gate ./{word}"));
+        assert_absent(&env.file("F"), &out);
+    }
+}
+
+#[test]
+fn a_script_named_like_a_mistyped_subcommand_runs_when_it_exists() {
+    let env = TestEnv::new();
+    std::fs::write(env.file("chekk"), "echo ran chekk \"$1\"\n").unwrap();
+    for script in ["chekk", "./chekk"] {
+        env.gate()
+            .args(["--no-config", "--level", "full", "--audit-log", "off"])
+            .args([script, "arg"])
+            .run()
+            .assert_code(0)
+            .assert_stdout("ran chekk arg\n");
+    }
+}
