@@ -284,6 +284,20 @@ fn parse_run(args: Vec<OsString>, gate: &mut GateArgs) -> Result<Action, UsageEr
     if gate.version {
         return Ok(Action::Version);
     }
+    if let Target::Shell {
+        args,
+        work: ShellWork::Session,
+    } = &target
+    {
+        // `gate -h` alone is someone looking for help, not a shell with hashall.
+        if args.len() == 1 && args[0] == "-h" {
+            return Err(usage(
+                "-h is not gate's help: gate's own options are long (gate --help), and every \
+                 short option is the shell's (-h alone would start an interactive shell with \
+                 bash's hashall)",
+            ));
+        }
+    }
     Ok(Action::Run(target))
 }
 
@@ -1215,6 +1229,25 @@ mod tests {
             parse_strs(&["bash", "chek"]).unwrap().action,
             Action::Run(_)
         ));
+    }
+
+    #[test]
+    fn dash_h_alone_is_explained_and_with_more_goes_to_the_shell() {
+        let err = parse_strs(&["gate", "-h"]).unwrap_err();
+        assert!(err.0.contains("gate --help"), "{err}");
+        assert!(parse_strs(&["gate", "--no-config", "-h"]).is_err());
+        assert_eq!(
+            run_target(&["gate", "-h", "-c", "ls"]),
+            shell(&["-h", "-c", "ls"], cmd("ls"))
+        );
+        assert_eq!(
+            run_target(&["gate", "-h", "-i"]),
+            shell(&["-h", "-i"], ShellWork::Session)
+        );
+        assert_eq!(
+            run_target(&["bash", "-h"]),
+            shell(&["-h"], ShellWork::Session)
+        );
     }
 
     #[test]

@@ -419,3 +419,31 @@ fn a_script_named_like_a_mistyped_subcommand_runs_when_it_exists() {
             .assert_stdout("ran chekk arg\n");
     }
 }
+
+#[test]
+fn dash_h_alone_explains_itself_and_with_a_command_goes_to_the_shell() {
+    let env = TestEnv::new();
+    let out = env
+        .gate()
+        .args(["--no-config", "--level", "full", "--audit-log", "off", "-h"])
+        .stdin("touch F\n")
+        .run();
+    assert_one_error_line(&out);
+    out.assert_stderr_contains("gate --help")
+        .assert_stderr_contains("hashall");
+    assert_absent(&env.file("F"), &out);
+    env.gate()
+        .args([
+            "--no-config",
+            "--level",
+            "full",
+            "--audit-log",
+            "off",
+            "--shell",
+        ])
+        .arg(bash())
+        .args(["-h", "-c", "case $- in *h*) echo hashall;; esac"])
+        .run()
+        .assert_code(0)
+        .assert_stdout("hashall\n");
+}
