@@ -536,9 +536,10 @@ allow rule. Deny rules apply at every level and are looked for in every part of 
 command (after ;, &&, |, inside $(...), behind VAR=value, env, nohup, timeout, sudo...).
 
 gate's options are long only: every short option (-c, -l, -e, -o OPT, even -h for bash's
-hashall) and bash's long ones (--login, ...) pass to the real shell unchanged. A
-subcommand's own usage and options: gate SUBCOMMAND --help, or gate help SUBCOMMAND. To
-run a script named like a subcommand (or a near miss, such as chek): gate ./NAME.
+hashall) and bash's long ones (--login, ...) pass to the real shell unchanged. A value
+that starts with `-` is written --option=VALUE (--allow=-x). A subcommand's own usage
+and options: gate SUBCOMMAND --help, or gate help SUBCOMMAND. To run a script named like
+a subcommand (or a near miss, such as chek): gate ./NAME.
 
 Environment:
   GATE_LEVEL, GATE_SHELL, GATE_CONFIG, GATE_AUDIT_LOG, GATE_SESSION, GATE_SOCKET,
@@ -612,6 +613,7 @@ pub struct SubcommandArgs {
 /// [`SubcommandSpec::parsed_by_clap`]). An error is one line without the `gate: `.
 pub fn parse_subcommand(sub: &SubcommandSpec, args: Vec<OsString>) -> Result<Parsed, String> {
     debug_assert!(sub.parsed_by_clap(), "{} is parsed by hand", sub.name);
+    refuse_option_as_value(sub, &args)?;
     let matches = match sub
         .definition()
         .no_binary_name(true)
@@ -648,6 +650,48 @@ fn collect(sub: &SubcommandSpec, matches: &ArgMatches) -> SubcommandArgs {
         .and_then(|mut values| values.next())
         .map(OsStr::to_owned);
     parsed
+}
+
+/// `--allow -c`: an option that takes a value, followed by something that looks like an
+/// option. Most likely the value was forgotten, so it is an error rather than a rule
+/// `-c`; a value that really starts with `-` is written `--allow=-c`. `None` when the
+/// value is fine.
+pub fn option_as_value(spec: &OptionSpec, value: &OsStr) -> Option<String> {
+    let text = value.to_string_lossy();
+    if !text.starts_with('-') {
+        return None;
+    }
+    let value_name = spec.value.unwrap_or("VALUE");
+    let joined = format!("{}={}", spec.name, shell_words::quote(&text));
+    Some(format!(
+        "{} needs a value ({value_name}), but {text} after it looks like an option; if \
+         the {value_name} really starts with `-`, write {joined}",
+        spec.name
+    ))
+}
+
+/// [`option_as_value`] for each of a subcommand's options given with its value as the
+/// next argument, before a `--`.
+fn refuse_option_as_value(sub: &SubcommandSpec, args: &[OsString]) -> Result<(), String> {
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        if arg == "--" {
+            break;
+        }
+        let Some(spec) = arg
+            .to_str()
+            .and_then(|name| sub.option(name))
+            .filter(|spec| spec.value.is_some())
+        else {
+            continue;
+        };
+        if let Some(value) = args.next() {
+            if let Some(message) = option_as_value(spec, value) {
+                return Err(format!("{}: {message}", sub.name));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A clap error as one line, naming what the subcommand takes instead.
@@ -932,6 +976,22 @@ mod tests {
             assert!(err.contains(needle), "{name} {args:?}: {err}");
             assert!(!err.contains('\n'), "{err:?}");
         }
+    }
+
+    #[test]
+    fn a_value_that_looks_like_an_option_is_refused_unless_joined_with_equals() {
+        let err = parse("deny", &["1", "--message", "-x"]).unwrap_err();
+        assert!(err.contains("write --message=-x"), "{err}");
+        let err = parse("ask", &["q?", "--option", "--multiple"]).unwrap_err();
+        assert!(err.contains("write --option=--multiple"), "{err}");
+        let err = parse("ask", &["q?", "--option", "-a b"]).unwrap_err();
+        assert!(err.contains("write --option='-a b'"), "{err}");
+        let Parsed::Args(args) = parse("deny", &["1", "--message=-x"]).unwrap() else {
+            panic!()
+        };
+        assert_eq!(args.options[0].1, Some("-x".into()));
+        // After `--`, everything is an operand.
+        assert!(parse("ask", &["--", "--option"]).is_ok());
     }
 
     #[test]

@@ -485,7 +485,9 @@ fn subcommand_action(
 
 /// Where a subcommand name would stand: the first argument after gate's own long
 /// options (`gate --no-config check …`). Any other option first means there is none,
-/// so `gate -l check` still runs a script called `check`.
+/// so `gate -l check` still runs a script called `check`; so does an option whose value
+/// is missing or looks like an option (`gate --allow -c …`), which the shell-compatible
+/// parser then reports.
 fn subcommand_at(args: &[OsString]) -> Option<usize> {
     let mut i = 0;
     while let Some(arg) = args.get(i) {
@@ -498,11 +500,17 @@ fn subcommand_at(args: &[OsString]) -> Option<usize> {
             None => (bytes, false),
         };
         let spec = GATE_OPTIONS.iter().find(|o| o.name.as_bytes() == name)?;
-        i += if spec.value.is_some() && !inline {
-            2
+        if spec.value.is_some() && !inline {
+            if args
+                .get(i + 1)
+                .is_none_or(|value| value.as_bytes().starts_with(b"-"))
+            {
+                return None;
+            }
+            i += 2;
         } else {
-            1
-        };
+            i += 1;
+        }
     }
     None
 }
@@ -700,10 +708,15 @@ fn take_gate_long_option(
 
     if let Some(spec) = GATE_OPTIONS.iter().find(|o| o.name.as_bytes() == name) {
         let value = match (spec.value, inline) {
-            (Some(value_name), None) => Some(
-                rest.next()
-                    .ok_or_else(|| usage(format!("{name_str} needs a value ({value_name})")))?,
-            ),
+            (Some(value_name), None) => {
+                let value = rest
+                    .next()
+                    .ok_or_else(|| usage(format!("{name_str} needs a value ({value_name})")))?;
+                if let Some(message) = cli::option_as_value(spec, &value) {
+                    return Err(usage(message));
+                }
+                Some(value)
+            }
             (_, inline) => inline,
         };
         return mode.gate.set(spec, value);
@@ -1247,6 +1260,31 @@ mod tests {
         assert_eq!(
             run_target(&["bash", "-h"]),
             shell(&["-h"], ShellWork::Session)
+        );
+    }
+
+    #[test]
+    fn a_value_that_looks_like_an_option_is_an_error() {
+        for argv in [
+            &["gate", "--allow", "-c", "echo hi"][..],
+            &["gate", "--deny", "--level", "full", "-c", "x"],
+            &["gate", "--shell", "-l", "-c", "x"],
+            &["gate", "--timeout", "-5", "-c", "x"],
+            &["gate", "--level", "-", "-c", "x"],
+            &["gate", "check", "--allow", "-c", "x"],
+            &["gate", "--allow", "-c", "check", "-c", "x"],
+            &["gate", "--socket", "--no-config", "pending"],
+        ] {
+            let err = parse_strs(argv).unwrap_err();
+            assert!(err.0.contains("looks like an option"), "{argv:?}: {err}");
+            assert!(err.0.contains("write --"), "{argv:?}: {err}");
+        }
+        let inv = parse_strs(&["gate", "--allow=-c", "--deny=--x", "-c", "echo hi"]).unwrap();
+        assert_eq!(inv.gate.allow, os(&["-c"]));
+        assert_eq!(inv.gate.deny, os(&["--x"]));
+        assert_eq!(
+            inv.action,
+            Action::Run(shell(&["-c", "echo hi"], cmd("echo hi")))
         );
     }
 

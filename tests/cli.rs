@@ -447,3 +447,69 @@ fn dash_h_alone_explains_itself_and_with_a_command_goes_to_the_shell() {
         .assert_code(0)
         .assert_stdout("hashall\n");
 }
+
+#[test]
+fn an_option_value_that_looks_like_an_option_is_an_error() {
+    let env = TestEnv::new();
+    for args in [
+        &["--allow", "-c", "touch F"][..],
+        &["--deny", "--no-tty", "-c", "touch F"],
+        &["--write", "-l", "-c", "touch F"],
+    ] {
+        let out = env
+            .gate()
+            .args(["--no-config", "--level", "full", "--audit-log", "off"])
+            .args(args)
+            .run();
+        assert_one_error_line(&out);
+        out.assert_stderr_contains(&format!("{} needs a value", args[0]))
+            .assert_stderr_contains(&format!("write {}={}", args[0], args[1]));
+        assert_absent(&env.file("F"), &out);
+    }
+    // The same in gate check and in the subcommands clap parses.
+    let out = env
+        .gate()
+        .args(["check", "--no-config", "--allow", "-c", "echo hi"])
+        .run();
+    assert_one_error_line(&out);
+    out.assert_stderr_contains("write --allow=-c");
+    let out = env
+        .gate()
+        .args(["--no-config", "deny", "1", "--message", "-x"])
+        .run();
+    assert_one_error_line(&out);
+    out.assert_stderr_contains("write --message=-x");
+}
+
+#[test]
+fn a_value_that_starts_with_a_dash_is_given_with_equals() {
+    let env = TestEnv::new();
+    env.gate()
+        .args([
+            "check",
+            "--no-config",
+            "--audit-log",
+            "off",
+            "--allow=-x",
+            "--",
+            "-x",
+            "arg",
+        ])
+        .run()
+        .assert_code(0)
+        .assert_stdout_contains("decision: allow")
+        .assert_stdout_contains("-x");
+    env.gate()
+        .args([
+            "--no-config",
+            "--level",
+            "full",
+            "--audit-log",
+            "off",
+            "--deny=-x",
+        ])
+        .args(["-c", "echo ran"])
+        .run()
+        .assert_code(0)
+        .assert_stdout("ran\n");
+}
