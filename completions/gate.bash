@@ -179,7 +179,7 @@ _gate() {
             return 0
             ;;
         gate__subcmd__ask)
-            opts="--help --option --multiple --config --no-config --socket --no-tty --timeout --session"
+            opts="--help --option --multiple --level --config --no-config --timeout --session --socket --no-tty"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -187,6 +187,10 @@ _gate() {
             case "${prev}" in
                 --option)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --level)
+                    COMPREPLY=($(compgen -W "deny ask safe full" -- "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -204,15 +208,15 @@ _gate() {
                     fi
                     return 0
                     ;;
-                --socket)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --socket)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -224,7 +228,7 @@ _gate() {
             return 0
             ;;
         gate__subcmd__check)
-            opts="-c --help --level --allow --deny --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --readonly-rules --write --deny-read --net --net-connect --net-bind --unix-sockets --best-effort --json"
+            opts="-c --help --json --level --allow --deny --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --readonly-rules --write --deny-read --net --net-connect --net-bind --unix-sockets --best-effort"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -367,7 +371,7 @@ _gate() {
             return 0
             ;;
         gate__subcmd__doctor)
-            opts="--help --level --allow --deny --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --readonly-rules --write --deny-read --net --net-connect --net-bind --unix-sockets --best-effort --json"
+            opts="--help --json --level --allow --deny --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --readonly-rules --write --deny-read --net --net-connect --net-bind --unix-sockets --best-effort"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -78,6 +78,7 @@ complete -c gate -n "__fish_gate_using_subcommand check" -l net-connect -d 'safe
 complete -c gate -n "__fish_gate_using_subcommand check" -l net-bind -d 'safe: allow binding TCP PORT only (repeatable)' -r
 complete -c gate -n "__fish_gate_using_subcommand check" -s c -d 'The command text to judge, as an agent would pass it to -c' -r -f -a "(__fish_complete_command)"
 complete -c gate -n "__fish_gate_using_subcommand check" -l help -d 'Print this help'
+complete -c gate -n "__fish_gate_using_subcommand check" -l json -d 'Print the decision as one JSON object'
 complete -c gate -n "__fish_gate_using_subcommand check" -l no-config -d 'Read no configuration file (refused when the system file is locked)'
 complete -c gate -n "__fish_gate_using_subcommand check" -l no-tty -d 'Never ask on the terminal'
 complete -c gate -n "__fish_gate_using_subcommand check" -l compound -d 'ask: also allow `a && b`, `a || b`, `a; b` and `a | b` when every part is allowed on its own (off by default)'
@@ -86,7 +87,6 @@ complete -c gate -n "__fish_gate_using_subcommand check" -l readonly-rules -d 'a
 complete -c gate -n "__fish_gate_using_subcommand check" -l net -d 'safe: allow the network (it is off by default)'
 complete -c gate -n "__fish_gate_using_subcommand check" -l unix-sockets -d 'safe: allow Unix sockets, which can reach D-Bus, Docker or ssh-agent outside the sandbox (off by default)'
 complete -c gate -n "__fish_gate_using_subcommand check" -l best-effort -d 'safe: run even if the kernel cannot enforce every part of the sandbox, with a warning naming what is not'
-complete -c gate -n "__fish_gate_using_subcommand check" -l json -d 'Print the decision as one JSON object'
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l level -d 'Permission level: deny, ask, safe or full [env: GATE_LEVEL] [default: ask]' -r -f -a "deny\t''
 ask\t''
 safe\t''
@@ -104,6 +104,7 @@ complete -c gate -n "__fish_gate_using_subcommand doctor" -l deny-read -d 'safe:
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l net-connect -d 'safe: allow TCP connections to PORT only (repeatable)' -r
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l net-bind -d 'safe: allow binding TCP PORT only (repeatable)' -r
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l help -d 'Print this help'
+complete -c gate -n "__fish_gate_using_subcommand doctor" -l json -d 'Print the report as one JSON object'
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l no-config -d 'Read no configuration file (refused when the system file is locked)'
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l no-tty -d 'Never ask on the terminal'
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l compound -d 'ask: also allow `a && b`, `a || b`, `a; b` and `a | b` when every part is allowed on its own (off by default)'
@@ -112,7 +113,6 @@ complete -c gate -n "__fish_gate_using_subcommand doctor" -l readonly-rules -d '
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l net -d 'safe: allow the network (it is off by default)'
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l unix-sockets -d 'safe: allow Unix sockets, which can reach D-Bus, Docker or ssh-agent outside the sandbox (off by default)'
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l best-effort -d 'safe: run even if the kernel cannot enforce every part of the sandbox, with a warning naming what is not'
-complete -c gate -n "__fish_gate_using_subcommand doctor" -l json -d 'Print the report as one JSON object'
 complete -c gate -n "__fish_gate_using_subcommand serve" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
 complete -c gate -n "__fish_gate_using_subcommand serve" -l socket -d 'Approver socket [env: GATE_SOCKET]' -r -F
 complete -c gate -n "__fish_gate_using_subcommand serve" -l help -d 'Print this help'
@@ -138,10 +138,14 @@ complete -c gate -n "__fish_gate_using_subcommand watch" -l socket -d 'Approver 
 complete -c gate -n "__fish_gate_using_subcommand watch" -l help -d 'Print this help'
 complete -c gate -n "__fish_gate_using_subcommand watch" -l no-config -d 'Read no configuration file (refused when the system file is locked)'
 complete -c gate -n "__fish_gate_using_subcommand ask" -l option -d 'A choice to offer (repeatable); the answer may still be free text' -r
+complete -c gate -n "__fish_gate_using_subcommand ask" -l level -d 'Permission level: deny, ask, safe or full [env: GATE_LEVEL] [default: ask]' -r -f -a "deny\t''
+ask\t''
+safe\t''
+full\t''"
 complete -c gate -n "__fish_gate_using_subcommand ask" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
-complete -c gate -n "__fish_gate_using_subcommand ask" -l socket -d 'Approver socket [env: GATE_SOCKET]' -r -F
 complete -c gate -n "__fish_gate_using_subcommand ask" -l timeout -d 'How long to wait for an approver; unanswered means denied [env: GATE_TIMEOUT] [default: 60]' -r
 complete -c gate -n "__fish_gate_using_subcommand ask" -l session -d 'Session that remembered approvals belong to [env: GATE_SESSION]' -r
+complete -c gate -n "__fish_gate_using_subcommand ask" -l socket -d 'Approver socket [env: GATE_SOCKET]' -r -F
 complete -c gate -n "__fish_gate_using_subcommand ask" -l help -d 'Print this help'
 complete -c gate -n "__fish_gate_using_subcommand ask" -l multiple -d 'More than one option may be chosen'
 complete -c gate -n "__fish_gate_using_subcommand ask" -l no-config -d 'Read no configuration file (refused when the system file is locked)'

@@ -1,23 +1,525 @@
-//! gate's help, as a clap command built from the same option table the parser uses, so
-//! `--help` (and later the man page and completions) cannot drift from what is parsed.
-//! The hot path never builds it: argv is parsed by [`crate::invocation`].
+//! gate's command line as data: the option tables, the subcommands, and the clap
+//! definition built from them, which renders `--help` (gate's and each subcommand's),
+//! the completion scripts and the man page's checks, and parses the subcommands.
+//!
+//! Nothing here runs on the hot path: `gate -c COMMAND`, `gate -- PROGRAM` and the shims
+//! are parsed by hand in [`crate::invocation`], from the same tables, without building a
+//! clap [`Command`]. Only a subcommand's own arguments go through clap
+//! ([`parse_subcommand`]); `gate check` keeps the hand parser too, because it takes the
+//! shell's grammar (see [`SubcommandSpec::parsed_by_clap`]).
 
-use clap::builder::PossibleValuesParser;
-use clap::{Arg, ArgAction, Command, ValueHint};
+#![forbid(unsafe_code)]
 
-use crate::invocation::{
-    APPROVE_OPTIONS, ASK_OPTIONS, CHECK_OPTIONS, DENY_OPTIONS, DOCTOR_OPTIONS, GATE_OPTIONS,
-    OptionSpec, PENDING_OPTIONS,
-};
+use std::ffi::{OsStr, OsString};
+
+use clap::builder::{PossibleValue, TypedValueParser, ValueParser};
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{Arg, ArgAction, ArgMatches, Command, ValueHint};
+
 use crate::policy::Level;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// gate's own options. All long, so every short option stays the shell's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OptionSpec {
+    pub name: &'static str,
+    pub value: Option<&'static str>,
+    pub help: &'static str,
+}
+
+pub const GATE_OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        name: "--level",
+        value: Some("LEVEL"),
+        help: "Permission level: deny, ask, safe or full [env: GATE_LEVEL] [default: ask]",
+    },
+    OptionSpec {
+        name: "--allow",
+        value: Some("RULE"),
+        help: "Allow commands that are RULE or start with RULE and a space (repeatable)",
+    },
+    OptionSpec {
+        name: "--deny",
+        value: Some("RULE"),
+        help: "Refuse commands that start with RULE, at every level, wherever they hide (repeatable)",
+    },
+    OptionSpec {
+        name: "--shell",
+        value: Some("PATH"),
+        help: "The real shell that runs -c commands [env: GATE_SHELL] [default: /bin/sh]",
+    },
+    OptionSpec {
+        name: "--config",
+        value: Some("FILE"),
+        help: "Read FILE instead of the user configuration file [env: GATE_CONFIG]",
+    },
+    OptionSpec {
+        name: "--no-config",
+        value: None,
+        help: "Read no configuration file (refused when the system file is locked)",
+    },
+    OptionSpec {
+        name: "--audit-log",
+        value: Some("PATH|off"),
+        help: "Append one JSON line per decision to PATH, or turn the log off [env: GATE_AUDIT_LOG]",
+    },
+    OptionSpec {
+        name: "--timeout",
+        value: Some("SECONDS"),
+        help: "How long to wait for an approver; unanswered means denied [env: GATE_TIMEOUT] [default: 60]",
+    },
+    OptionSpec {
+        name: "--session",
+        value: Some("ID"),
+        help: "Session that remembered approvals belong to [env: GATE_SESSION]",
+    },
+    OptionSpec {
+        name: "--socket",
+        value: Some("PATH"),
+        help: "Approver socket [env: GATE_SOCKET]",
+    },
+    OptionSpec {
+        name: "--no-tty",
+        value: None,
+        help: "Never ask on the terminal",
+    },
+    OptionSpec {
+        name: "--compound",
+        value: None,
+        help: "ask: also allow `a && b`, `a || b`, `a; b` and `a | b` when every part is allowed on its own (off by default)",
+    },
+    OptionSpec {
+        name: "--readonly",
+        value: None,
+        help: "ask: also allow commands of the read-only preset (ls, cat, grep, git status, ... with argument checks) without asking",
+    },
+    OptionSpec {
+        name: "--readonly-rules",
+        value: None,
+        help: "ask: an allow rule that is itself a read-only command (git diff, find, sed -n) allows only commands that pass the read-only checks too",
+    },
+    OptionSpec {
+        name: "--write",
+        value: Some("PATH"),
+        help: "safe: also allow writing under PATH (repeatable; the workspace, /tmp, $TMPDIR and /dev/shm always are)",
+    },
+    OptionSpec {
+        name: "--deny-read",
+        value: Some("PATH"),
+        help: "safe: also hide PATH from the command (repeatable; added to ~/.ssh, ~/.aws and the other defaults)",
+    },
+    OptionSpec {
+        name: "--net",
+        value: None,
+        help: "safe: allow the network (it is off by default)",
+    },
+    OptionSpec {
+        name: "--net-connect",
+        value: Some("PORT"),
+        help: "safe: allow TCP connections to PORT only (repeatable)",
+    },
+    OptionSpec {
+        name: "--net-bind",
+        value: Some("PORT"),
+        help: "safe: allow binding TCP PORT only (repeatable)",
+    },
+    OptionSpec {
+        name: "--unix-sockets",
+        value: None,
+        help: "safe: allow Unix sockets, which can reach D-Bus, Docker or ssh-agent outside the sandbox (off by default)",
+    },
+    OptionSpec {
+        name: "--best-effort",
+        value: None,
+        help: "safe: run even if the kernel cannot enforce every part of the sandbox, with a warning naming what is not",
+    },
+];
+
+/// Options of the approver tools and `gate ask`.
+pub const PENDING_OPTIONS: &[OptionSpec] = &[OptionSpec {
+    name: "--json",
+    value: None,
+    help: "Print the open requests as one JSON array",
+}];
+
+pub const APPROVE_OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        name: "--remember",
+        value: None,
+        help: "Also approve the same command, in any directory, for the rest of its session",
+    },
+    OptionSpec {
+        name: "--remember-rule",
+        value: Some("RULE"),
+        help: "Also allow commands matching the allow rule RULE for the rest of the session",
+    },
+];
+
+pub const DENY_OPTIONS: &[OptionSpec] = &[OptionSpec {
+    name: "--message",
+    value: Some("TEXT"),
+    help: "Why, or what to do instead: the agent's model reads it",
+}];
+
+pub const ASK_OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        name: "--option",
+        value: Some("TEXT"),
+        help: "A choice to offer (repeatable); the answer may still be free text",
+    },
+    OptionSpec {
+        name: "--multiple",
+        value: None,
+        help: "More than one option may be chosen",
+    },
+];
+
+/// Options that only `gate doctor` takes.
+pub const DOCTOR_OPTIONS: &[OptionSpec] = &[OptionSpec {
+    name: "--json",
+    value: None,
+    help: "Print the report as one JSON object",
+}];
+
+/// Options that only `gate check` takes.
+pub const CHECK_OPTIONS: &[OptionSpec] = &[OptionSpec {
+    name: "--json",
+    value: None,
+    help: "Print the decision as one JSON object",
+}];
+
+/// The options that choose the configuration and the broker's socket: all an approver
+/// tool reads.
+const BROKER_OPTIONS: &[&str] = &["--config", "--no-config", "--socket"];
+
+/// Which of gate's options a subcommand takes after its name.
+#[derive(Debug, Clone, Copy)]
+enum Shared {
+    /// All of them: the subcommand judges or reports as a run would.
+    All,
+    /// These, which change what it does.
+    Only(&'static [&'static str]),
+}
+
+/// A subcommand: its name, its own options, and the options of gate's it shares.
+#[derive(Debug)]
+pub struct SubcommandSpec {
+    pub name: &'static str,
+    about: &'static str,
+    usage: &'static str,
+    /// Its own options (beyond `--help`).
+    pub own: &'static [OptionSpec],
+    shared: Shared,
+    after_help: Option<&'static str>,
+}
+
+/// The subcommands, in the order `--help` lists them.
+pub const SUBCOMMANDS: &[SubcommandSpec] = &[
+    SubcommandSpec {
+        name: "check",
+        about: "Print the decision for a command and why, without running anything",
+        usage: "gate check [OPTIONS] [SHELL-OPTIONS] [--json] (-c COMMAND [NAME [ARGS...]] | -- PROGRAM [ARGS...])",
+        own: CHECK_OPTIONS,
+        shared: Shared::All,
+        after_help: Some(
+            "\
+The command is read as a run reads it: shell options (-l, -e, -o OPT, --login, ...)
+may come before -c, and gate's options may also come before `check`.
+
+Exit status: 0 gate would run it, 1 it needs an approver, 2 gate would not run it
+(refused, or a sandbox that cannot be set up here), 125 a usage or configuration error.",
+        ),
+    },
+    SubcommandSpec {
+        name: "doctor",
+        about: "Report what this machine can enforce; exit 0 when safe can be fully enforced",
+        usage: "gate doctor [OPTIONS] [--json]",
+        own: DOCTOR_OPTIONS,
+        shared: Shared::All,
+        after_help: Some(
+            "\
+gate's options (and the configuration) say which settings to report on, as a run with
+them would use them.
+
+Exit status: 0 the sandbox of level safe can be fully enforced here, 1 it cannot or
+the configuration does not load, 125 a usage error.",
+        ),
+    },
+    SubcommandSpec {
+        name: "serve",
+        about: "Run the approval broker: hold the requests of gates at level ask until an approver answers",
+        usage: "gate serve [--socket PATH]",
+        own: &[],
+        shared: Shared::Only(BROKER_OPTIONS),
+        after_help: None,
+    },
+    SubcommandSpec {
+        name: "pending",
+        about: "List the requests waiting in the broker: id, command, directory, session, age",
+        usage: "gate pending [--json]",
+        own: PENDING_OPTIONS,
+        shared: Shared::Only(BROKER_OPTIONS),
+        after_help: None,
+    },
+    SubcommandSpec {
+        name: "approve",
+        about: "Approve a waiting request; prints answered, already settled or not found (exit 0, 3, 4)",
+        usage: "gate approve ID [--remember] [--remember-rule RULE]",
+        own: APPROVE_OPTIONS,
+        shared: Shared::Only(BROKER_OPTIONS),
+        after_help: None,
+    },
+    SubcommandSpec {
+        name: "deny",
+        about: "Deny a waiting request; prints answered, already settled or not found (exit 0, 3, 4)",
+        usage: "gate deny ID [--message TEXT]",
+        own: DENY_OPTIONS,
+        shared: Shared::Only(BROKER_OPTIONS),
+        after_help: None,
+    },
+    SubcommandSpec {
+        name: "watch",
+        about: "Approve on this terminal: prompt for each request as it reaches the broker",
+        usage: "gate watch",
+        own: &[],
+        shared: Shared::Only(BROKER_OPTIONS),
+        after_help: None,
+    },
+    SubcommandSpec {
+        name: "ask",
+        about: "Ask the user a question through the approver; print the answer (exit 0) or exit 1",
+        usage: "gate ask QUESTION [--option TEXT]... [--multiple]",
+        own: ASK_OPTIONS,
+        shared: Shared::Only(&[
+            "--level",
+            "--config",
+            "--no-config",
+            "--socket",
+            "--no-tty",
+            "--timeout",
+            "--session",
+        ]),
+        after_help: Some("At level deny nothing is asked (exit 1)."),
+    },
+    SubcommandSpec {
+        name: "completions",
+        about: "Print the completion script for SHELL (bash, zsh or fish) on standard output",
+        usage: "gate completions SHELL",
+        own: &[],
+        shared: Shared::Only(&[]),
+        after_help: None,
+    },
+];
+
+/// The shells `gate completions` writes a script for.
+pub const COMPLETION_SHELLS: [&str; 3] = ["bash", "zsh", "fish"];
+
+/// The subcommand called `word`.
+pub fn subcommand(word: &str) -> Option<&'static SubcommandSpec> {
+    SUBCOMMANDS.iter().find(|s| s.name == word)
+}
+
+impl SubcommandSpec {
+    /// Whether its arguments are parsed by clap. `gate check` takes a command as a run
+    /// does, in the shell's grammar, which clap cannot express: `-c` is a flag whose
+    /// COMMAND is the first operand after all the options (`-c -l CMD`, `-lc CMD`),
+    /// `-o`/`+O` take a value per letter in a cluster (`-eo pipefail`), `+c` means `-c`,
+    /// unknown short options and bash's long ones pass to the shell in order, and gate's
+    /// long options may sit between them. So check is parsed by the hand parser in
+    /// [`crate::invocation`], from the same tables; its clap definition renders its help.
+    pub fn parsed_by_clap(&self) -> bool {
+        self.name != "check"
+    }
+
+    /// gate's options it takes after its name.
+    pub fn gate_options(&self) -> impl Iterator<Item = &'static OptionSpec> + use<> {
+        let shared = self.shared;
+        GATE_OPTIONS.iter().filter(move |o| match shared {
+            Shared::All => true,
+            Shared::Only(names) => names.contains(&o.name),
+        })
+    }
+
+    /// Its own option or one of gate's it takes, by name (`--message`).
+    fn option(&self, name: &str) -> Option<&'static OptionSpec> {
+        self.own
+            .iter()
+            .find(|o| o.name == name)
+            .or_else(|| self.gate_options().find(|o| o.name == name))
+    }
+
+    /// Its clap definition, for its help, the completions and parsing.
+    fn definition(&self) -> Command {
+        let own = self.own.iter().map(arg);
+        let shared = self
+            .gate_options()
+            .map(|spec| arg(spec).help_heading("gate's options"));
+        let mut command = Command::new(self.name)
+            .about(self.about)
+            // A flag given twice is the flag (as before the subcommand); an option of one
+            // value given twice is still an error, found by the tables.
+            .args_override_self(true)
+            .override_usage(self.usage)
+            .disable_help_flag(true)
+            .arg(help_flag())
+            .args(own)
+            .args(shared);
+        if let Some(text) = self.after_help {
+            command = command.after_help(text);
+        }
+        match self.name {
+            "check" => command
+                .arg(command_arg(
+                    "The command text to judge, as an agent would pass it to -c",
+                ))
+                .arg(program_arg(
+                    "A program and its arguments, judged as their shell-quoted join",
+                )),
+            "approve" | "deny" => command.arg(operand(
+                "id",
+                "ID",
+                "The request's id as gate pending shows it, or its call_id (pending --json)",
+            )),
+            "ask" => command.arg(operand(
+                "question",
+                "QUESTION",
+                "The question, as one argument",
+            )),
+            "completions" => command.arg(
+                operand(
+                    "shell",
+                    "SHELL",
+                    "The shell to complete gate's arguments in",
+                )
+                .value_parser(COMPLETION_SHELLS),
+            ),
+            _ => command,
+        }
+    }
+
+    /// Its help, as `gate NAME --help` prints it.
+    pub fn help(&self) -> String {
+        self.definition().render_help().to_string()
+    }
+
+    /// What it takes, for an error message: `deny's options are --message TEXT, and
+    /// gate's --config FILE, --no-config, --socket PATH`.
+    pub fn options_summary(&self) -> String {
+        let show = |o: &OptionSpec| match o.value {
+            Some(value) => format!("{} {value}", o.name),
+            None => o.name.to_owned(),
+        };
+        let own: Vec<String> = self.own.iter().map(show).collect();
+        let shared = match self.shared {
+            Shared::All => "all of gate's options".to_owned(),
+            Shared::Only(_) => {
+                let list: Vec<String> = self.gate_options().map(show).collect();
+                format!("gate's {}", list.join(", "))
+            }
+        };
+        let name = self.name;
+        match (own.is_empty(), self.gate_options().next().is_none()) {
+            (true, true) => format!("{name} takes no options"),
+            (true, false) => format!("{name} takes {shared}"),
+            (false, true) => format!("{name}'s options are {}", own.join(", ")),
+            (false, false) => format!("{name}'s options are {}, and {shared}", own.join(", ")),
+        }
+    }
+}
+
+/// A value clap takes as it is: gate checks it later, with the same message whichever
+/// way it was given (option, environment, file). `offered` are the values the completion
+/// scripts offer.
+#[derive(Debug, Clone)]
+struct Unchecked {
+    offered: Vec<&'static str>,
+}
+
+impl TypedValueParser for Unchecked {
+    type Value = OsString;
+
+    fn parse_ref(
+        &self,
+        _command: &Command,
+        _arg: Option<&Arg>,
+        value: &OsStr,
+    ) -> Result<OsString, clap::Error> {
+        Ok(value.to_owned())
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        if self.offered.is_empty() {
+            return None;
+        }
+        Some(Box::new(self.offered.iter().map(PossibleValue::new)))
+    }
+}
+
+fn unchecked(offered: Vec<&'static str>) -> ValueParser {
+    ValueParser::new(Unchecked { offered })
+}
+
+fn arg(spec: &OptionSpec) -> Arg {
+    let long = spec.name.trim_start_matches('-');
+    let arg = Arg::new(long).long(long).help(spec.help);
+    let Some(value) = spec.value else {
+        return arg.action(ArgAction::SetTrue);
+    };
+    let arg = arg
+        .value_name(value)
+        .action(ArgAction::Append)
+        .value_parser(unchecked(Vec::new()));
+    // What a value is, for the completion scripts; the help text already says it.
+    match (spec.name, value) {
+        (_, "LEVEL") => arg
+            .value_parser(unchecked(Level::ALL.map(Level::as_str).to_vec()))
+            .hide_possible_values(true),
+        ("--shell", _) => arg.value_hint(ValueHint::ExecutablePath),
+        (_, "FILE" | "PATH|off") => arg.value_hint(ValueHint::FilePath),
+        (_, "PATH") => arg.value_hint(ValueHint::AnyPath),
+        _ => arg,
+    }
+}
+
+/// A subcommand's one operand (ID, QUESTION, SHELL).
+fn operand(id: &'static str, value_name: &'static str, help: &'static str) -> Arg {
+    Arg::new(id)
+        .value_name(value_name)
+        .required(true)
+        .value_parser(unchecked(Vec::new()))
+        .help(help)
+}
+
+fn command_arg(help: &'static str) -> Arg {
+    Arg::new("command")
+        .short('c')
+        .value_name("COMMAND")
+        .value_hint(ValueHint::CommandString)
+        .help(help)
+}
+
+fn program_arg(help: &'static str) -> Arg {
+    Arg::new("program")
+        .value_name("PROGRAM")
+        .num_args(1..)
+        .last(true)
+        .value_hint(ValueHint::CommandWithArguments)
+        .help(help)
+}
+
+fn help_flag() -> Arg {
+    Arg::new("help")
+        .long("help")
+        .action(ArgAction::Help)
+        .help("Print this help")
+}
 
 const USAGE: &str = "\
 gate [OPTIONS] [SHELL-OPTIONS] -c COMMAND [NAME [ARGS...]]
        gate [OPTIONS] -- PROGRAM [ARGS...]
        gate [OPTIONS] [SHELL-OPTIONS] [SCRIPT [ARGS...]]
-       gate check [OPTIONS] [--json] (-c COMMAND | -- PROGRAM [ARGS...])
+       gate [OPTIONS] SUBCOMMAND [ARGS...]   (gate SUBCOMMAND --help: its own usage)
        bash|sh|zsh ... (gate installed as a shim under a shell's name)";
 
 const ABOUT: &str = "\
@@ -40,7 +542,11 @@ a space. A command containing any of ; & | < > $ ` ( ) { } \\ or a newline match
 allow rule. Deny rules apply at every level and are looked for in every part of the
 command (after ;, &&, |, inside $(...), behind VAR=value, env, nohup, timeout, sudo...).
 
-Shell options (-c, -l, -i, -e, -o OPT, --login, ...) pass to the real shell unchanged.
+gate's options are long only: every short option (-c, -l, -e, -o OPT, even -h for bash's
+hashall) and bash's long ones (--login, ...) pass to the real shell unchanged. A value
+that starts with `-` is written --option=VALUE (--allow=-x). A subcommand's own usage
+and options: gate SUBCOMMAND --help, or gate help SUBCOMMAND. To run a script named like
+a subcommand (or a near miss, such as chek): gate ./NAME.
 
 Environment:
   GATE_LEVEL, GATE_SHELL, GATE_CONFIG, GATE_AUDIT_LOG, GATE_SESSION, GATE_SOCKET,
@@ -56,175 +562,8 @@ Exit status: the command's own when it runs; 126 refused by policy; 125 gate's o
 127 program not found. gate check: 0 it would run, 1 it needs an approver, 2 it would not
 run. gate doctor: 0 the safe level can be fully enforced here, 1 it cannot.";
 
-fn arg(spec: &OptionSpec) -> Arg {
-    let long = spec.name.trim_start_matches('-');
-    let arg = Arg::new(long).long(long).help(spec.help);
-    let Some(value) = spec.value else {
-        return arg.action(ArgAction::SetTrue);
-    };
-    let arg = arg.value_name(value).action(ArgAction::Append);
-    // What a value is, for the completion scripts; the help text already says it.
-    match (spec.name, value) {
-        (_, "LEVEL") => arg
-            .value_parser(PossibleValuesParser::new(Level::ALL.map(Level::as_str)))
-            .hide_possible_values(true),
-        ("--shell", _) => arg.value_hint(ValueHint::ExecutablePath),
-        (_, "FILE" | "PATH|off") => arg.value_hint(ValueHint::FilePath),
-        (_, "PATH") => arg.value_hint(ValueHint::AnyPath),
-        _ => arg,
-    }
-}
-
-/// gate's own options that matter to a subcommand, by name, from [`GATE_OPTIONS`] (the
-/// subcommands parse all of them; only these change what they do).
-fn gate_options(names: &[&str]) -> Vec<Arg> {
-    names
-        .iter()
-        .map(|name| {
-            let spec = GATE_OPTIONS
-                .iter()
-                .find(|o| o.name == *name)
-                .unwrap_or_else(|| panic!("{name} is not one of gate's options"));
-            arg(spec)
-        })
-        .collect()
-}
-
-/// The options that choose the configuration and the broker's socket: all an approver
-/// tool reads.
-const BROKER_OPTIONS: &[&str] = &["--config", "--no-config", "--socket"];
-
-/// The shells `gate completions` writes a script for.
-pub const COMPLETION_SHELLS: [&str; 3] = ["bash", "zsh", "fish"];
-
-/// A subcommand with gate's conventions: long `--help` only, and its options.
-fn subcommand(name: &'static str, about: &'static str, usage: &'static str) -> Command {
-    Command::new(name)
-        .about(about)
-        .override_usage(usage)
-        .disable_help_flag(true)
-        .arg(help_flag())
-}
-
-/// The approval subcommands and `gate completions`.
-fn tool_subcommands() -> Vec<Command> {
-    let own = |table: &[OptionSpec]| table.iter().map(arg).collect::<Vec<_>>();
-    vec![
-        subcommand(
-            "serve",
-            "Run the approval broker: hold the requests of gates at level ask until an approver answers",
-            "gate serve [--socket PATH]",
-        )
-        .args(gate_options(BROKER_OPTIONS)),
-        subcommand(
-            "pending",
-            "List the requests waiting in the broker: id, command, directory, session, age",
-            "gate pending [--json]",
-        )
-        .args(own(PENDING_OPTIONS))
-        .args(gate_options(BROKER_OPTIONS)),
-        subcommand(
-            "approve",
-            "Approve a waiting request; prints answered, already settled or not found (exit 0, 3, 4)",
-            "gate approve ID [--remember] [--remember-rule RULE]",
-        )
-        .arg(
-            Arg::new("id")
-                .value_name("ID")
-                .required(true)
-                .help("The request's id, as gate pending shows it"),
-        )
-        .args(own(APPROVE_OPTIONS))
-        .args(gate_options(BROKER_OPTIONS)),
-        subcommand(
-            "deny",
-            "Deny a waiting request; prints answered, already settled or not found (exit 0, 3, 4)",
-            "gate deny ID [--message TEXT]",
-        )
-        .arg(
-            Arg::new("id")
-                .value_name("ID")
-                .required(true)
-                .help("The request's id, as gate pending shows it"),
-        )
-        .args(own(DENY_OPTIONS))
-        .args(gate_options(BROKER_OPTIONS)),
-        subcommand(
-            "watch",
-            "Approve on this terminal: prompt for each request as it reaches the broker",
-            "gate watch",
-        )
-        .args(gate_options(BROKER_OPTIONS)),
-        subcommand(
-            "ask",
-            "Ask the user a question through the approver; print the answer (exit 0) or exit 1",
-            "gate ask QUESTION [--option TEXT]... [--multiple]",
-        )
-        .arg(
-            Arg::new("question")
-                .value_name("QUESTION")
-                .required(true)
-                .help("The question, as one argument"),
-        )
-        .args(own(ASK_OPTIONS))
-        .args(gate_options(&[
-            "--config",
-            "--no-config",
-            "--socket",
-            "--no-tty",
-            "--timeout",
-            "--session",
-        ])),
-        subcommand(
-            "completions",
-            "Print the completion script for SHELL (bash, zsh or fish) on standard output",
-            "gate completions SHELL",
-        )
-        .arg(
-            Arg::new("shell")
-                .value_name("SHELL")
-                .required(true)
-                .value_parser(COMPLETION_SHELLS)
-                .help("The shell to complete gate's arguments in"),
-        ),
-    ]
-}
-
-fn help_flag() -> Arg {
-    Arg::new("help")
-        .long("help")
-        .action(ArgAction::Help)
-        .help("Print this help")
-}
-
 /// The whole command line interface, for help, man pages and completions.
 pub fn command() -> Command {
-    let check = Command::new("check")
-        .about("Print the decision for a command and why, without running anything")
-        .disable_help_flag(true)
-        .arg(help_flag())
-        .override_usage("gate check [OPTIONS] [--json] (-c COMMAND | -- PROGRAM [ARGS...])")
-        .args(GATE_OPTIONS.iter().chain(CHECK_OPTIONS).map(arg))
-        .arg(
-            Arg::new("command")
-                .short('c')
-                .value_name("COMMAND")
-                .value_hint(ValueHint::CommandString)
-                .help("The command text to judge, as an agent would pass it to -c"),
-        )
-        .arg(
-            Arg::new("program")
-                .value_name("PROGRAM")
-                .num_args(1..)
-                .last(true)
-                .value_hint(ValueHint::CommandWithArguments)
-                .help("A program and its arguments, judged as their shell-quoted join"),
-        );
-    let doctor = Command::new("doctor")
-        .about("Report what this machine can enforce; exit 0 when safe can be fully enforced")
-        .disable_help_flag(true)
-        .arg(help_flag())
-        .args(GATE_OPTIONS.iter().chain(DOCTOR_OPTIONS).map(arg));
     Command::new("gate")
         .version(VERSION)
         .about(ABOUT)
@@ -242,36 +581,274 @@ pub fn command() -> Command {
                 .help("Print gate's version"),
         )
         .args(GATE_OPTIONS.iter().map(arg))
-        .arg(
-            Arg::new("command")
-                .short('c')
-                .value_name("COMMAND")
-                .value_hint(ValueHint::CommandString)
-                .help("Judge COMMAND, then run it with the real shell (-c COMMAND NAME ARGS...)"),
-        )
-        .arg(
-            Arg::new("program")
-                .value_name("PROGRAM")
-                .num_args(1..)
-                .last(true)
-                .value_hint(ValueHint::CommandWithArguments)
-                .help(
-                    "Judge the program and its arguments, then exec it directly, without a shell",
-                ),
-        )
+        .arg(command_arg(
+            "Judge COMMAND, then run it with the real shell (-c COMMAND NAME ARGS...)",
+        ))
+        .arg(program_arg(
+            "Judge the program and its arguments, then exec it directly, without a shell",
+        ))
         .after_help(AFTER_HELP)
-        .subcommand(check)
-        .subcommand(doctor)
-        .subcommands(tool_subcommands())
+        .subcommands(SUBCOMMANDS.iter().map(SubcommandSpec::definition))
 }
 
+/// `gate --help`.
 pub fn help_text() -> String {
     command().render_help().to_string()
+}
+
+// ---------------------------------------------------------------------------------------
+// Parsing a subcommand's arguments
+
+/// A subcommand's arguments, as clap matched them against its definition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Parsed {
+    /// `--help`: print the subcommand's help.
+    Help,
+    Args(SubcommandArgs),
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SubcommandArgs {
+    /// Each option given, its own and gate's, with its value (none for a flag), in the
+    /// order of the definition and, for one option, in the order given.
+    pub options: Vec<(&'static OptionSpec, Option<OsString>)>,
+    /// The operand of `approve`, `deny`, `ask` and `completions`.
+    pub operand: Option<OsString>,
+}
+
+/// Parse the arguments after a subcommand's name (not `gate check`'s: see
+/// [`SubcommandSpec::parsed_by_clap`]). An error is one line without the `gate: `.
+pub fn parse_subcommand(sub: &SubcommandSpec, args: Vec<OsString>) -> Result<Parsed, String> {
+    debug_assert!(sub.parsed_by_clap(), "{} is parsed by hand", sub.name);
+    refuse_option_as_value(sub, &args)?;
+    let matches = match sub
+        .definition()
+        .no_binary_name(true)
+        .try_get_matches_from(args)
+    {
+        Ok(matches) => matches,
+        Err(e) if e.kind() == ErrorKind::DisplayHelp => return Ok(Parsed::Help),
+        Err(e) => return Err(describe(sub, &e)),
+    };
+    Ok(Parsed::Args(collect(sub, &matches)))
+}
+
+/// What clap matched, by the tables.
+fn collect(sub: &SubcommandSpec, matches: &ArgMatches) -> SubcommandArgs {
+    let mut parsed = SubcommandArgs::default();
+    for spec in sub.own.iter().chain(sub.gate_options()) {
+        let id = spec.name.trim_start_matches('-');
+        match spec.value {
+            None => {
+                if matches.get_flag(id) {
+                    parsed.options.push((spec, None));
+                }
+            }
+            Some(_) => {
+                for value in matches.get_raw(id).into_iter().flatten() {
+                    parsed.options.push((spec, Some(value.to_owned())));
+                }
+            }
+        }
+    }
+    parsed.operand = ["id", "question", "shell"]
+        .iter()
+        .find_map(|id| matches.try_get_raw(id).ok().flatten())
+        .and_then(|mut values| values.next())
+        .map(OsStr::to_owned);
+    parsed
+}
+
+/// `--allow -c`: an option that takes a value, followed by something that looks like an
+/// option. Most likely the value was forgotten, so it is an error rather than a rule
+/// `-c`; a value that really starts with `-` is written `--allow=-c`. `None` when the
+/// value is fine.
+pub fn option_as_value(spec: &OptionSpec, value: &OsStr) -> Option<String> {
+    let text = value.to_string_lossy();
+    if !text.starts_with('-') {
+        return None;
+    }
+    let value_name = spec.value.unwrap_or("VALUE");
+    let joined = format!("{}={}", spec.name, shell_words::quote(&text));
+    Some(format!(
+        "{} needs a value ({value_name}), but {text} after it looks like an option; if \
+         the {value_name} really starts with `-`, write {joined}",
+        spec.name
+    ))
+}
+
+/// [`option_as_value`] for each of a subcommand's options given with its value as the
+/// next argument, before a `--`.
+fn refuse_option_as_value(sub: &SubcommandSpec, args: &[OsString]) -> Result<(), String> {
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        if arg == "--" {
+            break;
+        }
+        let Some(spec) = arg
+            .to_str()
+            .and_then(|name| sub.option(name))
+            .filter(|spec| spec.value.is_some())
+        else {
+            continue;
+        };
+        if let Some(value) = args.next() {
+            if let Some(message) = option_as_value(spec, value) {
+                return Err(format!("{}: {message}", sub.name));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A clap error as one line, naming what the subcommand takes instead.
+fn describe(sub: &SubcommandSpec, e: &clap::Error) -> String {
+    let name = sub.name;
+    let context = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        Some(ContextValue::Strings(list)) => list.first().cloned(),
+        _ => None,
+    };
+    let valid = || match e.get(ContextKind::ValidValue) {
+        Some(ContextValue::Strings(list)) => list.join(", "),
+        _ => String::new(),
+    };
+    let see = format!("see gate {name} --help");
+    let invalid_arg = context(ContextKind::InvalidArg).unwrap_or_default();
+    // `--message <TEXT>` or `<ID>`: the option or operand, as the tables name it.
+    let what = invalid_arg
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .trim_matches(['<', '>'])
+        .to_owned();
+    match e.kind() {
+        ErrorKind::UnknownArgument if invalid_arg.starts_with('-') => format!(
+            "{name}: unknown option {invalid_arg}; {}; {see}",
+            sub.options_summary()
+        ),
+        ErrorKind::UnknownArgument => format!(
+            "{name}: unexpected argument {}; usage: {}",
+            shell_words::quote(&invalid_arg),
+            sub.usage
+        ),
+        ErrorKind::MissingRequiredArgument => {
+            format!("{name}: {what} is missing; usage: {}", sub.usage)
+        }
+        ErrorKind::InvalidValue => match context(ContextKind::InvalidValue) {
+            Some(value) if !value.is_empty() => format!(
+                "{name}: {what} cannot be {}; choose one of {}",
+                shell_words::quote(&value),
+                valid()
+            ),
+            _ => {
+                let value_name = sub.option(&what).and_then(|o| o.value).unwrap_or("VALUE");
+                format!("{name}: {what} needs a value ({value_name})")
+            }
+        },
+        ErrorKind::ArgumentConflict => format!("{name}: {what} was given twice"),
+        ErrorKind::InvalidUtf8 => format!("{name}: an argument is not valid UTF-8; {see}"),
+        _ => {
+            // Whatever else clap finds: its first line, without its `error: `.
+            let rendered = e.render().to_string();
+            let first = rendered.lines().next().unwrap_or("").trim();
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            format!("{name}: {first}; {see}")
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Mistyped subcommands
+
+/// Words that other tools take as subcommands, and what gate has instead.
+const OTHER_WORDS: &[(&str, &str)] = &[
+    ("init", "gate doctor"),
+    ("setup", "gate doctor"),
+    ("install", "gate doctor"),
+    ("status", "gate doctor"),
+    ("config", "gate doctor"),
+    ("info", "gate doctor"),
+    ("version", "gate --version"),
+    ("run", "gate -c COMMAND"),
+    ("exec", "gate -- PROGRAM"),
+    ("list", "gate pending"),
+    ("explain", "gate check"),
+    ("reject", "gate deny"),
+    ("daemon", "gate serve"),
+    ("start", "gate serve"),
+    ("complete", "gate completions"),
+];
+
+/// What gate would have been asked for, if `word` (standing where a subcommand's name
+/// goes) is a mistyped subcommand — close to a subcommand's name, or a word other tools
+/// use — rather than a script name: `gate check` for `chek`. Only plain words count
+/// (letters, digits, `-`, `_`): `build.sh` or `./chek` is a script.
+pub fn meant_subcommand(word: &str) -> Option<String> {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !plain || word.starts_with('-') {
+        return None;
+    }
+    let lower = word.to_ascii_lowercase();
+    if let Some((_, instead)) = OTHER_WORDS.iter().find(|(w, _)| *w == lower) {
+        return Some((*instead).to_owned());
+    }
+    let names = SUBCOMMANDS.iter().map(|s| s.name).chain(["help"]);
+    names
+        .filter_map(|name| {
+            let distance = edit_distance(&lower, name);
+            // One edit for the short names (ask, deny), two for the others; or the
+            // start of a name (`comp`, `appr`).
+            let close = distance <= if name.len() <= 4 { 1 } else { 2 };
+            let start = lower.len() >= 3 && name.starts_with(&lower);
+            (close || start).then_some((distance, name))
+        })
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, name)| format!("gate {name}"))
+}
+
+/// The optimal string alignment distance: insertions, deletions, substitutions and
+/// swaps of two neighbours, each one edit.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    // rows[i][j]: the distance between a[..i] and b[..j].
+    let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in rows.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in rows[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (rows[i - 1][j] + 1)
+                .min(rows[i][j - 1] + 1)
+                .min(rows[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(rows[i - 2][j - 2] + 1);
+            }
+            rows[i][j] = best;
+        }
+    }
+    rows[a.len()][b.len()]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn os(list: &[&str]) -> Vec<OsString> {
+        list.iter().map(OsString::from).collect()
+    }
+
+    fn parse(name: &str, args: &[&str]) -> Result<Parsed, String> {
+        parse_subcommand(subcommand(name).unwrap(), os(args))
+    }
 
     #[test]
     fn the_command_definition_is_consistent() {
@@ -296,5 +873,173 @@ mod tests {
             assert!(help.contains(level));
         }
         assert!(help.contains("check"));
+    }
+
+    #[test]
+    fn each_subcommand_help_shows_its_usage_and_options_and_not_gates() {
+        for sub in SUBCOMMANDS {
+            let help = sub.help();
+            assert!(help.contains(sub.usage), "{}: {help}", sub.name);
+            for option in sub.own.iter().chain(sub.gate_options()) {
+                assert!(help.contains(option.name), "{}: {}", sub.name, option.name);
+            }
+            assert!(!help.contains("Levels:"), "{}: {help}", sub.name);
+        }
+        assert!(!subcommand("approve").unwrap().help().contains("--level"));
+    }
+
+    #[test]
+    fn the_options_a_subcommand_shares_are_gates() {
+        for sub in SUBCOMMANDS {
+            if let Shared::Only(names) = sub.shared {
+                let found: Vec<&str> = sub.gate_options().map(|o| o.name).collect();
+                assert_eq!(found.len(), names.len(), "{}: {names:?}", sub.name);
+            }
+            for own in sub.own {
+                assert!(
+                    !GATE_OPTIONS.iter().any(|o| o.name == own.name),
+                    "{}: {} is one of gate's options",
+                    sub.name,
+                    own.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn an_unknown_option_names_the_subcommands_own() {
+        let err = parse("deny", &["1", "--remember"]).unwrap_err();
+        assert!(err.starts_with("deny: unknown option --remember;"), "{err}");
+        for option in ["--message TEXT", "--socket PATH", "see gate deny --help"] {
+            assert!(err.contains(option), "{err}");
+        }
+        assert!(!err.contains("--level"), "{err}");
+    }
+
+    #[test]
+    fn options_operands_and_help_are_matched_by_the_tables() {
+        let Parsed::Args(args) = parse(
+            "approve",
+            &[
+                "--remember",
+                "7",
+                "--socket=/s",
+                "--remember-rule",
+                "npm test",
+            ],
+        )
+        .unwrap() else {
+            panic!()
+        };
+        let names: Vec<(&str, Option<&str>)> = args
+            .options
+            .iter()
+            .map(|(s, v)| (s.name, v.as_deref().and_then(OsStr::to_str)))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("--remember", None),
+                ("--remember-rule", Some("npm test")),
+                ("--socket", Some("/s")),
+            ]
+        );
+        assert_eq!(args.operand, Some("7".into()));
+        assert_eq!(parse("approve", &["--help"]), Ok(Parsed::Help));
+        assert_eq!(parse("approve", &["7", "--help"]), Ok(Parsed::Help));
+    }
+
+    #[test]
+    fn errors_are_one_line_that_says_what_to_do() {
+        for (name, args, needle) in [
+            ("approve", &[][..], "ID is missing; usage: gate approve ID"),
+            (
+                "deny",
+                &["1", "2"],
+                "unexpected argument 2; usage: gate deny ID",
+            ),
+            (
+                "deny",
+                &["1", "--message"],
+                "--message needs a value (TEXT)",
+            ),
+            (
+                "completions",
+                &["powershell"],
+                "choose one of bash, zsh, fish",
+            ),
+            (
+                "watch",
+                &["-x"],
+                "watch: unknown option -x; watch takes gate's --config FILE",
+            ),
+            (
+                "completions",
+                &["--socket", "/s"],
+                "completions takes no options",
+            ),
+        ] {
+            let err = parse(name, args).unwrap_err();
+            assert!(err.contains(needle), "{name} {args:?}: {err}");
+            assert!(!err.contains('\n'), "{err:?}");
+        }
+    }
+
+    #[test]
+    fn a_value_that_looks_like_an_option_is_refused_unless_joined_with_equals() {
+        let err = parse("deny", &["1", "--message", "-x"]).unwrap_err();
+        assert!(err.contains("write --message=-x"), "{err}");
+        let err = parse("ask", &["q?", "--option", "--multiple"]).unwrap_err();
+        assert!(err.contains("write --option=--multiple"), "{err}");
+        let err = parse("ask", &["q?", "--option", "-a b"]).unwrap_err();
+        assert!(err.contains("write --option='-a b'"), "{err}");
+        let Parsed::Args(args) = parse("deny", &["1", "--message=-x"]).unwrap() else {
+            panic!()
+        };
+        assert_eq!(args.options[0].1, Some("-x".into()));
+        // After `--`, everything is an operand.
+        assert!(parse("ask", &["--", "--option"]).is_ok());
+    }
+
+    #[test]
+    fn mistyped_subcommands_are_recognised_and_scripts_are_not() {
+        for (word, meant) in [
+            ("chek", "gate check"),
+            ("chekk", "gate check"),
+            ("Check", "gate check"),
+            ("aprove", "gate approve"),
+            ("appr", "gate approve"),
+            ("pendign", "gate pending"),
+            ("aks", "gate ask"),
+            ("completion", "gate completions"),
+            ("halp", "gate help"),
+            ("init", "gate doctor"),
+            ("version", "gate --version"),
+        ] {
+            assert_eq!(meant_subcommand(word).as_deref(), Some(meant), "{word}");
+        }
+        for word in [
+            "build.sh",
+            "./chek",
+            "chek.sh",
+            "deploy",
+            "make",
+            "test",
+            "dev",
+            "-c",
+            "",
+            "my script",
+        ] {
+            assert_eq!(meant_subcommand(word), None, "{word}");
+        }
+    }
+
+    #[test]
+    fn edit_distance_counts_single_edits() {
+        assert_eq!(edit_distance("check", "check"), 0);
+        assert_eq!(edit_distance("chek", "check"), 1);
+        assert_eq!(edit_distance("chekc", "check"), 1);
+        assert_eq!(edit_distance("", "ask"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 }

@@ -1,6 +1,7 @@
 //! From argv to an [`Invocation`]: which personality gate runs as, gate's own options,
 //! and what the caller wants run. This is the low stage of argument handling: it only
-//! looks at the arguments, never at files or the environment.
+//! looks at the arguments, never at files or the environment (the one question it has
+//! about a file, for a word that looks like a mistyped subcommand, its caller answers).
 //!
 //! Two personalities:
 //! - **gate** (argv0 is `gate` or anything that is not a shell name): gate's long options,
@@ -8,6 +9,11 @@
 //!   (`-c`, `-lc`, `-l -c`, `--login`, …) so that gate can be `$SHELL`.
 //! - **shim** (argv0 is `bash`, `sh`, `zsh`…, a link to gate): pure shell parsing. gate's
 //!   own options are not recognised; everything goes to the real shell of that name.
+//!
+//! The shell-style forms, the shims and `gate check` are parsed here by hand, from the
+//! option tables in [`crate::cli`]: that is the hot path, and it never builds a clap
+//! command. The other subcommands' arguments are parsed by clap from their definitions
+//! there ([`cli::parse_subcommand`]).
 //!
 //! Shell arguments are passed to the real shell unchanged and in order; gate only takes
 //! out its own options.
@@ -17,179 +23,12 @@
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 
+use crate::cli::{self, GATE_OPTIONS, OptionSpec, Parsed, SubcommandSpec};
+
 /// Names that make gate behave as a shell shim when it is invoked under them.
 pub const SHIM_NAMES: [&str; 9] = [
     "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish",
 ];
-
-/// gate's own options. All long, so every short option stays the shell's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OptionSpec {
-    pub name: &'static str,
-    pub value: Option<&'static str>,
-    pub help: &'static str,
-}
-
-pub const GATE_OPTIONS: &[OptionSpec] = &[
-    OptionSpec {
-        name: "--level",
-        value: Some("LEVEL"),
-        help: "Permission level: deny, ask, safe or full [env: GATE_LEVEL] [default: ask]",
-    },
-    OptionSpec {
-        name: "--allow",
-        value: Some("RULE"),
-        help: "Allow commands that are RULE or start with RULE and a space (repeatable)",
-    },
-    OptionSpec {
-        name: "--deny",
-        value: Some("RULE"),
-        help: "Refuse commands that start with RULE, at every level, wherever they hide (repeatable)",
-    },
-    OptionSpec {
-        name: "--shell",
-        value: Some("PATH"),
-        help: "The real shell that runs -c commands [env: GATE_SHELL] [default: /bin/sh]",
-    },
-    OptionSpec {
-        name: "--config",
-        value: Some("FILE"),
-        help: "Read FILE instead of the user configuration file [env: GATE_CONFIG]",
-    },
-    OptionSpec {
-        name: "--no-config",
-        value: None,
-        help: "Read no configuration file (refused when the system file is locked)",
-    },
-    OptionSpec {
-        name: "--audit-log",
-        value: Some("PATH|off"),
-        help: "Append one JSON line per decision to PATH, or turn the log off [env: GATE_AUDIT_LOG]",
-    },
-    OptionSpec {
-        name: "--timeout",
-        value: Some("SECONDS"),
-        help: "How long to wait for an approver; unanswered means denied [env: GATE_TIMEOUT] [default: 60]",
-    },
-    OptionSpec {
-        name: "--session",
-        value: Some("ID"),
-        help: "Session that remembered approvals belong to [env: GATE_SESSION]",
-    },
-    OptionSpec {
-        name: "--socket",
-        value: Some("PATH"),
-        help: "Approver socket [env: GATE_SOCKET]",
-    },
-    OptionSpec {
-        name: "--no-tty",
-        value: None,
-        help: "Never ask on the terminal",
-    },
-    OptionSpec {
-        name: "--compound",
-        value: None,
-        help: "ask: also allow `a && b`, `a || b`, `a; b` and `a | b` when every part is allowed on its own (off by default)",
-    },
-    OptionSpec {
-        name: "--readonly",
-        value: None,
-        help: "ask: also allow commands of the read-only preset (ls, cat, grep, git status, ... with argument checks) without asking",
-    },
-    OptionSpec {
-        name: "--readonly-rules",
-        value: None,
-        help: "ask: an allow rule that is itself a read-only command (git diff, find, sed -n) allows only commands that pass the read-only checks too",
-    },
-    OptionSpec {
-        name: "--write",
-        value: Some("PATH"),
-        help: "safe: also allow writing under PATH (repeatable; the workspace, /tmp, $TMPDIR and /dev/shm always are)",
-    },
-    OptionSpec {
-        name: "--deny-read",
-        value: Some("PATH"),
-        help: "safe: also hide PATH from the command (repeatable; added to ~/.ssh, ~/.aws and the other defaults)",
-    },
-    OptionSpec {
-        name: "--net",
-        value: None,
-        help: "safe: allow the network (it is off by default)",
-    },
-    OptionSpec {
-        name: "--net-connect",
-        value: Some("PORT"),
-        help: "safe: allow TCP connections to PORT only (repeatable)",
-    },
-    OptionSpec {
-        name: "--net-bind",
-        value: Some("PORT"),
-        help: "safe: allow binding TCP PORT only (repeatable)",
-    },
-    OptionSpec {
-        name: "--unix-sockets",
-        value: None,
-        help: "safe: allow Unix sockets, which can reach D-Bus, Docker or ssh-agent outside the sandbox (off by default)",
-    },
-    OptionSpec {
-        name: "--best-effort",
-        value: None,
-        help: "safe: run even if the kernel cannot enforce every part of the sandbox, with a warning naming what is not",
-    },
-];
-
-/// Options of the approver tools and `gate ask`.
-pub const PENDING_OPTIONS: &[OptionSpec] = &[OptionSpec {
-    name: "--json",
-    value: None,
-    help: "Print the open requests as one JSON array",
-}];
-
-pub const APPROVE_OPTIONS: &[OptionSpec] = &[
-    OptionSpec {
-        name: "--remember",
-        value: None,
-        help: "Also approve the same command, in any directory, for the rest of its session",
-    },
-    OptionSpec {
-        name: "--remember-rule",
-        value: Some("RULE"),
-        help: "Also allow commands matching the allow rule RULE for the rest of the session",
-    },
-];
-
-pub const DENY_OPTIONS: &[OptionSpec] = &[OptionSpec {
-    name: "--message",
-    value: Some("TEXT"),
-    help: "Why, or what to do instead: the agent's model reads it",
-}];
-
-pub const ASK_OPTIONS: &[OptionSpec] = &[
-    OptionSpec {
-        name: "--option",
-        value: Some("TEXT"),
-        help: "A choice to offer (repeatable); the answer may still be free text",
-    },
-    OptionSpec {
-        name: "--multiple",
-        value: None,
-        help: "More than one option may be chosen",
-    },
-];
-
-/// Options that only `gate doctor` takes.
-pub const DOCTOR_OPTIONS: &[OptionSpec] = &[OptionSpec {
-    name: "--json",
-    value: None,
-    help: "Print the report as one JSON object",
-}];
-
-/// Options that only `gate check` takes.
-pub const CHECK_OPTIONS: &[OptionSpec] = &[OptionSpec {
-    name: "--json",
-    value: None,
-    help: "Print the decision as one JSON object",
-}];
 
 /// bash's long options, passed through to the real shell in gate mode. Those that take a
 /// value take the next argument.
@@ -320,7 +159,10 @@ pub enum Action {
         options: Vec<String>,
         multiple: bool,
     },
-    Help,
+    /// `--help`: gate's, or a subcommand's (`gate approve --help`, `gate help approve`).
+    Help {
+        subcommand: Option<&'static str>,
+    },
     Version,
 }
 
@@ -361,8 +203,13 @@ pub fn personality(argv0: &OsStr) -> Personality {
     }
 }
 
-/// Parse a whole argv (argv0 first).
-pub fn parse(argv: Vec<OsString>) -> Result<Invocation, UsageError> {
+/// Parse a whole argv (argv0 first). `exists` says whether a file of that name exists
+/// in the working directory: a word that looks like a mistyped subcommand is a script
+/// only when it does (see [`cli::meant_subcommand`]).
+pub fn parse(
+    argv: Vec<OsString>,
+    exists: &dyn Fn(&OsStr) -> bool,
+) -> Result<Invocation, UsageError> {
     let mut argv = argv.into_iter();
     let argv0 = argv.next().unwrap_or_else(|| OsString::from("gate"));
     let args: Vec<OsString> = argv.collect();
@@ -370,82 +217,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<Invocation, UsageError> {
     let mut gate = GateArgs::default();
     let action = match personality {
         Personality::Shim { .. } => Action::Run(parse_shell_args(args, None)?),
-        Personality::Gate => match subcommand_at(&args).map(|i| (i, args[i].to_str())) {
-            Some((at, Some("check"))) => {
-                let mut json = false;
-                let mut rest = args;
-                rest.remove(at);
-                let target = parse_shell_args(
-                    rest,
-                    Some(GateMode {
-                        gate: &mut gate,
-                        check_json: Some(&mut json),
-                    }),
-                )?;
-                let target = match target {
-                    Target::Shell {
-                        work: ShellWork::Command(_),
-                        ..
-                    }
-                    | Target::Program { .. } => target,
-                    _ if gate.help || gate.version => target,
-                    _ => {
-                        return Err(usage(
-                            "gate check needs a command: gate check -c COMMAND, or gate check -- PROGRAM [ARGS...]",
-                        ));
-                    }
-                };
-                Action::Check { target, json }
-            }
-            Some((at, Some("doctor"))) => {
-                let mut json = false;
-                let mut rest = args;
-                rest.remove(at);
-                // Only gate's own options (and DOCTOR_OPTIONS) may come with it.
-                let target = parse_shell_args(
-                    rest,
-                    Some(GateMode {
-                        gate: &mut gate,
-                        check_json: Some(&mut json),
-                    }),
-                )?;
-                match target {
-                    Target::Shell {
-                        args,
-                        work: ShellWork::Session,
-                    } if args.is_empty() => Action::Doctor { json },
-                    _ if gate.help || gate.version => Action::Doctor { json },
-                    _ => return Err(usage("gate doctor takes only gate's own options")),
-                }
-            }
-            Some((
-                at,
-                Some(
-                    tool @ ("serve" | "pending" | "approve" | "deny" | "watch" | "ask"
-                    | "completions"),
-                ),
-            )) => {
-                let tool = tool.to_owned();
-                let mut rest = args;
-                rest.remove(at);
-                parse_tool(&tool, rest, &mut gate)?
-            }
-            Some((0, Some("help"))) if args.len() == 1 => Action::Help,
-            _ => Action::Run(parse_shell_args(
-                args,
-                Some(GateMode {
-                    gate: &mut gate,
-                    check_json: None,
-                }),
-            )?),
-        },
-    };
-    let action = if gate.help {
-        Action::Help
-    } else if gate.version {
-        Action::Version
-    } else {
-        action
+        Personality::Gate => parse_gate(args, &mut gate, exists)?,
     };
     Ok(Invocation {
         argv0,
@@ -455,9 +227,271 @@ pub fn parse(argv: Vec<OsString>) -> Result<Invocation, UsageError> {
     })
 }
 
+/// gate's own personality: a subcommand, `gate help`, or the shell-compatible forms.
+fn parse_gate(
+    args: Vec<OsString>,
+    gate: &mut GateArgs,
+    exists: &dyn Fn(&OsStr) -> bool,
+) -> Result<Action, UsageError> {
+    let Some(at) = subcommand_at(&args) else {
+        return parse_run(args, gate);
+    };
+    let word = args[at].to_str().unwrap_or("");
+    if let Some(sub) = cli::subcommand(word) {
+        return if sub.parsed_by_clap() {
+            parse_subcommand(sub, args, at, gate)
+        } else {
+            parse_check(sub, args, at, gate)
+        };
+    }
+    if word == "help" {
+        return parse_help(args, at, gate);
+    }
+    match cli::meant_subcommand(word) {
+        Some(meant) if !exists(&args[at]) => {
+            // What is wrong before the word is said first.
+            parse_gate_options(args[..at].to_vec(), gate)?;
+            Err(usage(format!(
+                "unknown subcommand `{word}`: did you mean `{meant}`? (gate help lists the \
+                 subcommands; to run a script named {word}, write gate ./{word})"
+            )))
+        }
+        _ => parse_run(args, gate),
+    }
+}
+
+fn subcommand_names() -> String {
+    cli::SUBCOMMANDS
+        .iter()
+        .map(|s| s.name)
+        .chain(["help"])
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The shell-compatible forms: `-c COMMAND`, `-- PROGRAM`, a script, a session. The hot
+/// path: no clap, only the tables.
+fn parse_run(args: Vec<OsString>, gate: &mut GateArgs) -> Result<Action, UsageError> {
+    let target = parse_shell_args(
+        args,
+        Some(GateMode {
+            gate,
+            check_json: None,
+            subcommand: None,
+        }),
+    )?;
+    if gate.help {
+        return Ok(Action::Help { subcommand: None });
+    }
+    if gate.version {
+        return Ok(Action::Version);
+    }
+    if let Target::Shell {
+        args,
+        work: ShellWork::Session,
+    } = &target
+    {
+        // `gate -h` alone is someone looking for help, not a shell with hashall.
+        if args.len() == 1 && args[0] == "-h" {
+            return Err(usage(
+                "-h is not gate's help: gate's own options are long (gate --help), and every \
+                 short option is the shell's (-h alone would start an interactive shell with \
+                 bash's hashall)",
+            ));
+        }
+    }
+    Ok(Action::Run(target))
+}
+
+/// `gate [OPTIONS] check ...`, by the hand parser: it takes a command as a run does (see
+/// [`SubcommandSpec::parsed_by_clap`]).
+fn parse_check(
+    sub: &'static SubcommandSpec,
+    mut args: Vec<OsString>,
+    at: usize,
+    gate: &mut GateArgs,
+) -> Result<Action, UsageError> {
+    let mut json = false;
+    args.remove(at);
+    let target = parse_shell_args(
+        args,
+        Some(GateMode {
+            gate,
+            check_json: Some(&mut json),
+            subcommand: Some(sub),
+        }),
+    )?;
+    if gate.help {
+        return Ok(Action::Help {
+            subcommand: Some(sub.name),
+        });
+    }
+    if gate.version {
+        return Ok(Action::Version);
+    }
+    match target {
+        Target::Shell {
+            work: ShellWork::Command(_),
+            ..
+        }
+        | Target::Program { .. } => Ok(Action::Check { target, json }),
+        _ => Err(usage(
+            "check needs a command: gate check -c COMMAND, or gate check -- PROGRAM [ARGS...]; \
+             see gate check --help",
+        )),
+    }
+}
+
+/// gate's long options before a subcommand's name: all of them are taken, for every
+/// subcommand (an alias such as `gate --no-config` works with each).
+fn parse_gate_options(args: Vec<OsString>, gate: &mut GateArgs) -> Result<(), UsageError> {
+    let mut rest = args.into_iter().peekable();
+    let mut mode = GateMode {
+        gate,
+        check_json: None,
+        subcommand: None,
+    };
+    let mut shell_args = Vec::new();
+    while let Some(arg) = rest.next() {
+        take_gate_long_option(arg, &mut rest, &mut mode, &mut shell_args)?;
+    }
+    debug_assert!(
+        shell_args.is_empty(),
+        "subcommand_at lets only gate's options by"
+    );
+    Ok(())
+}
+
+/// `gate [OPTIONS] NAME ARGS...` for a subcommand clap parses.
+fn parse_subcommand(
+    sub: &'static SubcommandSpec,
+    mut args: Vec<OsString>,
+    at: usize,
+    gate: &mut GateArgs,
+) -> Result<Action, UsageError> {
+    let rest = args.split_off(at + 1);
+    args.truncate(at);
+    parse_gate_options(args, gate)?;
+    let parsed = match cli::parse_subcommand(sub, rest).map_err(usage)? {
+        Parsed::Help => {
+            return Ok(Action::Help {
+                subcommand: Some(sub.name),
+            });
+        }
+        Parsed::Args(parsed) => parsed,
+    };
+    let mut own = Vec::new();
+    for (spec, value) in parsed.options {
+        if GATE_OPTIONS.iter().any(|o| o.name == spec.name) {
+            gate.set(spec, value)?;
+        } else {
+            own.push((spec.name, value));
+        }
+    }
+    subcommand_action(sub.name, &own, parsed.operand)
+}
+
+/// `gate help [SUBCOMMAND]`.
+fn parse_help(
+    mut args: Vec<OsString>,
+    at: usize,
+    gate: &mut GateArgs,
+) -> Result<Action, UsageError> {
+    let rest = args.split_off(at + 1);
+    args.truncate(at);
+    parse_gate_options(args, gate)?;
+    match rest.as_slice() {
+        [] => Ok(Action::Help { subcommand: None }),
+        [word] => match word.to_str().and_then(cli::subcommand) {
+            Some(sub) => Ok(Action::Help {
+                subcommand: Some(sub.name),
+            }),
+            None => Err(usage(format!(
+                "help: there is no subcommand {}; gate's subcommands are {}",
+                shell_words::quote(&word.to_string_lossy()),
+                subcommand_names()
+            ))),
+        },
+        _ => Err(usage(
+            "help takes at most one subcommand name: gate help [SUBCOMMAND]",
+        )),
+    }
+}
+
+/// The action of a subcommand clap parsed, from its own options (each occurrence, by
+/// name) and its operand.
+fn subcommand_action(
+    name: &str,
+    own: &[(&'static str, Option<OsString>)],
+    operand: Option<OsString>,
+) -> Result<Action, UsageError> {
+    let text = |v: OsString, what: &str| -> Result<String, UsageError> {
+        v.into_string()
+            .map_err(|_| usage(format!("{name}: the {what} is not valid UTF-8")))
+    };
+    let flag = |option: &str| own.iter().any(|(n, _)| *n == option);
+    let single = |option: &str| -> Result<Option<String>, UsageError> {
+        let mut values = own.iter().filter(|(n, _)| *n == option);
+        let found = values.next().and_then(|(_, v)| v.clone());
+        if values.next().is_some() {
+            return Err(usage(format!("{name}: {option} was given twice")));
+        }
+        found.map(|v| text(v, option)).transpose()
+    };
+    // clap has checked that the operand is there when the definition requires it.
+    let operand = |what: &str| -> Result<String, UsageError> {
+        match operand.clone() {
+            Some(value) => text(value, what),
+            None => Err(usage(format!("{name}: the {what} is missing"))),
+        }
+    };
+    Ok(match name {
+        "doctor" => Action::Doctor {
+            json: flag("--json"),
+        },
+        "serve" => Action::Serve,
+        "watch" => Action::Watch,
+        "pending" => Action::Pending {
+            json: flag("--json"),
+        },
+        "completions" => Action::Completions {
+            shell: operand("shell name")?,
+        },
+        "approve" => Action::Approve {
+            remember_rule: single("--remember-rule")?,
+            remember: flag("--remember"),
+            id: operand("request id")?,
+        },
+        "deny" => Action::Refuse {
+            message: single("--message")?,
+            id: operand("request id")?,
+        },
+        "ask" => {
+            let question = operand("question")?;
+            if question.trim().is_empty() {
+                return Err(usage("ask: the question is blank"));
+            }
+            let options = own
+                .iter()
+                .filter(|(n, _)| *n == "--option")
+                .filter_map(|(_, v)| v.clone())
+                .map(|v| text(v, "option"))
+                .collect::<Result<Vec<_>, _>>()?;
+            Action::Ask {
+                question,
+                options,
+                multiple: flag("--multiple"),
+            }
+        }
+        other => unreachable!("no subcommand {other}"),
+    })
+}
+
 /// Where a subcommand name would stand: the first argument after gate's own long
 /// options (`gate --no-config check …`). Any other option first means there is none,
-/// so `gate -l check` still runs a script called `check`.
+/// so `gate -l check` still runs a script called `check`; so does an option whose value
+/// is missing or looks like an option (`gate --allow -c …`), which the shell-compatible
+/// parser then reports.
 fn subcommand_at(args: &[OsString]) -> Option<usize> {
     let mut i = 0;
     while let Some(arg) = args.get(i) {
@@ -470,183 +504,80 @@ fn subcommand_at(args: &[OsString]) -> Option<usize> {
             None => (bytes, false),
         };
         let spec = GATE_OPTIONS.iter().find(|o| o.name.as_bytes() == name)?;
-        i += if spec.value.is_some() && !inline {
-            2
+        if spec.value.is_some() && !inline {
+            if args
+                .get(i + 1)
+                .is_none_or(|value| value.as_bytes().starts_with(b"-"))
+            {
+                return None;
+            }
+            i += 2;
         } else {
-            1
-        };
+            i += 1;
+        }
     }
     None
 }
 
-/// Parse the arguments of an approval subcommand: its own options, gate's long
-/// options, and its operands.
-fn parse_tool(tool: &str, args: Vec<OsString>, gate: &mut GateArgs) -> Result<Action, UsageError> {
-    let own: &[OptionSpec] = match tool {
-        "pending" => PENDING_OPTIONS,
-        "approve" => APPROVE_OPTIONS,
-        "deny" => DENY_OPTIONS,
-        "ask" => ASK_OPTIONS,
-        _ => &[],
-    };
-    let mut values: Vec<(&'static str, Option<OsString>)> = Vec::new();
-    let mut operands: Vec<OsString> = Vec::new();
-    let mut rest = args.into_iter().peekable();
-    let mut options_done = false;
-    while let Some(arg) = rest.next() {
-        let bytes = arg.as_bytes();
-        if options_done || !bytes.starts_with(b"-") || bytes == b"-" {
-            operands.push(arg);
-            continue;
-        }
-        if bytes == b"--" {
-            options_done = true;
-            continue;
-        }
-        if !bytes.starts_with(b"--") {
-            return Err(usage(format!(
-                "gate {tool}: unknown option {}; see gate {tool} --help",
-                arg.to_string_lossy()
-            )));
-        }
-        let (name, inline) = match bytes.iter().position(|&b| b == b'=') {
-            Some(eq) => (
-                &bytes[..eq],
-                Some(OsStr::from_bytes(&bytes[eq + 1..]).to_owned()),
-            ),
-            None => (bytes, None),
-        };
-        if let Some(spec) = own.iter().find(|o| o.name.as_bytes() == name) {
-            let value =
-                match (spec.value, inline) {
-                    (None, None) => None,
-                    (None, Some(_)) => return Err(usage(format!("{} takes no value", spec.name))),
-                    (Some(_), Some(v)) => Some(v),
-                    (Some(value_name), None) => Some(rest.next().ok_or_else(|| {
-                        usage(format!("{} needs a value ({value_name})", spec.name))
-                    })?),
-                };
-            values.push((spec.name, value));
-            continue;
-        }
-        let mut shell_args = Vec::new();
-        let mut mode = GateMode {
-            gate,
-            check_json: None,
-        };
-        take_gate_long_option(arg.clone(), &mut rest, &mut mode, &mut shell_args)?;
-        if !shell_args.is_empty() {
-            return Err(usage(format!(
-                "gate {tool}: unknown option {}; see gate {tool} --help",
-                arg.to_string_lossy()
-            )));
-        }
-    }
-    if gate.help || gate.version {
-        return Ok(Action::Help);
-    }
-    let text = |v: OsString, what: &str| -> Result<String, UsageError> {
-        v.into_string()
-            .map_err(|_| usage(format!("gate {tool}: the {what} is not valid UTF-8")))
-    };
-    let flag = |name: &str| values.iter().any(|(n, _)| *n == name);
-    let last = |name: &str| -> Result<Option<String>, UsageError> {
-        let mut found = None;
-        for (n, v) in values.iter() {
-            if *n == name {
-                if found.is_some() {
-                    return Err(usage(format!("{name} was given twice")));
-                }
-                found = v.clone();
-            }
-        }
-        found.map(|v| text(v, name)).transpose()
-    };
-    let id = |operands: Vec<OsString>| -> Result<String, UsageError> {
-        match <[OsString; 1]>::try_from(operands) {
-            Ok([id]) => text(id, "request id"),
-            Err(_) => Err(usage(format!(
-                "gate {tool} takes one request ID (see gate pending)"
-            ))),
-        }
-    };
-    let no_operands = |operands: &[OsString]| -> Result<(), UsageError> {
-        match operands.first() {
-            None => Ok(()),
-            Some(extra) => Err(usage(format!(
-                "gate {tool} takes no argument, not {}",
-                extra.to_string_lossy()
-            ))),
-        }
-    };
-    Ok(match tool {
-        "serve" => {
-            no_operands(&operands)?;
-            Action::Serve
-        }
-        "watch" => {
-            no_operands(&operands)?;
-            Action::Watch
-        }
-        "completions" => match <[OsString; 1]>::try_from(operands) {
-            Ok([shell]) => Action::Completions {
-                shell: text(shell, "shell name")?,
-            },
-            Err(_) => return Err(usage("gate completions takes one SHELL: bash, zsh or fish")),
-        },
-        "pending" => {
-            no_operands(&operands)?;
-            Action::Pending {
-                json: flag("--json"),
-            }
-        }
-        "approve" => {
-            let remember_rule = last("--remember-rule")?;
-            Action::Approve {
-                id: id(operands)?,
-                remember: flag("--remember"),
-                remember_rule,
-            }
-        }
-        "deny" => {
-            let message = last("--message")?;
-            Action::Refuse {
-                id: id(operands)?,
-                message,
-            }
-        }
-        "ask" => {
-            let question = match <[OsString; 1]>::try_from(operands) {
-                Ok([q]) => text(q, "question")?,
-                Err(_) => {
-                    return Err(usage(
-                        "gate ask takes one QUESTION (quote it); choices go in --option",
-                    ));
+impl GateArgs {
+    /// Record one of gate's options: `value` is `None` for a flag. A flag given a
+    /// value, an option without one, and a one-value option given twice are errors.
+    pub fn set(&mut self, spec: &OptionSpec, value: Option<OsString>) -> Result<(), UsageError> {
+        let name = spec.name;
+        let Some(value) = value else {
+            let flag = match name {
+                "--no-config" => &mut self.no_config,
+                "--no-tty" => &mut self.no_tty,
+                "--compound" => &mut self.compound,
+                "--readonly" => &mut self.readonly,
+                "--readonly-rules" => &mut self.readonly_rules,
+                "--net" => &mut self.net,
+                "--best-effort" => &mut self.best_effort,
+                "--unix-sockets" => &mut self.unix_sockets,
+                _ => {
+                    let value_name = spec.value.unwrap_or("VALUE");
+                    return Err(usage(format!("{name} needs a value ({value_name})")));
                 }
             };
-            if question.trim().is_empty() {
-                return Err(usage("gate ask: the question is blank"));
-            }
-            let options = values
-                .iter()
-                .filter(|(n, _)| *n == "--option")
-                .filter_map(|(_, v)| v.clone())
-                .map(|v| text(v, "option"))
-                .collect::<Result<Vec<_>, _>>()?;
-            Action::Ask {
-                question,
-                options,
-                multiple: flag("--multiple"),
-            }
+            *flag = true;
+            return Ok(());
+        };
+        if spec.value.is_none() {
+            return Err(usage(format!("{name} takes no value")));
         }
-        other => unreachable!("no tool {other}"),
-    })
+        let single = |slot: &mut Option<OsString>| {
+            if slot.is_some() {
+                return Err(usage(format!("{name} was given twice")));
+            }
+            *slot = Some(value.clone());
+            Ok(())
+        };
+        match name {
+            "--level" => single(&mut self.level)?,
+            "--allow" => self.allow.push(value),
+            "--deny" => self.deny.push(value),
+            "--shell" => single(&mut self.shell)?,
+            "--config" => single(&mut self.config)?,
+            "--audit-log" => single(&mut self.audit_log)?,
+            "--timeout" => single(&mut self.timeout)?,
+            "--session" => single(&mut self.session)?,
+            "--socket" => single(&mut self.socket)?,
+            "--write" => self.write.push(value),
+            "--deny-read" => self.deny_read.push(value),
+            "--net-connect" => self.net_connect.push(value),
+            "--net-bind" => self.net_bind.push(value),
+            other => unreachable!("option {other} has no handler"),
+        }
+        Ok(())
+    }
 }
 
 /// Present when parsing for gate's own personality: where gate's options go.
 struct GateMode<'a> {
     gate: &'a mut GateArgs,
     check_json: Option<&'a mut bool>,
+    /// The subcommand whose options these are (`gate check`), for the messages.
+    subcommand: Option<&'static SubcommandSpec>,
 }
 
 /// Parse shell-style arguments, taking out gate's options when `gate_mode` is given.
@@ -780,54 +711,19 @@ fn take_gate_long_option(
     let name_str = String::from_utf8_lossy(name).into_owned();
 
     if let Some(spec) = GATE_OPTIONS.iter().find(|o| o.name.as_bytes() == name) {
-        let gate = &mut *mode.gate;
-        let Some(value_name) = spec.value else {
-            if inline.is_some() {
-                return Err(usage(format!("{name_str} takes no value")));
+        let value = match (spec.value, inline) {
+            (Some(value_name), None) => {
+                let value = rest
+                    .next()
+                    .ok_or_else(|| usage(format!("{name_str} needs a value ({value_name})")))?;
+                if let Some(message) = cli::option_as_value(spec, &value) {
+                    return Err(usage(message));
+                }
+                Some(value)
             }
-            match spec.name {
-                "--no-config" => gate.no_config = true,
-                "--no-tty" => gate.no_tty = true,
-                "--compound" => gate.compound = true,
-                "--readonly" => gate.readonly = true,
-                "--readonly-rules" => gate.readonly_rules = true,
-                "--net" => gate.net = true,
-                "--best-effort" => gate.best_effort = true,
-                "--unix-sockets" => gate.unix_sockets = true,
-                other => unreachable!("flag {other} has no handler"),
-            }
-            return Ok(());
+            (_, inline) => inline,
         };
-        let value = match inline {
-            Some(v) => v,
-            None => rest
-                .next()
-                .ok_or_else(|| usage(format!("{name_str} needs a value ({value_name})")))?,
-        };
-        let single = |slot: &mut Option<OsString>| {
-            if slot.is_some() {
-                return Err(usage(format!("{name_str} was given twice")));
-            }
-            *slot = Some(value.clone());
-            Ok(())
-        };
-        match spec.name {
-            "--level" => single(&mut gate.level)?,
-            "--allow" => gate.allow.push(value),
-            "--deny" => gate.deny.push(value),
-            "--shell" => single(&mut gate.shell)?,
-            "--config" => single(&mut gate.config)?,
-            "--audit-log" => single(&mut gate.audit_log)?,
-            "--timeout" => single(&mut gate.timeout)?,
-            "--session" => single(&mut gate.session)?,
-            "--socket" => single(&mut gate.socket)?,
-            "--write" => gate.write.push(value),
-            "--deny-read" => gate.deny_read.push(value),
-            "--net-connect" => gate.net_connect.push(value),
-            "--net-bind" => gate.net_bind.push(value),
-            other => unreachable!("option {other} has no handler"),
-        }
-        return Ok(());
+        return mode.gate.set(spec, value);
     }
     if inline.is_none() && (name == b"--help" || name == b"--version") {
         if name == b"--help" {
@@ -858,6 +754,14 @@ fn take_gate_long_option(
         }
         return Ok(());
     }
+    if let Some(sub) = mode.subcommand {
+        return Err(usage(format!(
+            "{}: unknown option {name_str}; {}; see gate {} --help",
+            sub.name,
+            sub.options_summary(),
+            sub.name
+        )));
+    }
     Err(usage(format!(
         "unknown option {name_str}; gate's options are {}; see gate --help",
         GATE_OPTIONS
@@ -877,7 +781,7 @@ mod tests {
     }
 
     fn parse_strs(list: &[&str]) -> Result<Invocation, UsageError> {
-        parse(os(list))
+        parse(os(list), &|_| false)
     }
 
     fn run_target(list: &[&str]) -> Target {
@@ -1209,23 +1113,14 @@ mod tests {
 
     #[test]
     fn help_and_version() {
-        assert_eq!(
-            parse_strs(&["gate", "--help"]).unwrap().action,
-            Action::Help
-        );
-        assert_eq!(parse_strs(&["gate", "help"]).unwrap().action, Action::Help);
+        let help = Action::Help { subcommand: None };
+        assert_eq!(parse_strs(&["gate", "--help"]).unwrap().action, help);
+        assert_eq!(parse_strs(&["gate", "help"]).unwrap().action, help);
         assert_eq!(
             parse_strs(&["gate", "--version"]).unwrap().action,
             Action::Version
         );
-        assert_eq!(
-            parse_strs(&["gate", "--help", "-c"]).unwrap().action,
-            Action::Help
-        );
-        assert_eq!(
-            parse_strs(&["gate", "check", "--help"]).unwrap().action,
-            Action::Help
-        );
+        assert_eq!(parse_strs(&["gate", "--help", "-c"]).unwrap().action, help);
         // After the command they are the command's.
         assert!(matches!(
             parse_strs(&["gate", "-c", "x", "--help"]).unwrap().action,
@@ -1238,6 +1133,170 @@ mod tests {
     }
 
     #[test]
+    fn each_subcommand_has_its_own_help() {
+        for (argv, name) in [
+            (&["gate", "check", "--help"][..], "check"),
+            (&["gate", "check", "--help", "-c", "x"], "check"),
+            (&["gate", "--no-config", "approve", "--help"], "approve"),
+            (&["gate", "deny", "1", "--help"], "deny"),
+            (&["gate", "doctor", "--help"], "doctor"),
+            (&["gate", "completions", "--help"], "completions"),
+            (&["gate", "help", "pending"], "pending"),
+            (&["gate", "--no-config", "help", "ask"], "ask"),
+        ] {
+            assert_eq!(
+                parse_strs(argv).unwrap().action,
+                Action::Help {
+                    subcommand: Some(name)
+                },
+                "{argv:?}"
+            );
+        }
+        assert!(parse_strs(&["gate", "help", "chek"]).is_err());
+        assert!(parse_strs(&["gate", "help", "check", "deny"]).is_err());
+    }
+
+    #[test]
+    fn subcommands_take_gates_options_before_their_name_and_theirs_after() {
+        let inv = parse_strs(&[
+            "gate",
+            "--level=full",
+            "--net",
+            "approve",
+            "7",
+            "--remember",
+        ])
+        .unwrap();
+        assert_eq!(inv.gate.level, Some("full".into()));
+        assert!(inv.gate.net);
+        assert_eq!(
+            inv.action,
+            Action::Approve {
+                id: "7".into(),
+                remember: true,
+                remember_rule: None
+            }
+        );
+        let inv = parse_strs(&["gate", "deny", "7", "--socket", "/s", "--message=-x"]).unwrap();
+        assert_eq!(inv.gate.socket, Some("/s".into()));
+        assert_eq!(
+            inv.action,
+            Action::Refuse {
+                id: "7".into(),
+                message: Some("-x".into())
+            }
+        );
+        // After the name, only the options that apply.
+        let err = parse_strs(&["gate", "approve", "7", "--level", "full"]).unwrap_err();
+        assert!(err.0.contains("approve: unknown option --level"), "{err}");
+        let err = parse_strs(&["gate", "deny", "1", "--remember"]).unwrap_err();
+        assert!(err.0.contains("--message TEXT"), "{err}");
+        let err = parse_strs(&["gate", "--socket=/a", "pending", "--socket", "/b"]).unwrap_err();
+        assert!(err.0.contains("--socket was given twice"), "{err}");
+        assert_eq!(
+            parse_strs(&[
+                "gate", "ask", "q?", "--option", "a", "--option", "b", "--level", "ask"
+            ])
+            .unwrap()
+            .action,
+            Action::Ask {
+                question: "q?".into(),
+                options: vec!["a".into(), "b".into()],
+                multiple: false
+            }
+        );
+        assert_eq!(
+            parse_strs(&["gate", "completions", "zsh"]).unwrap().action,
+            Action::Completions {
+                shell: "zsh".into()
+            }
+        );
+        assert!(parse_strs(&["gate", "serve", "x"]).is_err());
+        assert!(parse_strs(&["gate", "ask", " "]).is_err());
+    }
+
+    #[test]
+    fn a_mistyped_subcommand_is_an_error_unless_a_file_has_that_name() {
+        let err = parse_strs(&["gate", "chek", "-c", "x"]).unwrap_err();
+        assert!(err.0.contains("unknown subcommand `chek`"), "{err}");
+        assert!(err.0.contains("`gate check`"), "{err}");
+        assert!(err.0.contains("gate ./chek"), "{err}");
+        assert!(parse_strs(&["gate", "--no-config", "init"]).is_err());
+        // The option before the word is reported first.
+        let err = parse_strs(&["gate", "--levle", "chek"]).unwrap_err();
+        assert!(err.0.contains("--levle"), "{err}");
+        // A file of that name is a script, as for a shell.
+        let chek_exists = |name: &OsStr| name == "chek";
+        assert_eq!(
+            parse(os(&["gate", "chek", "a"]), &chek_exists)
+                .unwrap()
+                .action,
+            Action::Run(shell(&["chek", "a"], ShellWork::Script(os(&["chek", "a"]))))
+        );
+        // Other words, paths and words after a shell option are scripts unasked.
+        for argv in [
+            &["gate", "build.sh"][..],
+            &["gate", "./chek"],
+            &["gate", "-e", "chek"],
+            &["gate", "deploy"],
+        ] {
+            assert!(
+                matches!(parse_strs(argv).unwrap().action, Action::Run(_)),
+                "{argv:?}"
+            );
+        }
+        // A shim knows no subcommands.
+        assert!(matches!(
+            parse_strs(&["bash", "chek"]).unwrap().action,
+            Action::Run(_)
+        ));
+    }
+
+    #[test]
+    fn dash_h_alone_is_explained_and_with_more_goes_to_the_shell() {
+        let err = parse_strs(&["gate", "-h"]).unwrap_err();
+        assert!(err.0.contains("gate --help"), "{err}");
+        assert!(parse_strs(&["gate", "--no-config", "-h"]).is_err());
+        assert_eq!(
+            run_target(&["gate", "-h", "-c", "ls"]),
+            shell(&["-h", "-c", "ls"], cmd("ls"))
+        );
+        assert_eq!(
+            run_target(&["gate", "-h", "-i"]),
+            shell(&["-h", "-i"], ShellWork::Session)
+        );
+        assert_eq!(
+            run_target(&["bash", "-h"]),
+            shell(&["-h"], ShellWork::Session)
+        );
+    }
+
+    #[test]
+    fn a_value_that_looks_like_an_option_is_an_error() {
+        for argv in [
+            &["gate", "--allow", "-c", "echo hi"][..],
+            &["gate", "--deny", "--level", "full", "-c", "x"],
+            &["gate", "--shell", "-l", "-c", "x"],
+            &["gate", "--timeout", "-5", "-c", "x"],
+            &["gate", "--level", "-", "-c", "x"],
+            &["gate", "check", "--allow", "-c", "x"],
+            &["gate", "--allow", "-c", "check", "-c", "x"],
+            &["gate", "--socket", "--no-config", "pending"],
+        ] {
+            let err = parse_strs(argv).unwrap_err();
+            assert!(err.0.contains("looks like an option"), "{argv:?}: {err}");
+            assert!(err.0.contains("write --"), "{argv:?}: {err}");
+        }
+        let inv = parse_strs(&["gate", "--allow=-c", "--deny=--x", "-c", "echo hi"]).unwrap();
+        assert_eq!(inv.gate.allow, os(&["-c"]));
+        assert_eq!(inv.gate.deny, os(&["--x"]));
+        assert_eq!(
+            inv.action,
+            Action::Run(shell(&["-c", "echo hi"], cmd("echo hi")))
+        );
+    }
+
+    #[test]
     fn non_utf8_arguments_do_not_panic() {
         let argv = vec![
             OsString::from("gate"),
@@ -1245,13 +1304,19 @@ mod tests {
             OsString::from_vec(vec![b'l', b's', 0xff]),
             OsString::from_vec(vec![0xfe]),
         ];
-        let inv = parse(argv).unwrap();
+        let inv = parse(argv, &|_| false).unwrap();
         assert!(matches!(inv.action, Action::Run(_)));
         let argv = vec![
             OsString::from("gate"),
             OsString::from_vec(b"--\xff".to_vec()),
         ];
-        assert!(parse(argv).is_err());
+        assert!(parse(argv, &|_| false).is_err());
+        let argv = vec![
+            OsString::from("gate"),
+            OsString::from("deny"),
+            OsString::from_vec(b"\xff".to_vec()),
+        ];
+        assert!(parse(argv, &|_| false).is_err());
     }
 
     use std::os::unix::ffi::OsStringExt;

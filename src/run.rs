@@ -23,7 +23,9 @@ fn var(name: &str) -> Option<OsString> {
 
 /// Run one invocation to its exit status (or exec, never returning).
 pub fn run(argv: Vec<OsString>) -> i32 {
-    let inv = match invocation::parse(argv) {
+    // Whether a word that looks like a mistyped subcommand names a script here.
+    let exists = |name: &OsStr| std::fs::symlink_metadata(name).is_ok();
+    let inv = match invocation::parse(argv, &exists) {
         Ok(inv) => inv,
         Err(e) => return fail(format!("{e}; nothing was run")),
     };
@@ -37,7 +39,10 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         return fail(format!("{e}; nothing was run"));
     }
     match &inv.action {
-        Action::Help => print(&crate::cli::help_text()),
+        Action::Help { subcommand } => print(&match subcommand.and_then(crate::cli::subcommand) {
+            Some(sub) => sub.help(),
+            None => crate::cli::help_text(),
+        }),
         Action::Version => print(&format!("gate {}\n", crate::cli::VERSION)),
         Action::Check { target, json } => check(&inv, target, *json),
         Action::Doctor { json } => crate::doctor::run(&inv, *json),

@@ -247,3 +247,269 @@ fn a_bad_diagnostics_filter_in_gate_log_is_named() {
     assert_absent(&env.file("F"), &out);
     out.assert_gate_error().assert_stderr_contains("GATE_LOG");
 }
+
+// ---------------------------------------------------------------------------------------
+// Subcommands: their own help and errors.
+
+/// gate's own error in exactly one line on stderr, and nothing on stdout.
+#[track_caller]
+fn assert_one_error_line(out: &Outcome) {
+    out.assert_gate_error();
+    assert!(
+        out.stderr().matches('\n').count() == 1 && out.stdout().is_empty(),
+        "one line on stderr and nothing else\n{}",
+        out.report()
+    );
+}
+
+#[test]
+fn each_subcommand_prints_its_own_usage_and_options() {
+    let env = TestEnv::new();
+    let top = env.gate().arg("--help").run().stdout();
+    // Each subcommand, what its help must list, and an option of gate's it must not.
+    let cases: &[(&str, &[&str], Option<&str>)] = &[
+        (
+            "check",
+            &["--json", "-c <COMMAND>", "PROGRAM", "--level"],
+            None,
+        ),
+        (
+            "approve",
+            &["<ID>", "--remember", "--remember-rule <RULE>", "--socket"],
+            Some("--level"),
+        ),
+        (
+            "deny",
+            &["<ID>", "--message <TEXT>", "--socket"],
+            Some("--remember"),
+        ),
+        ("pending", &["--json", "--socket"], Some("--level")),
+        (
+            "ask",
+            &["<QUESTION>", "--option <TEXT>", "--multiple", "--timeout"],
+            Some("--allow"),
+        ),
+        ("serve", &["--socket <PATH>", "--config"], Some("--level")),
+        (
+            "watch",
+            &["--socket <PATH>", "--no-config"],
+            Some("--timeout"),
+        ),
+        (
+            "doctor",
+            &["--level", "--net", "Exit status"],
+            Some("--json"),
+        ),
+        (
+            "completions",
+            &["<SHELL>", "bash, zsh, fish"],
+            Some("--socket"),
+        ),
+    ];
+    for (name, wanted, unwanted) in cases {
+        let out = env.gate().args(["--no-config", name, "--help"]).run();
+        out.assert_code(0).assert_stderr_empty();
+        let help = out.stdout();
+        assert!(
+            help.contains(&format!("Usage: gate {name}")),
+            "gate {name} --help has no usage of its own\n{help}"
+        );
+        for word in *wanted {
+            assert!(
+                help.contains(word),
+                "gate {name} --help lacks {word}\n{help}"
+            );
+        }
+        if let Some(word) = unwanted {
+            assert!(
+                !help.contains(word),
+                "gate {name} --help lists {word}\n{help}"
+            );
+        }
+        assert!(
+            !help.contains("Levels:") && !help.contains("gate [OPTIONS] -- PROGRAM"),
+            "gate {name} --help prints gate's whole help\n{help}"
+        );
+        assert_ne!(help, top);
+        // `gate help NAME` is the same text.
+        let by_word = env.gate().args(["help", name]).run();
+        by_word.assert_code(0);
+        assert_eq!(by_word.stdout(), help, "gate help {name}");
+    }
+}
+
+#[test]
+fn gates_help_points_to_the_subcommands_help() {
+    let env = TestEnv::new();
+    env.gate()
+        .arg("--help")
+        .run()
+        .assert_code(0)
+        .assert_stdout_contains("gate SUBCOMMAND --help");
+}
+
+#[test]
+fn an_option_deny_does_not_take_is_an_error_that_lists_denys_and_contacts_nobody() {
+    let env = TestEnv::new();
+    let socket = env.root.join("approver.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let out = env
+        .gate()
+        .args(["--no-config", "deny", "1", "--remember", "--socket"])
+        .arg(&socket)
+        .run();
+    assert_one_error_line(&out);
+    out.assert_stderr_contains("unknown option --remember")
+        .assert_stderr_contains("--message TEXT")
+        .assert_stderr_contains("see gate deny --help");
+    assert!(
+        listener
+            .accept()
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock),
+        "gate deny connected to the approver socket"
+    );
+    // After its name, a subcommand takes only the options of gate's that apply to it.
+    let out = env
+        .gate()
+        .args(["--no-config", "approve", "1", "--level", "full"])
+        .run();
+    assert_one_error_line(&out);
+    out.assert_stderr_contains("approve: unknown option --level")
+        .assert_stderr_contains("--remember-rule RULE");
+    // gate check, parsed by hand, names its options the same way.
+    let out = env.gate().args(["check", "--jsn", "-c", "ls"]).run();
+    assert_one_error_line(&out);
+    out.assert_stderr_contains("check: unknown option --jsn")
+        .assert_stderr_contains("--json")
+        .assert_stderr_contains("see gate check --help");
+}
+
+#[test]
+fn a_mistyped_subcommand_says_what_was_meant_and_runs_nothing() {
+    let env = TestEnv::new();
+    for (word, meant) in [
+        ("chek", "`gate check`"),
+        ("init", "`gate doctor`"),
+        ("aprove", "`gate approve`"),
+    ] {
+        let out = env
+            .gate()
+            .args(["--no-config", "--level", "full", "--audit-log", "off"])
+            .args([word, "-c", "touch F"])
+            .run();
+        assert_one_error_line(&out);
+        out.assert_stderr_contains(&format!("unknown subcommand `{word}`"))
+            .assert_stderr_contains(&format!("did you mean {meant}?"))
+            .assert_stderr_contains(&format!("gate ./{word}"));
+        assert_absent(&env.file("F"), &out);
+    }
+}
+
+#[test]
+fn a_script_named_like_a_mistyped_subcommand_runs_when_it_exists() {
+    let env = TestEnv::new();
+    std::fs::write(env.file("chekk"), "echo ran chekk \"$1\"\n").unwrap();
+    for script in ["chekk", "./chekk"] {
+        env.gate()
+            .args(["--no-config", "--level", "full", "--audit-log", "off"])
+            .args([script, "arg"])
+            .run()
+            .assert_code(0)
+            .assert_stdout("ran chekk arg\n");
+    }
+}
+
+#[test]
+fn dash_h_alone_explains_itself_and_with_a_command_goes_to_the_shell() {
+    let env = TestEnv::new();
+    let out = env
+        .gate()
+        .args(["--no-config", "--level", "full", "--audit-log", "off", "-h"])
+        .stdin("touch F\n")
+        .run();
+    assert_one_error_line(&out);
+    out.assert_stderr_contains("gate --help")
+        .assert_stderr_contains("hashall");
+    assert_absent(&env.file("F"), &out);
+    env.gate()
+        .args([
+            "--no-config",
+            "--level",
+            "full",
+            "--audit-log",
+            "off",
+            "--shell",
+        ])
+        .arg(bash())
+        .args(["-h", "-c", "case $- in *h*) echo hashall;; esac"])
+        .run()
+        .assert_code(0)
+        .assert_stdout("hashall\n");
+}
+
+#[test]
+fn an_option_value_that_looks_like_an_option_is_an_error() {
+    let env = TestEnv::new();
+    for args in [
+        &["--allow", "-c", "touch F"][..],
+        &["--deny", "--no-tty", "-c", "touch F"],
+        &["--write", "-l", "-c", "touch F"],
+    ] {
+        let out = env
+            .gate()
+            .args(["--no-config", "--level", "full", "--audit-log", "off"])
+            .args(args)
+            .run();
+        assert_one_error_line(&out);
+        out.assert_stderr_contains(&format!("{} needs a value", args[0]))
+            .assert_stderr_contains(&format!("write {}={}", args[0], args[1]));
+        assert_absent(&env.file("F"), &out);
+    }
+    // The same in gate check and in the subcommands clap parses.
+    let out = env
+        .gate()
+        .args(["check", "--no-config", "--allow", "-c", "echo hi"])
+        .run();
+    assert_one_error_line(&out);
+    out.assert_stderr_contains("write --allow=-c");
+    let out = env
+        .gate()
+        .args(["--no-config", "deny", "1", "--message", "-x"])
+        .run();
+    assert_one_error_line(&out);
+    out.assert_stderr_contains("write --message=-x");
+}
+
+#[test]
+fn a_value_that_starts_with_a_dash_is_given_with_equals() {
+    let env = TestEnv::new();
+    env.gate()
+        .args([
+            "check",
+            "--no-config",
+            "--audit-log",
+            "off",
+            "--allow=-x",
+            "--",
+            "-x",
+            "arg",
+        ])
+        .run()
+        .assert_code(0)
+        .assert_stdout_contains("decision: allow")
+        .assert_stdout_contains("-x");
+    env.gate()
+        .args([
+            "--no-config",
+            "--level",
+            "full",
+            "--audit-log",
+            "off",
+            "--deny=-x",
+        ])
+        .args(["-c", "echo ran"])
+        .run()
+        .assert_code(0)
+        .assert_stdout("ran\n");
+}
