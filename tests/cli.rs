@@ -297,8 +297,8 @@ fn each_subcommand_prints_its_own_usage_and_options() {
         ),
         (
             "doctor",
-            &["--level", "--net", "Exit status"],
-            Some("--json"),
+            &["--level", "--net", "--json", "Exit status"],
+            Some("--remember"),
         ),
         (
             "completions",
