@@ -779,9 +779,6 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         files,
     };
     let mut network_origin = Origin::BuiltIn;
-    // Keys the locking file set itself: a later layer may not change those.
-    let mut locked_audit_log = false;
-    let mut locked_socket = false;
     let mut audit_log_origin = Origin::BuiltIn;
     let mut audit_required_origin = Origin::BuiltIn;
 
@@ -865,15 +862,15 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
             s.policy.readonly_rules = on;
         }
         if let Some((log, origin)) = layer.audit_log {
-            if locked && (log == AuditLog::Off || (locked_audit_log && log != s.audit_log)) {
+            // Under a lock the audit log goes where the locking file says, or to the
+            // default place when it says nothing: a user file (which the model can write)
+            // must not send it to /dev/null or to a file it then rewrites.
+            if locked && log != s.audit_log {
                 return Err(refuse(
                     &origin,
                     "audit.log",
                     "the audit log cannot be turned off or moved",
                 ));
-            }
-            if !locked {
-                locked_audit_log = true;
             }
             s.audit_log = log;
             audit_log_origin = origin;
@@ -890,15 +887,14 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
             audit_required_origin = origin;
         }
         if let Some((socket, origin)) = layer.socket {
-            if locked && locked_socket && s.socket.as_ref() != Some(&socket) {
+            // Likewise the approver: under a lock, only the locking file chooses who is
+            // asked (its socket, or the broker's default one).
+            if locked && s.socket.as_ref() != Some(&socket) {
                 return Err(refuse(
                     &origin,
                     "approval.socket",
                     "the approver socket cannot be changed",
                 ));
-            }
-            if !locked {
-                locked_socket = true;
             }
             s.socket = Some(socket);
         }
@@ -1539,13 +1535,13 @@ required = true
                     l.timeout = Some((10, flag("--timeout")));
                     l.tty = Some((false, flag("--no-tty")));
                     l.audit_required = Some((true, flag("x")));
-                    l.audit_log = Some((AuditLog::Path("/var/log/x".into()), flag("--audit-log")));
                 }),
             ],
             vec![],
         )
         .unwrap();
         assert_eq!(s.policy.level, Level::Deny);
+        assert!(s.audit_required);
         assert_eq!(s.timeout, 10);
         assert_eq!(s.policy.deny.len(), 1);
         assert!(s.locked_by.is_some());
@@ -1558,6 +1554,33 @@ required = true
             vec![],
         )
         .unwrap();
+    }
+
+    #[test]
+    fn under_a_lock_that_names_no_audit_log_or_socket_later_layers_cannot_choose_them() {
+        // The locking file says nothing of either: the default place stays, and a user
+        // file (which the model can write) can neither send the log to /dev/null nor
+        // point gate at an approver of its own.
+        for layer in [
+            layer_with(|l| {
+                l.audit_log = Some((AuditLog::Path("/dev/null".into()), flag("--audit-log")))
+            }),
+            layer_with(|l| l.socket = Some(("/tmp/model.sock".into(), flag("--socket")))),
+        ] {
+            let e = merge(vec![locked_system(), layer], vec![]).unwrap_err();
+            assert!(e.to_string().contains("cannot be"), "{e}");
+        }
+        // Without the lock, both are the user's choice.
+        let open = file("level = \"ask\"\n").unwrap();
+        let s = merge(
+            vec![
+                open,
+                layer_with(|l| l.socket = Some(("/tmp/mine.sock".into(), flag("--socket")))),
+            ],
+            vec![],
+        )
+        .unwrap();
+        assert_eq!(s.socket, Some("/tmp/mine.sock".into()));
     }
 
     #[test]

@@ -309,3 +309,38 @@ fn a_system_file_that_is_a_fifo_or_a_device_is_refused_at_once() {
         assert!(!marker.exists(), "{kind}: the command ran");
     }
 }
+
+#[test]
+fn under_a_lock_a_user_file_cannot_send_the_audit_log_away_or_choose_the_approver() {
+    // The locking file names neither an audit log nor a socket; the model can write the
+    // user file. Before, it could send the log to /dev/null and the record of what ran
+    // was gone, or point gate at an approver of its own.
+    let sys = System::new(Some(LOCKED));
+    let marker = sys.file("ran");
+    let command = format!("echo ok; touch {}", marker.display());
+    for (user, key) in [
+        ("[audit]\nlog = \"/dev/null\"\n", "audit.log"),
+        (
+            "[approval]\nsocket = \"/tmp/model-approver.sock\"\n",
+            "approval.socket",
+        ),
+    ] {
+        sys.user_config(user);
+        let out = sys.gate(&["-c", &command], &[]);
+        assert_eq!(code(&out), 125, "{user}: {}", stderr(&out));
+        let e = stderr(&out);
+        assert!(
+            e.starts_with("gate: ") && e.contains(key) && e.contains("lock"),
+            "{user}: {e}"
+        );
+        assert!(!marker.exists(), "{user}: the command ran");
+    }
+    // Control: restating the default place is not a change, and the allowed command
+    // runs and is recorded where the default puts it.
+    sys.user_config("");
+    fs::create_dir_all(sys.root.path().join("state")).unwrap();
+    let out = sys.gate(&["-c", "echo ok"], &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let log = fs::read_to_string(sys.root.path().join("state/gate/audit.jsonl")).unwrap();
+    assert!(log.contains("\"command\":\"echo ok\""), "{log}");
+}
