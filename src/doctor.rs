@@ -178,16 +178,9 @@ impl Report {
             Err(e) => json!({"error": e, "system": null, "files": [], "locked_by": null}),
         };
         let approver = self.reach.as_ref().map(|r| {
-            json!({
-                "asks": r.asks().map(crate::approval::By::as_str),
-                "socket": r.socket.display().to_string(),
-                "socket_configured": r.socket_configured,
-                "socket_state": r.socket_word(),
-                "socket_note": r.socket_note(),
-                "tty": r.tty_word(),
-                "tty_note": r.tty_note(),
-                "text": describe_approver(r),
-            })
+            let mut facts = r.to_json();
+            facts.insert("text".into(), json!(describe_approver(r)));
+            facts
         });
         let shims: serde_json::Map<String, serde_json::Value> = self
             .shims

@@ -908,16 +908,9 @@ fn check_report(
     let locked = settings.locked_by.as_ref().map(|p| p.display().to_string());
     let text = if json {
         let approval = verdict.reach.as_ref().map(|r| {
-            serde_json::json!({
-                "asks": r.asks().map(crate::approval::By::as_str),
-                "refusal": r.refusal(),
-                "socket": r.socket.display().to_string(),
-                "socket_configured": r.socket_configured,
-                "socket_state": r.socket_word(),
-                "socket_note": r.socket_note(),
-                "tty": r.tty_word(),
-                "tty_note": r.tty_note(),
-            })
+            let mut facts = r.to_json();
+            facts.insert("refusal".into(), serde_json::json!(r.refusal()));
+            facts
         });
         let alternatives: Vec<serde_json::Value> = verdict
             .alternatives

@@ -165,6 +165,22 @@ impl Reach {
             TtyState::Available => None,
         }
     }
+
+    /// The facts as one JSON object, for `gate check --json` and `gate doctor --json`.
+    pub fn to_json(&self) -> serde_json::Map<String, serde_json::Value> {
+        let serde_json::Value::Object(map) = serde_json::json!({
+            "asks": self.asks().map(By::as_str),
+            "socket": self.socket.display().to_string(),
+            "socket_configured": self.socket_configured,
+            "socket_state": self.socket_word(),
+            "socket_note": self.socket_note(),
+            "tty": self.tty_word(),
+            "tty_note": self.tty_note(),
+        }) else {
+            unreachable!("json! of an object literal is an object")
+        };
+        map
+    }
 }
 
 #[cfg(test)]
