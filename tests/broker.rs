@@ -958,6 +958,53 @@ fn remembering_answers_the_sessions_other_waiting_requests() {
 }
 
 #[test]
+fn a_remembered_rule_settles_only_waiting_copies_of_the_command_answered() {
+    let env = TestEnv::new();
+    let broker = Broker::start(&env, User::Current);
+    let one = Requester::approval(&broker.socket, "c1", "s1", "make build");
+    let copy = Requester::approval(&broker.socket, "c2", "s1", " make build");
+    let covered = Requester::approval(&broker.socket, "c3", "s1", "make build -j2");
+    let mut approver = Approver::connect(&broker.socket);
+    let deadline = Instant::now() + WAIT;
+    let list = loop {
+        let list = approver.list();
+        if list.len() == 3 {
+            break list;
+        }
+        assert!(Instant::now() < deadline, "{list:?}");
+        thread::sleep(Duration::from_millis(5));
+    };
+    let id_of = |call: &str| {
+        list.iter().find(|i| i["call_id"] == call).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    broker
+        .tool(
+            &env,
+            &["approve", &id_of("c1"), "--remember-rule", "make build"],
+        )
+        .assert_code(0);
+    assert_eq!(one.only_reply()["source"], "gate approve");
+    // The same text the person saw: settled with it.
+    assert_eq!(copy.only_reply()["source"], "remembered");
+    // A command the new rule covers but the person did not see: still asked.
+    let left = approver.list();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(left[0]["call_id"], "c3");
+    // Arriving now, it would be answered from the rule.
+    let later = Requester::approval(&broker.socket, "c4", "s1", "make build -j4");
+    assert_eq!(later.only_reply()["source"], "remembered");
+    assert_eq!(
+        approver.decide(&id_of("c3"), json!({"decision": "deny"}))["settle"],
+        "answered"
+    );
+    assert_eq!(covered.only_reply()["decision"], "deny");
+    broker.stop().assert_code(0);
+}
+
+#[test]
 fn remember_covers_a_command_with_shell_syntax_exactly() {
     let env = TestEnv::new();
     let broker = Broker::start(&env, User::Current);
@@ -1173,6 +1220,53 @@ for_each_user! {
             .filter(|r| r["decided_by"] == "remembered")
             .count();
         assert_eq!(remembered, 2, "only the control was remembered");
+    }
+}
+
+for_each_user! {
+    /// `--remember-rule` approves the request the person answered, and later requests
+    /// the rule covers; a request already waiting, which the person did not look at
+    /// when making the rule, stays waiting and is answered on its own.
+    fn a_remembered_rule_leaves_waiting_requests_to_the_person(user) {
+        let env = TestEnv::new();
+        env.assert_side_effects_are_visible(user);
+        for name in ["a", "x", "y"] {
+            fs::write(env.file(&format!("{name}.mk")), format!("all:\n\ttouch {name}-ran\n")).unwrap();
+        }
+        let broker = Broker::start(&env, user);
+        let answered = broker.asking(&env, "s1", "make -f a.mk");
+        let queued = broker.asking(&env, "s1", "make -f x.mk");
+        let ids = wait_pending_as(&env, &broker, &["make -f a.mk", "make -f x.mk"]);
+        broker
+            .tool(&env, &["approve", &ids["make -f a.mk"], "--remember-rule", "make"])
+            .assert_code(0)
+            .assert_stdout("answered\n");
+        // Control: the request the person answered ran.
+        let out = answered.wait();
+        out.assert_code(0);
+        assert!(env.file("a-ran").exists(), "{}", out.report());
+
+        // The queued one is still waiting (the broker settles answers in order, so its
+        // state is final once `gate approve` has its result), and nothing of it ran.
+        let pending = broker.tool(&env, &["pending", "--json"]);
+        let items: Vec<Value> = serde_json::from_str(&pending.stdout()).unwrap();
+        let commands: Vec<&str> = items.iter().filter_map(|i| i["command"].as_str()).collect();
+        assert_eq!(commands, ["make -f x.mk"], "{items:?}");
+        assert!(!env.file("x-ran").exists(), "the queued request ran");
+
+        // A request after the answer is answered from the remembered rule.
+        let later = broker.asking(&env, "s1", "make -f y.mk").wait();
+        later.assert_code(0);
+        assert!(env.file("y-ran").exists(), "{}", later.report());
+        let last = audit_records(&env.default_audit_log()).pop().unwrap();
+        assert_eq!(last["decided_by"], "remembered", "{last}");
+
+        // The queued one is the person's to answer: denied, it never runs.
+        broker.tool(&env, &["deny", &ids["make -f x.mk"]]).assert_code(0);
+        let out = queued.wait();
+        out.assert_refused();
+        assert_absent(&env.file("x-ran"), &out);
+        broker.stop().assert_code(0);
     }
 }
 

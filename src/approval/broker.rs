@@ -1227,7 +1227,7 @@ impl Broker {
                 self.result(key, id, Settle::Answered);
                 self.settle(n, "approved", Some(&by), Some(line));
                 if keep {
-                    self.answer_remembered(&session);
+                    self.answer_copies(&session, &command);
                 }
             }
             Decision::Deny { message, source } => {
@@ -1251,13 +1251,22 @@ impl Broker {
         }
     }
 
-    /// After an approval was remembered for `session`, answer its other open requests
-    /// that it now covers.
-    fn answer_remembered(&mut self, session: &str) {
+    /// After an approval of `command` was remembered for `session`, answer the session's
+    /// open requests for the same text (trimmed) that it covers: the text the person
+    /// saw. Every other open request, even one a rule just remembered covers, stays open
+    /// for the person to answer: it was waiting when the rule was made, and the person
+    /// may not have seen it. (Requests that arrive later are answered from memory.)
+    fn answer_copies(&mut self, session: &str, command: &str) {
+        let text = crate::policy::trim_blanks(command);
         let covered: Vec<(u64, Decision, String)> = self
             .open
             .iter()
-            .filter(|(_, open)| open.ask.session_id() == session)
+            .filter(|(_, open)| match &open.ask {
+                Ask::Approval(r) => {
+                    r.session_id == session && crate::policy::trim_blanks(&r.command) == text
+                }
+                Ask::Question(_) => false,
+            })
             .filter_map(|(id, open)| {
                 self.remembered_answer(&open.ask)
                     .map(|d| (*id, d, open.ask.call_id().to_owned()))
@@ -1265,7 +1274,7 @@ impl Broker {
             .collect();
         for (id, decision, call_id) in covered {
             log(&format!(
-                "request {id}: approved from the approval just remembered"
+                "request {id}: approved with the same command just approved for the session"
             ));
             self.settle(
                 id,
