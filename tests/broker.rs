@@ -1706,7 +1706,7 @@ fn questions_are_listed_answered_and_declined() {
     table
         .assert_code(0)
         .assert_stdout_contains("question: which colour? [red | blue]")
-        .assert_stdout_contains("question: why\\u{1b}[2J?");
+        .assert_stdout_contains("question: why\\x1b[2J?");
     let json = broker.tool(&env, &["pending", "--json"]);
     let items: Vec<Value> = serde_json::from_str(&json.stdout()).unwrap();
     let item = items.iter().find(|i| i["call_id"] == "q1").unwrap();

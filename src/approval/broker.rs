@@ -127,10 +127,14 @@ fn log(line: &str) {
     say(&format!("gate serve: {line}"));
 }
 
-/// Text a peer sent, safe to print: control characters escaped, long text cut.
+/// Text a peer sent, safe to print: escaped as `gate watch` and `gate pending` show it
+/// (controls, bidi controls, zero-width characters), long text cut.
 fn shown(text: &str) -> String {
-    crate::explain::display(text)
+    super::tty::one_row(text, SHOWN_CHARS)
 }
+
+/// The most characters of a peer's text one log line shows.
+const SHOWN_CHARS: usize = 200;
 
 /// Raise the soft limit on open descriptors so that [`MAX_CONNECTIONS`] fit (the usual
 /// soft limit, 1024, would stop at about a thousand waiting requests), and return how
