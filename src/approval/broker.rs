@@ -12,7 +12,10 @@
 //! runs; an approver names a request by it, or by the request's own `call_id` (any id
 //! that is not all digits). The first answer settles it; a later one is told `already_settled`, and so is
 //! an answer to a request whose requester went away. Approvals remembered for a session
-//! live here, and the broker answers matching requests of that session itself. When it
+//! live here, in memory and nowhere else (gate keeps no file of them: a command could
+//! write it), and the broker answers the session's later matching requests itself. A
+//! remembered approval settles only waiting copies of the text answered; other waiting
+//! requests wait for an answer of their own. When it
 //! is stopped (SIGTERM, SIGINT, SIGHUP, SIGQUIT) it denies everything still open
 //! ("broker stopped") before it exits.
 //!
