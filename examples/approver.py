@@ -72,7 +72,35 @@ def shown(text):
     return json.dumps(text)[1:-1]
 
 
-def decide(request, prefixes, remember):
+class Memory:
+    """With --remember: the commands this approver approved, per session, so that it
+    approves the same command again without looking at it. gate keeps no remembered
+    approvals itself (a file it kept could be written by the commands it runs), so an
+    approver that wants them keeps them, in memory nothing else can write."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.sessions = {}
+
+    @staticmethod
+    def exact(request):
+        # An interactive shell has no command text; U+FFFD stands for bytes that were
+        # not UTF-8, so two different commands can read the same.
+        return request.get("kind") != "session" and "\ufffd" not in request["command"]
+
+    def covers(self, request):
+        with self.lock:
+            commands = self.sessions.get(request.get("session_id"), set())
+            return self.exact(request) and trim(request["command"]) in commands
+
+    def add(self, request):
+        if self.exact(request):
+            with self.lock:
+                commands = self.sessions.setdefault(request.get("session_id"), set())
+                commands.add(trim(request["command"]))
+
+
+def decide(request, prefixes):
     """The answer to one approval_request, as a dict without type and call_id.
 
     Replace this function to make your own approver. Whatever it returns, the rest of
@@ -99,12 +127,7 @@ def decide(request, prefixes, remember):
     if not any(matches(command, p) for p in prefixes):
         message = "`%s` is not on this approver's list. %s" % (shown(command), what_is_allowed)
         return {"decision": "deny", "message": message}
-    # `remember: true` asks gate to approve this exact command for the rest of the
-    # session without asking again. Only ask for it when gate says it can.
-    return {
-        "decision": "approve",
-        "remember": bool(remember and request.get("remember_supported") is True),
-    }
+    return {"decision": "approve"}
 
 
 def read_line(conn):
@@ -147,7 +170,7 @@ def log(text):
     print("approver: " + text, file=sys.stderr, flush=True)
 
 
-def handle(conn, prefixes, remember):
+def handle(conn, prefixes, memory):
     """Serve one connection: one request line in, one answer line out."""
     with conn:
         conn.settimeout(READ_TIMEOUT_SECONDS)
@@ -173,11 +196,20 @@ def handle(conn, prefixes, remember):
             return
         kind = request.get("type")
         if kind == "approval_request" and isinstance(request.get("command"), str):
-            answer = decide(request, prefixes, remember)
+            if memory is not None and memory.covers(request):
+                # `source: "remembered"` puts `decided_by: remembered` in gate's audit log.
+                answer = {"decision": "approve", "source": "remembered"}
+                verdict = "remembered"
+            else:
+                answer = decide(request, prefixes)
+                approved = answer["decision"] == "approve"
+                if approved and memory is not None:
+                    memory.add(request)
+                verdict = "approved" if approved else "denied"
             log(
                 "%s `%s` in %s (session %s, pid %s)"
                 % (
-                    "approved" if answer["decision"] == "approve" else "denied",
+                    verdict,
                     shown(request["command"]),
                     request.get("work_dir"),
                     request.get("session_id"),
@@ -271,7 +303,8 @@ def main():
     parser.add_argument(
         "--remember",
         action="store_true",
-        help="ask gate to remember each approval for the rest of the session",
+        help="remember each approval in this approver's memory and approve the same "
+        "command again, unasked, for the rest of its session",
     )
     args = parser.parse_args()
 
@@ -286,6 +319,7 @@ def main():
     if not prefixes:
         parser.error("give at least one --allow-prefix")
 
+    memory = Memory() if args.remember else None
     server = listen(args.socket)
     # SIGTERM ends the program like Ctrl-C, so that the socket file is removed.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
@@ -296,7 +330,7 @@ def main():
             # One thread per connection: gate waits on its connection until it gets
             # its answer, and many gates may be waiting at once.
             worker = threading.Thread(
-                target=handle, args=(conn, prefixes, args.remember), daemon=True
+                target=handle, args=(conn, prefixes, memory), daemon=True
             )
             worker.start()
     except KeyboardInterrupt:

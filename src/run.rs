@@ -266,19 +266,9 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
         return code;
     }
     let judged = Judged::of(target, inv.gate == invocation::GateArgs::default());
-    let mut decision = decide(&settings.policy, &Remembered::new(), judged.request());
-    // Finding the session reads /proc: only when the rules alone would ask, never on
-    // the path of a command that runs unasked.
-    let mut session_id = String::new();
-    let mut store = None;
-    if decision == Decision::Ask {
-        session_id = session::session_id(settings.session.as_deref());
-        let opened = session_store(&session_id);
-        if let Ok(s) = &opened {
-            decision = decide(&settings.policy, &s.load().remembered(), judged.request());
-        }
-        store = Some(opened);
-    }
+    // No remembered approvals here: gate keeps none that a command could write. The
+    // broker answers from its memory when it is asked (see docs/security.md).
+    let decision = decide(&settings.policy, &Remembered::new(), judged.request());
     let mut explanation = explain::explain(&decision, &settings.policy, judged.text.as_ref());
     if let (Some((_, template)), false) = (&judged.wrapper, judged.execs_gate) {
         explanation.reason = format!(
@@ -298,10 +288,7 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
 
     match &decision {
         Decision::Allow(allowed) => run_allowed(inv, target, &trail, allowed, explanation),
-        Decision::Ask => {
-            let store = store.expect("opened when the decision is ask");
-            ask_then_run(inv, target, &trail, &session_id, store, explanation)
-        }
+        Decision::Ask => ask_then_run(inv, target, &trail, explanation),
         Decision::Deny(_) => {
             let line = explain::refusal_line(
                 &subject,
@@ -406,21 +393,11 @@ fn recognise_startup<'t>(
     Some((call, judged, e))
 }
 
-/// The store of remembered approvals for a session, in the private directory.
-fn session_store(session_id: &str) -> Result<crate::approval::store::SessionStore, String> {
-    let dir = crate::approval::paths::sessions_dir(&var).ok_or_else(|| {
-        "neither XDG_RUNTIME_DIR nor HOME is set, so there is nowhere to keep them".to_owned()
-    })?;
-    crate::approval::store::SessionStore::open(&dir, session_id)
-}
-
 /// Ask an approver, then run on an approve or refuse.
 fn ask_then_run(
     inv: &Invocation,
     target: &Target,
     trail: &Trail<'_>,
-    session_id: &str,
-    store: Result<crate::approval::store::SessionStore, String>,
     explanation: Explanation,
 ) -> i32 {
     use crate::approval::protocol::{ApprovalRequest, Ask, Decision as Answer};
@@ -429,11 +406,15 @@ fn ask_then_run(
     let settings = trail.settings;
     let judged = trail.judged;
     let subject = explain::subject(judged.text.as_ref());
-    let exact_text = judged.text.as_ref().filter(|t| t.is_exact());
-    let remember_supported = store.is_ok() && exact_text.is_some();
-    if let Err(why) = &store {
-        tracing::debug!(%why, "approvals cannot be remembered in this session");
-    }
+    // Finding the session reads /proc: only now that someone is asked, never on the path
+    // of a command that runs unasked.
+    let session_id = session::session_id(settings.session.as_deref());
+    let channels = approval::Channels::of(settings, &var);
+    // Remembering takes effect only where the approver keeps it: gate's broker, in its
+    // memory. gate itself stores nothing, so for a host program's socket and for the
+    // terminal an approval counts once. Text that is not exact is never remembered.
+    let exact_text = judged.text.as_ref().is_some_and(|t| t.is_exact());
+    let remember_supported = exact_text && approval::paths::is_brokers(&channels.socket);
     let command = match (&judged.text, target) {
         (Some(text), _) => text.as_str().to_owned(),
         (None, Target::Shell { args, .. }) => {
@@ -452,7 +433,7 @@ fn ask_then_run(
     };
     let request = ApprovalRequest {
         call_id,
-        session_id: session_id.to_owned(),
+        session_id,
         kind: judged.kind.to_owned(),
         command,
         work_dir,
@@ -463,7 +444,6 @@ fn ask_then_run(
     };
     let deadline =
         std::time::Instant::now() + std::time::Duration::from_secs(u64::from(settings.timeout));
-    let channels = approval::Channels::of(settings, &var);
     let outcome = approval::seek(&Ask::Approval(request), &channels, deadline);
     tracing::debug!(?outcome, "asked");
     let refuse = |by: By, reason: String, message: Option<String>, advice: &str| {
@@ -487,17 +467,9 @@ fn ask_then_run(
             by,
         } => {
             if (remember || remember_rule.is_some()) && !kept {
-                match (&store, exact_text) {
-                    (Ok(store), Some(text)) => {
-                        let command = remember.then_some(text.as_str());
-                        if let Err(why) = store.add(command, remember_rule.as_deref()) {
-                            say(&format!(
-                                "gate: warning: the approval is not remembered: {why}"
-                            ));
-                        }
-                    }
-                    _ => tracing::debug!("remember asked for but not supported; approved once"),
-                }
+                tracing::debug!(
+                    "the approver asked gate to remember; gate keeps nothing: approved once"
+                );
             }
             let channel = match (by, source.as_deref()) {
                 (By::Socket, Some("remembered")) => "remembered",
@@ -780,15 +752,10 @@ fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
         return check_report(&settings, &judged, &e, &verdict, json);
     }
     let judged = Judged::of(target, inv.gate == invocation::GateArgs::default());
-    let mut remembered = Remembered::new();
-    let mut decision = decide(&settings.policy, &remembered, judged.request());
-    if decision == Decision::Ask {
-        let session_id = session::session_id(settings.session.as_deref());
-        if let Ok(store) = session_store(&session_id) {
-            remembered = store.load().remembered();
-            decision = decide(&settings.policy, &remembered, judged.request());
-        }
-    }
+    // gate keeps no remembered approvals: what the broker remembers it answers itself
+    // when asked, so here such a command is one that would ask.
+    let remembered = Remembered::new();
+    let decision = decide(&settings.policy, &remembered, judged.request());
     let e = explain::explain(&decision, &settings.policy, judged.text.as_ref());
     // Who would be asked now, looked at the way a run looks (and only when it would).
     let reach = match &decision {

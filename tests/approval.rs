@@ -7,7 +7,7 @@
 //!
 //! No gate started here can reach a terminal: each runs in a session of its own
 //! (`setsid`), so `/dev/tty` cannot be opened, and with `--no-tty` as well. Each test has
-//! its own `XDG_RUNTIME_DIR` (where remembered approvals live), audit log and approver.
+//! its own `XDG_RUNTIME_DIR` (where the broker's socket would be), audit log and approver.
 
 #[macro_use]
 mod common;
@@ -826,7 +826,8 @@ fn the_request_carries_every_field_the_protocol_names() {
     );
     assert_eq!(r["level"], "ask");
     assert_eq!(r["timeout_seconds"], 17);
-    assert_eq!(r["remember_supported"], true);
+    // Not gate's broker: gate itself keeps no remembered approvals.
+    assert_eq!(r["remember_supported"], false);
     assert_eq!(r["pid"], out.pid, "gate's own pid");
     w.assert_recorded(call_id, "deny", "socket");
 }
@@ -862,9 +863,9 @@ fn a_command_with_control_characters_is_sent_exactly_and_shown_escaped() {
 }
 
 #[test]
-fn a_command_that_is_not_utf8_is_sent_replaced_and_cannot_be_remembered() {
+fn a_command_that_is_not_utf8_is_sent_replaced_and_run_exactly() {
     let w = World::new();
-    let a = Approver::start(|r| r.answer(json!({"decision": "approve", "remember": true})));
+    let a = Approver::start(|r| r.approve());
     let command = OsStr::from_bytes(b"touch ran-\xff");
     let out = w.gate().socket(&a.path).c(command).run();
     out.assert_code(0);
@@ -872,13 +873,6 @@ fn a_command_that_is_not_utf8_is_sent_replaced_and_cannot_be_remembered() {
     let request = a.only_request();
     assert_eq!(request.json["command"], "touch ran-\u{fffd}");
     assert_eq!(request.json["remember_supported"], false);
-    // Approved once: the same bytes are asked about again.
-    w.gate().socket(&a.path).c(command).run().assert_code(0);
-    assert_eq!(
-        a.count(),
-        2,
-        "a command that cannot be remembered is asked again"
-    );
 }
 
 #[test]
@@ -895,148 +889,62 @@ fn a_command_too_long_to_ask_about_is_refused_without_sending_it() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Remember.
+// Remember: gate keeps no remembered approvals; only the broker does, in its memory
+// (tests/broker.rs).
 
 #[test]
-fn remember_approves_the_same_command_for_the_session_in_any_directory() {
+fn a_host_approver_is_told_that_gate_remembers_nothing() {
     let w = World::new();
     let a = Approver::start(|r| {
-        if r.command().trim() == "touch remembered" {
-            r.answer(json!({"decision": "approve", "remember": true}))
-        } else {
-            r.deny("only the remembered one")
-        }
+        r.answer(json!({"decision": "approve", "remember": true, "remember_rule": "touch"}))
     });
-    let first = w.gate().socket(&a.path).c("touch remembered").run();
-    first.assert_code(0);
-    assert!(w.file("remembered").exists());
-    let first_call = a.only_request().call_id().to_owned();
-    w.assert_recorded(&first_call, "allow", "socket");
-
-    // The same command, with blanks around it, from another directory: unasked.
-    let elsewhere = w.env.work.join("elsewhere");
-    fs::create_dir(&elsewhere).unwrap();
-    let again = w
-        .gate()
-        .socket(&a.path)
-        .cwd(&elsewhere)
-        .c(" \ttouch remembered  ")
-        .run();
-    again.assert_code(0).assert_stderr_empty();
-    assert!(elsewhere.join("remembered").exists(), "{}", again.report());
-    assert_eq!(a.count(), 1, "the approver was asked again");
-    let record = w.last_record();
-    assert_eq!(record["decision"], "allow");
-    assert_eq!(record["decided_by"], "remembered", "{record}");
-    assert_ne!(record["call_id"], first_call.as_str());
-
-    // A different command is asked.
-    let other = w.gate().socket(&a.path).c("touch remembered2").run();
-    assert_nothing_ran(&other, &w.file("remembered2"));
-    assert_eq!(a.count(), 2);
-    // So is a longer one: remembering a command is not a prefix rule.
-    let longer = w.gate().socket(&a.path).c("touch remembered more").run();
-    assert_nothing_ran(&longer, &w.file("more"));
-    assert_eq!(a.count(), 3);
-
-    // Another session is asked about the same command.
-    let other_session = w.env.work.join("other-session");
-    fs::create_dir(&other_session).unwrap();
-    let out = w
-        .gate()
-        .socket(&a.path)
-        .env("GATE_SESSION", "another-session")
-        .cwd(&other_session)
-        .c("touch remembered")
-        .run();
-    out.assert_code(0);
-    assert_eq!(a.count(), 4, "another session must be asked");
-    assert_eq!(a.requests()[3].json["session_id"], "another-session");
-}
-
-#[test]
-fn remember_covers_a_command_with_shell_syntax_exactly() {
-    let w = World::new();
-    let a = Approver::start(|r| r.answer(json!({"decision": "approve", "remember": true})));
-    w.gate()
-        .socket(&a.path)
-        .c("touch a; touch b")
-        .run()
-        .assert_code(0);
-    fs::remove_file(w.file("a")).unwrap();
-    w.gate()
-        .socket(&a.path)
-        .c("touch a; touch b")
-        .run()
-        .assert_code(0);
-    assert!(w.file("a").exists());
-    assert_eq!(a.count(), 1);
-    w.gate()
-        .socket(&a.path)
-        .c("touch a; touch b; touch c")
-        .run()
-        .assert_code(0);
-    assert_eq!(a.count(), 2, "a longer command is asked about");
+    let run = |command: &str| w.gate().socket(&a.path).c(command).run();
+    run("touch once").assert_code(0);
+    let first = a.only_request();
+    assert_eq!(
+        first.json["remember_supported"], false,
+        "an approver that is not gate's broker is told that nothing is remembered: {}",
+        first.json
+    );
+    // Approved once, though the approver asked to remember: the same command and one
+    // the rule would cover are asked about again.
+    fs::remove_file(w.file("once")).unwrap();
+    run("touch once").assert_code(0);
+    run("touch twice").assert_code(0);
+    assert!(w.file("once").exists() && w.file("twice").exists());
+    let requests = a.wait_for_requests(3);
+    assert_eq!(a.count(), 3, "a run was answered without the approver");
+    for r in &requests {
+        w.assert_recorded(r.call_id(), "allow", "socket");
+    }
 }
 
 #[test]
 fn a_session_without_gate_session_is_the_parent_process() {
     let w = World::new();
-    let a = Approver::start(|r| r.answer(json!({"decision": "approve", "remember": true})));
+    let a = Approver::start(|r| r.approve());
     let run = || w.gate().env_remove("GATE_SESSION").socket(&a.path);
     run().c("touch ran").run().assert_code(0);
-    let session = a.only_request().json["session_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    assert!(
-        session.starts_with(&format!("ppid-{}-", std::process::id())),
-        "the session is the parent's pid and start time: {session}"
-    );
-    // Same parent (this test): remembered.
     run().c("touch ran").run().assert_code(0);
-    assert_eq!(a.count(), 1);
-    // Another parent (a shell between): another session, asked.
     run().under_a_shell().c("touch ran").run().assert_code(0);
-    assert_eq!(a.count(), 2, "another parent process is another session");
-    let other = a.requests()[1].json["session_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    assert!(other.starts_with("ppid-") && other != session, "{other}");
-}
-
-#[test]
-fn remember_rule_allows_a_prefix_for_the_session() {
-    let w = World::new();
-    let a = Approver::start(|r| {
-        if r.command() == "echo remembered" {
-            r.answer(json!({"decision": "approve", "remember_rule": "echo remembered"}))
-        } else {
-            r.deny("not that")
-        }
-    });
-    let run = |command: &str| w.gate().socket(&a.path).c(command).run();
-    run("echo remembered")
-        .assert_code(0)
-        .assert_stdout("remembered\n");
-    assert_eq!(a.count(), 1);
-    run("echo remembered again")
-        .assert_code(0)
-        .assert_stdout("remembered again\n");
-    assert_eq!(a.count(), 1, "the remembered rule covers it");
-    assert_eq!(w.last_record()["decided_by"], "remembered");
-    // Not covered: another command, a word that only starts like the rule, shell syntax.
-    for (command, asked) in [
-        ("echo other", 2),
-        ("echo rememberedx", 3),
-        ("echo remembered; touch ran", 4),
-    ] {
-        let out = run(command);
-        assert_nothing_ran(&out, &w.file("ran"));
-        out.assert_stderr_contains("not that");
-        assert_eq!(a.count(), asked, "{command} must be asked about");
-    }
+    let sessions: Vec<String> = a
+        .wait_for_requests(3)
+        .iter()
+        .map(|r| r.json["session_id"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(
+        sessions[0].starts_with(&format!("ppid-{}-", std::process::id())),
+        "the session is the parent's pid and start time: {sessions:?}"
+    );
+    assert_eq!(
+        sessions[0], sessions[1],
+        "the same parent is the same session"
+    );
+    // Another parent (a shell between): another session.
+    assert!(
+        sessions[2].starts_with("ppid-") && sessions[2] != sessions[0],
+        "{sessions:?}"
+    );
 }
 
 #[test]

@@ -46,8 +46,17 @@ fn runtime_dir(env: &TestEnv, user: User) -> PathBuf {
 struct Broker {
     running: Option<Running>,
     socket: PathBuf,
-    runtime: PathBuf,
+    /// XDG_RUNTIME_DIR of the broker and its gates; None: unset.
+    runtime: Option<PathBuf>,
     user: User,
+}
+
+/// `gate` with `XDG_RUNTIME_DIR` set to `runtime`, or unset.
+fn with_runtime(gate: Gate, runtime: Option<&Path>) -> Gate {
+    match runtime {
+        Some(dir) => gate.env("XDG_RUNTIME_DIR", dir),
+        None => gate.env_remove("XDG_RUNTIME_DIR"),
+    }
 }
 
 impl Broker {
@@ -58,6 +67,13 @@ impl Broker {
         Broker::start_with(env, user, runtime, socket, &[])
     }
 
+    /// Start a broker as `user` without `XDG_RUNTIME_DIR`: its default socket is then in
+    /// `$XDG_STATE_HOME/gate/run`.
+    fn start_without_runtime_dir(env: &TestEnv, user: User) -> Broker {
+        let socket = env.state.join("gate/run/broker.sock");
+        Broker::spawn(env, user, None, socket, &[])
+    }
+
     fn start_with(
         env: &TestEnv,
         user: User,
@@ -65,10 +81,17 @@ impl Broker {
         socket: PathBuf,
         args: &[&str],
     ) -> Broker {
-        let running = env
-            .gate()
-            .user(user)
-            .env("XDG_RUNTIME_DIR", &runtime)
+        Broker::spawn(env, user, Some(runtime), socket, args)
+    }
+
+    fn spawn(
+        env: &TestEnv,
+        user: User,
+        runtime: Option<PathBuf>,
+        socket: PathBuf,
+        args: &[&str],
+    ) -> Broker {
+        let running = with_runtime(env.gate().user(user), runtime.as_deref())
             .arg("serve")
             .args(args)
             .deadline(Duration::from_secs(300))
@@ -100,9 +123,7 @@ impl Broker {
 
     /// A gate process with this broker's runtime directory, as the broker's user.
     fn gate(&self, env: &TestEnv) -> Gate {
-        env.gate()
-            .user(self.user)
-            .env("XDG_RUNTIME_DIR", &self.runtime)
+        with_runtime(env.gate().user(self.user), self.runtime.as_deref())
     }
 
     /// A gate at level ask that has to ask this broker about `command`.
@@ -401,7 +422,7 @@ fn a_new_token_each_start() {
     let env = TestEnv::new();
     let broker = Broker::start(&env, User::Current);
     let first = token_of(&broker.socket);
-    let (runtime, socket) = (broker.runtime.clone(), broker.socket.clone());
+    let (runtime, socket) = (broker.runtime.clone().unwrap(), broker.socket.clone());
     broker.stop().assert_code(0);
     let broker = Broker::start_with(&env, User::Current, runtime, socket, &[]);
     assert_ne!(first, token_of(&broker.socket));
@@ -937,6 +958,71 @@ fn remembering_answers_the_sessions_other_waiting_requests() {
 }
 
 #[test]
+fn a_remembered_rule_settles_only_waiting_copies_of_the_command_answered() {
+    let env = TestEnv::new();
+    let broker = Broker::start(&env, User::Current);
+    let one = Requester::approval(&broker.socket, "c1", "s1", "make build");
+    let copy = Requester::approval(&broker.socket, "c2", "s1", " make build");
+    let covered = Requester::approval(&broker.socket, "c3", "s1", "make build -j2");
+    let mut approver = Approver::connect(&broker.socket);
+    let deadline = Instant::now() + WAIT;
+    let list = loop {
+        let list = approver.list();
+        if list.len() == 3 {
+            break list;
+        }
+        assert!(Instant::now() < deadline, "{list:?}");
+        thread::sleep(Duration::from_millis(5));
+    };
+    let id_of = |call: &str| {
+        list.iter().find(|i| i["call_id"] == call).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    broker
+        .tool(
+            &env,
+            &["approve", &id_of("c1"), "--remember-rule", "make build"],
+        )
+        .assert_code(0);
+    assert_eq!(one.only_reply()["source"], "gate approve");
+    // The same text the person saw: settled with it.
+    assert_eq!(copy.only_reply()["source"], "remembered");
+    // A command the new rule covers but the person did not see: still asked.
+    let left = approver.list();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(left[0]["call_id"], "c3");
+    // Arriving now, it would be answered from the rule.
+    let later = Requester::approval(&broker.socket, "c4", "s1", "make build -j4");
+    assert_eq!(later.only_reply()["source"], "remembered");
+    assert_eq!(
+        approver.decide(&id_of("c3"), json!({"decision": "deny"}))["settle"],
+        "answered"
+    );
+    assert_eq!(covered.only_reply()["decision"], "deny");
+    broker.stop().assert_code(0);
+}
+
+#[test]
+fn remember_covers_a_command_with_shell_syntax_exactly() {
+    let env = TestEnv::new();
+    let broker = Broker::start(&env, User::Current);
+    let first = Requester::approval(&broker.socket, "c1", "s1", "touch a; touch b");
+    let id = wait_pending(&broker.socket, &["touch a; touch b"])["touch a; touch b"].clone();
+    broker
+        .tool(&env, &["approve", &id, "--remember"])
+        .assert_code(0);
+    assert_eq!(first.only_reply()["decision"], "approve");
+    let again = Requester::approval(&broker.socket, "c2", "s1", "touch a; touch b");
+    assert_eq!(again.only_reply()["source"], "remembered");
+    // A longer command is asked about: remembering a command is not a prefix rule.
+    let _longer = Requester::approval(&broker.socket, "c3", "s1", "touch a; touch b; touch c");
+    wait_pending(&broker.socket, &["touch a; touch b; touch c"]);
+    broker.stop().assert_code(0);
+}
+
+#[test]
 fn a_request_that_cannot_be_remembered_is_approved_once() {
     let env = TestEnv::new();
     let broker = Broker::start(&env, User::Current);
@@ -957,6 +1043,41 @@ fn a_request_that_cannot_be_remembered_is_approved_once() {
 }
 
 #[test]
+fn a_command_that_is_not_utf8_cannot_be_remembered() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = TestEnv::new();
+    let broker = Broker::start(&env, User::Current);
+    let command = std::ffi::OsStr::from_bytes(b"touch ran-\xff");
+    let ask = || {
+        broker
+            .gate(&env)
+            .args([
+                "--level",
+                "ask",
+                "--no-config",
+                "--no-tty",
+                "--timeout",
+                "120",
+            ])
+            .args(["--session", "s1", "-c"])
+            .arg(command)
+            .spawn()
+    };
+    let first = ask();
+    let id = wait_pending(&broker.socket, &["touch ran-\u{fffd}"])["touch ran-\u{fffd}"].clone();
+    let mut approver = Approver::connect(&broker.socket);
+    assert_eq!(approver.list()[0]["remember_supported"], false);
+    broker
+        .tool(&env, &["approve", &id, "--remember"])
+        .assert_code(0);
+    first.wait().assert_code(0);
+    // Approved once: the same bytes are asked about again.
+    let _again = ask();
+    wait_pending(&broker.socket, &["touch ran-\u{fffd}"]);
+    broker.stop().assert_code(0);
+}
+
+#[test]
 fn remember_through_the_real_gate() {
     let env = TestEnv::new();
     let broker = Broker::start(&env, User::Current);
@@ -967,10 +1088,21 @@ fn remember_through_the_real_gate() {
         .assert_code(0);
     first.wait().assert_code(0);
     fs::remove_file(env.file("once")).unwrap();
-    // Nobody answers this time: the broker does.
-    let again = broker.asking(&env, "s1", "touch once").wait();
+    // Nobody answers this time: the broker does, for the same text with blanks around
+    // it, in another directory.
+    let elsewhere = env.work.join("elsewhere");
+    fs::create_dir(&elsewhere).unwrap();
+    fs::set_permissions(&elsewhere, fs::Permissions::from_mode(0o777)).unwrap();
+    let again = broker
+        .gate(&env)
+        .args(["--level", "ask", "--no-config", "--no-tty"])
+        .args(["--session", "s1", "-c", " \ttouch once  "])
+        .current_dir(&elsewhere)
+        .run();
     again.assert_code(0);
-    assert!(env.file("once").exists(), "{}", again.report());
+    assert!(elsewhere.join("once").exists(), "{}", again.report());
+    let last = audit_records(&env.default_audit_log()).pop().unwrap();
+    assert_eq!(last["decided_by"], "remembered", "{last}");
     // Another session is asked.
     let other = broker.asking(&env, "s2", "touch once");
     wait_pending(&broker.socket, &["touch once"]);
@@ -980,6 +1112,162 @@ fn remember_through_the_real_gate() {
         .wait()
         .assert_refused()
         .assert_stderr_contains("broker stopped");
+}
+
+/// Where gate once kept remembered approvals without a broker (`sessions/` in the
+/// runtime directory, or in the state directory without one), a file as that code read
+/// it: named after an FNV-1a hash of the session id, private to the user, in private
+/// directories. A command can write all of that.
+fn forge_session_file(sessions: &Path, session: &str, uid: u32) -> PathBuf {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in session.as_bytes() {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    let private = |dir: &Path| {
+        fs::create_dir_all(dir).unwrap();
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).unwrap();
+        std::os::unix::fs::chown(dir, Some(uid), Some(uid)).unwrap();
+    };
+    private(sessions.parent().unwrap());
+    private(sessions);
+    let file = sessions.join(format!("session-{hash:016x}.json"));
+    let body = json!({
+        "version": 1, "session_id": session,
+        "commands": ["touch PWNED"], "rules": ["sh"],
+    });
+    fs::write(&file, format!("{body}\n")).unwrap();
+    fs::set_permissions(&file, fs::Permissions::from_mode(0o600)).unwrap();
+    std::os::unix::fs::chown(&file, Some(uid), Some(uid)).unwrap();
+    file
+}
+
+/// The forged commands: the one the file names, and one its rule `sh` covers.
+const FORGED: [&str; 2] = ["touch PWNED", "sh -c 'touch PWNED-by-rule'"];
+
+#[track_caller]
+fn assert_forgery_ran_nothing(env: &TestEnv, out: &Outcome) {
+    assert_absent(&env.file("PWNED"), out);
+    assert_absent(&env.file("PWNED-by-rule"), out);
+}
+
+for_each_user! {
+    /// No file makes a run `remembered`: a session file forged where the old file store
+    /// kept them (runtime directory and state directory) approves nothing, whether a
+    /// broker runs or not. Control: an approval remembered through the real broker is
+    /// answered from the broker's memory the next time.
+    fn a_forged_session_file_approves_nothing(user) {
+        let env = TestEnv::new();
+        env.assert_side_effects_are_visible(user);
+        let uid = uid_of(user);
+        let session = "forged-session";
+        let runtime = runtime_dir(&env, user);
+        forge_session_file(&runtime.join("gate/sessions"), session, uid);
+        forge_session_file(&env.state.join("gate/sessions"), session, uid);
+        let ask = |runtime: Option<&Path>, command: &str| {
+            with_runtime(env.gate().user(user), runtime)
+                .args(["--no-config", "--no-tty", "--level", "ask", "--timeout", "120"])
+                .args(["--session", session, "-c", command])
+                .deadline(Duration::from_secs(150))
+        };
+
+        // No broker, nobody to ask: refused, with and without a runtime directory.
+        for dir in [Some(runtime.as_path()), None] {
+            for command in FORGED {
+                let out = ask(dir, command).run();
+                out.assert_refused().assert_stderr_contains("there is no approver to ask");
+                assert_forgery_ran_nothing(&env, &out);
+            }
+        }
+        for record in audit_records(&env.default_audit_log()) {
+            assert_eq!(record["decided_by"], "no-approver", "{record}");
+        }
+
+        // A broker: the forged commands are asked about, and wait for a person.
+        for broker in [
+            Broker::start_with(&env, user, runtime.clone(), runtime.join("gate/broker.sock"), &[]),
+            Broker::start_without_runtime_dir(&env, user),
+        ] {
+            let waiting: Vec<Running> = FORGED
+                .iter()
+                .map(|c| ask(broker.runtime.as_deref(), c).spawn())
+                .collect();
+            wait_pending_as(&env, &broker, &FORGED);
+
+            // Control: remembered through the broker, answered from its memory.
+            let first = ask(broker.runtime.as_deref(), "touch remembered").spawn();
+            let id = wait_pending_as(&env, &broker, &["touch remembered"])["touch remembered"].clone();
+            broker.tool(&env, &["approve", &id, "--remember"]).assert_code(0);
+            first.wait().assert_code(0);
+            fs::remove_file(env.file("remembered")).unwrap();
+            let again = ask(broker.runtime.as_deref(), "touch remembered").run();
+            again.assert_code(0);
+            assert!(env.file("remembered").exists(), "{}", again.report());
+            let last = audit_records(&env.default_audit_log()).pop().unwrap();
+            assert_eq!(last["decided_by"], "remembered", "{last}");
+
+            let pending = wait_pending_as(&env, &broker, &FORGED);
+            assert_eq!(pending.len(), 2, "{pending:?}");
+            broker.stop().assert_code(0);
+            for running in waiting {
+                let out = running.wait();
+                out.assert_refused().assert_stderr_contains("broker stopped");
+                assert_forgery_ran_nothing(&env, &out);
+            }
+        }
+        let remembered = audit_records(&env.default_audit_log())
+            .into_iter()
+            .filter(|r| r["decided_by"] == "remembered")
+            .count();
+        assert_eq!(remembered, 2, "only the control was remembered");
+    }
+}
+
+for_each_user! {
+    /// `--remember-rule` approves the request the person answered, and later requests
+    /// the rule covers; a request already waiting, which the person did not look at
+    /// when making the rule, stays waiting and is answered on its own.
+    fn a_remembered_rule_leaves_waiting_requests_to_the_person(user) {
+        let env = TestEnv::new();
+        env.assert_side_effects_are_visible(user);
+        for name in ["a", "x", "y"] {
+            fs::write(env.file(&format!("{name}.mk")), format!("all:\n\ttouch {name}-ran\n")).unwrap();
+        }
+        let broker = Broker::start(&env, user);
+        let answered = broker.asking(&env, "s1", "make -f a.mk");
+        let queued = broker.asking(&env, "s1", "make -f x.mk");
+        let ids = wait_pending_as(&env, &broker, &["make -f a.mk", "make -f x.mk"]);
+        broker
+            .tool(&env, &["approve", &ids["make -f a.mk"], "--remember-rule", "make"])
+            .assert_code(0)
+            .assert_stdout("answered\n");
+        // Control: the request the person answered ran.
+        let out = answered.wait();
+        out.assert_code(0);
+        assert!(env.file("a-ran").exists(), "{}", out.report());
+
+        // The queued one is still waiting (the broker settles answers in order, so its
+        // state is final once `gate approve` has its result), and nothing of it ran.
+        let pending = broker.tool(&env, &["pending", "--json"]);
+        let items: Vec<Value> = serde_json::from_str(&pending.stdout()).unwrap();
+        let commands: Vec<&str> = items.iter().filter_map(|i| i["command"].as_str()).collect();
+        assert_eq!(commands, ["make -f x.mk"], "{items:?}");
+        assert!(!env.file("x-ran").exists(), "the queued request ran");
+
+        // A request after the answer is answered from the remembered rule.
+        let later = broker.asking(&env, "s1", "make -f y.mk").wait();
+        later.assert_code(0);
+        assert!(env.file("y-ran").exists(), "{}", later.report());
+        let last = audit_records(&env.default_audit_log()).pop().unwrap();
+        assert_eq!(last["decided_by"], "remembered", "{last}");
+
+        // The queued one is the person's to answer: denied, it never runs.
+        broker.tool(&env, &["deny", &ids["make -f x.mk"]]).assert_code(0);
+        let out = queued.wait();
+        out.assert_refused();
+        assert_absent(&env.file("x-ran"), &out);
+        broker.stop().assert_code(0);
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1418,7 +1706,7 @@ fn questions_are_listed_answered_and_declined() {
     table
         .assert_code(0)
         .assert_stdout_contains("question: which colour? [red | blue]")
-        .assert_stdout_contains("question: why\\u{1b}[2J?");
+        .assert_stdout_contains("question: why\\x1b[2J?");
     let json = broker.tool(&env, &["pending", "--json"]);
     let items: Vec<Value> = serde_json::from_str(&json.stdout()).unwrap();
     let item = items.iter().find(|i| i["call_id"] == "q1").unwrap();

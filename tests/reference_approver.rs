@@ -1,6 +1,6 @@
 //! The reference approver, `examples/approver.py`, against the real gate: it approves
 //! commands by prefix with gate's own matching rule, denies the rest with a message the
-//! model sees, cannot be talked past with shell syntax, remembers when asked, declines
+//! model sees, cannot be talked past with shell syntax, remembers in its own memory when asked, declines
 //! questions, and serves many gates at once.
 
 #[macro_use]
@@ -224,8 +224,10 @@ fn shell_syntax_after_an_allowed_prefix_is_denied() {
     }
 }
 
+/// gate keeps no remembered approvals for a host's approver: with `--remember` the
+/// approver keeps them itself and answers the same command from its memory.
 #[test]
-fn with_remember_a_second_identical_command_is_not_asked() {
+fn with_remember_a_second_identical_command_is_answered_from_the_approvers_memory() {
     let env = TestEnv::new();
     let approver = PyApprover::start(&env, User::Current, &["--remember"]);
     let audit = env.root.join("audit.jsonl");
@@ -237,7 +239,8 @@ fn with_remember_a_second_identical_command_is_not_asked() {
     };
     run("echo hello").assert_code(0).assert_stdout("hello\n");
     run("echo hello").assert_code(0).assert_stdout("hello\n");
-    assert_eq!(approver.logged("approver: approved"), 1, "asked twice");
+    assert_eq!(approver.logged("approver: approved"), 1, "looked at twice");
+    assert_eq!(approver.logged("approver: remembered"), 1);
     let records = audit_records(&audit);
     let decided_by: Vec<&str> = records
         .iter()

@@ -331,6 +331,49 @@ fn a_is_not_accepted_when_remembering_is_not_supported() {
     assert_eq!(decision["remember"], false, "{line}");
 }
 
+/// `gate pending` shows a command as `gate watch` does: bidi controls, zero-width
+/// characters and other controls escaped by the same function, so that a listed command
+/// cannot read differently from what will run.
+#[test]
+fn gate_pending_escapes_what_watch_escapes() {
+    let mut s = Setup::new();
+    s.watch();
+    let command = "echo \u{202e}txt.exe\u{200b} \u{1b}[31mred";
+    let shown = gate::approval::tty::escape(command).0;
+    assert_eq!(shown, "echo \\u{202e}txt.exe\\u{200b} \\x1b[31mred");
+    let requester = s.request(command, "s1");
+    let screen = s.term().wait_text(PROMPT);
+    let id = prompted_id(&screen);
+    assert!(
+        screen.contains(&format!("command:   {shown}")),
+        "watch shows {shown:?}:\n{screen}"
+    );
+    let out = s
+        .env
+        .gate()
+        .args(["--no-config", "pending", "--socket"])
+        .arg(&s.socket)
+        .run();
+    out.assert_code(0);
+    let listing = out.stdout();
+    let row = listing
+        .lines()
+        .find(|l| l.starts_with(&format!("{id} ")))
+        .unwrap_or_else(|| panic!("request {id} is not listed:\n{listing}"));
+    assert!(
+        row.ends_with(&format!("  {shown}")),
+        "gate pending shows it otherwise than watch ({shown:?}):\n{row:?}"
+    );
+    assert!(
+        !listing
+            .chars()
+            .any(|c| c != '\n' && gate::approval::tty::needs_escape(c)),
+        "{listing:?}"
+    );
+    s.term().keys(&["Enter"]);
+    requester.wait().assert_refused();
+}
+
 // ---------------------------------------------------------------------------------------
 // Several requests, requests settled elsewhere.
 

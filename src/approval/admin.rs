@@ -515,10 +515,15 @@ fn table(list: &[PendingRequest]) -> String {
     out
 }
 
-/// Text safe for a terminal: control characters escaped, long text cut.
+/// Text safe for a terminal, escaped exactly as `gate watch` and the terminal prompt show
+/// it (control characters, bidi controls, zero-width characters), so that a listed
+/// command cannot read differently from what will run; long text cut.
 fn escape(text: &str) -> String {
-    crate::explain::display(text)
+    super::tty::one_row(text, SHOWN_CHARS)
 }
+
+/// The most characters one field of the listing shows.
+const SHOWN_CHARS: usize = 200;
 
 /// The end of `text` in at most `max` characters, `…` marking a cut.
 fn tail(text: &str, max: usize) -> String {
@@ -680,9 +685,39 @@ mod tests {
             "{text:?}"
         );
         assert_eq!(text.lines().count(), 3, "{text}");
-        assert!(text.contains("echo \\u{1b}[2J\\nrm -rf ~"), "{text}");
-        assert!(text.contains("question: which\\u{1b}? [a | b]"), "{text}");
+        assert!(text.contains("echo \\x1b[2J\\nrm -rf ~"), "{text}");
+        assert!(text.contains("question: which\\x1b? [a | b]"), "{text}");
         assert!(text.starts_with("ID  AGE"), "{text}");
+    }
+
+    #[test]
+    fn the_table_escapes_as_the_prompt_does() {
+        let command = "ls \u{202e}gpj.exe\u{200b}\u{2066}x\u{feff}";
+        let list = vec![PendingRequest {
+            id: "1".into(),
+            ask: Ask::Approval(ApprovalRequest {
+                call_id: "c".into(),
+                session_id: "s".into(),
+                kind: "command".into(),
+                command: command.into(),
+                work_dir: "/w".into(),
+                level: "ask".into(),
+                timeout_seconds: 60,
+                remember_supported: true,
+                pid: 1,
+            }),
+            age_seconds: 0,
+        }];
+        let text = table(&list);
+        let row = text.lines().nth(1).unwrap();
+        assert!(
+            row.ends_with(&super::super::tty::escape(command).0),
+            "{row}"
+        );
+        assert!(
+            row.ends_with("ls \\u{202e}gpj.exe\\u{200b}\\u{2066}x\\u{feff}"),
+            "{row}"
+        );
     }
 
     #[test]

@@ -12,7 +12,10 @@
 //! runs; an approver names a request by it, or by the request's own `call_id` (any id
 //! that is not all digits). The first answer settles it; a later one is told `already_settled`, and so is
 //! an answer to a request whose requester went away. Approvals remembered for a session
-//! live here, and the broker answers matching requests of that session itself. When it
+//! live here, in memory and nowhere else (gate keeps no file of them: a command could
+//! write it), and the broker answers the session's later matching requests itself. A
+//! remembered approval settles only waiting copies of the text answered; other waiting
+//! requests wait for an answer of their own. When it
 //! is stopped (SIGTERM, SIGINT, SIGHUP, SIGQUIT) it denies everything still open
 //! ("broker stopped") before it exits.
 //!
@@ -127,10 +130,14 @@ fn log(line: &str) {
     say(&format!("gate serve: {line}"));
 }
 
-/// Text a peer sent, safe to print: control characters escaped, long text cut.
+/// Text a peer sent, safe to print: escaped as `gate watch` and `gate pending` show it
+/// (controls, bidi controls, zero-width characters), long text cut.
 fn shown(text: &str) -> String {
-    crate::explain::display(text)
+    super::tty::one_row(text, SHOWN_CHARS)
 }
+
+/// The most characters of a peer's text one log line shows.
+const SHOWN_CHARS: usize = 200;
 
 /// Raise the soft limit on open descriptors so that [`MAX_CONNECTIONS`] fit (the usual
 /// soft limit, 1024, would stop at about a thousand waiting requests), and return how
@@ -1227,7 +1234,7 @@ impl Broker {
                 self.result(key, id, Settle::Answered);
                 self.settle(n, "approved", Some(&by), Some(line));
                 if keep {
-                    self.answer_remembered(&session);
+                    self.answer_copies(&session, &command);
                 }
             }
             Decision::Deny { message, source } => {
@@ -1251,13 +1258,22 @@ impl Broker {
         }
     }
 
-    /// After an approval was remembered for `session`, answer its other open requests
-    /// that it now covers.
-    fn answer_remembered(&mut self, session: &str) {
+    /// After an approval of `command` was remembered for `session`, answer the session's
+    /// open requests for the same text (trimmed) that it covers: the text the person
+    /// saw. Every other open request, even one a rule just remembered covers, stays open
+    /// for the person to answer: it was waiting when the rule was made, and the person
+    /// may not have seen it. (Requests that arrive later are answered from memory.)
+    fn answer_copies(&mut self, session: &str, command: &str) {
+        let text = crate::policy::trim_blanks(command);
         let covered: Vec<(u64, Decision, String)> = self
             .open
             .iter()
-            .filter(|(_, open)| open.ask.session_id() == session)
+            .filter(|(_, open)| match &open.ask {
+                Ask::Approval(r) => {
+                    r.session_id == session && crate::policy::trim_blanks(&r.command) == text
+                }
+                Ask::Question(_) => false,
+            })
             .filter_map(|(id, open)| {
                 self.remembered_answer(&open.ask)
                     .map(|d| (*id, d, open.ask.call_id().to_owned()))
@@ -1265,7 +1281,7 @@ impl Broker {
             .collect();
         for (id, decision, call_id) in covered {
             log(&format!(
-                "request {id}: approved from the approval just remembered"
+                "request {id}: approved with the same command just approved for the session"
             ));
             self.settle(
                 id,

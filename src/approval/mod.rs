@@ -1,5 +1,6 @@
 //! Asking: the approval channels (a socket, the terminal), the broker that holds
-//! requests for people (`gate serve`), the approver tools, and remembered approvals.
+//! requests for people (`gate serve`) and keeps their remembered approvals in its
+//! memory, and the approver tools.
 //!
 //! A gate at `ask` that meets a command no rule allows tries, in order: the socket (if
 //! one is configured, or the broker is listening at its default path), the terminal
@@ -14,7 +15,6 @@ pub mod protocol;
 pub mod question;
 pub mod reach;
 pub mod signals;
-pub mod store;
 pub mod tty;
 pub mod watch;
 pub mod wire;
@@ -190,15 +190,6 @@ fn seek_with(
                             tty::TtyVerdict::Once => Outcome::Decided {
                                 decision: Decision::Approve {
                                     remember: false,
-                                    remember_rule: None,
-                                    kept: false,
-                                    source: None,
-                                },
-                                by: By::Tty,
-                            },
-                            tty::TtyVerdict::Session => Outcome::Decided {
-                                decision: Decision::Approve {
-                                    remember: true,
                                     remember_rule: None,
                                     kept: false,
                                     source: None,

@@ -1,7 +1,9 @@
-//! Where the approval machinery keeps its files: the broker's socket and token, and the
-//! per-session files of remembered approvals. All of it lives in one directory private
-//! to the user: `$XDG_RUNTIME_DIR/gate/`, or `/tmp/gate-UID/` when there is no runtime
-//! directory. The safe-level sandbox hides that directory from the command.
+//! Where the approval machinery keeps its files: the broker's socket and token, in one
+//! directory private to the user: `$XDG_RUNTIME_DIR/gate/`, else
+//! `$XDG_STATE_HOME/gate/run/`, else `/tmp/gate-UID/`. The safe-level sandbox hides that
+//! directory from the command. No remembered approval is kept in a file, here or
+//! anywhere: a command can write the user's files, so such a file could approve the
+//! model's own commands. Only the broker remembers, in its memory.
 
 use std::ffi::OsString;
 use std::io;
@@ -29,37 +31,6 @@ pub fn private_dir(var: &dyn Fn(&str) -> Option<OsString>) -> PathBuf {
     PathBuf::from(format!("/tmp/gate-{}", nix::unistd::geteuid().as_raw()))
 }
 
-/// Where remembered approvals are kept when no broker keeps them: `sessions/` in the
-/// private directory when there is a runtime directory; otherwise
-/// `$XDG_STATE_HOME/gate/sessions` (`~/.local/state/gate/sessions`), never under
-/// /tmp: the safe level's sandbox can keep the command from writing the state
-/// directory, but not a directory inside /tmp without taking away /tmp itself, and a
-/// sandboxed command that could write remembered approvals could grant itself later
-/// unsandboxed runs. None when neither is known.
-pub fn sessions_dir(var: &dyn Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-    if let Some(runtime) = xdg::runtime_dir(var) {
-        return Some(runtime.join("gate/sessions"));
-    }
-    Some(xdg::state_home(var)?.join("gate/sessions"))
-}
-
-/// Make `dir` and its parent `gate` directory exist and be private (0700, ours).
-/// Missing ancestors above them are created 0700 too.
-pub fn ensure_private_tree(dir: &Path) -> Result<(), String> {
-    let gate = dir
-        .parent()
-        .ok_or_else(|| format!("{} has no parent", dir.display()))?;
-    if let Some(above) = gate.parent() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(above)
-            .map_err(|e| format!("cannot create {}: {e}", above.display()))?;
-    }
-    ensure_private_dir(gate)?;
-    ensure_private_dir(dir)
-}
-
 /// The broker's socket when none is configured.
 pub fn default_socket(var: &dyn Fn(&str) -> Option<OsString>) -> PathBuf {
     private_dir(var).join(SOCKET_NAME)
@@ -71,6 +42,17 @@ pub fn token_path(socket: &Path) -> PathBuf {
     let mut name = socket.as_os_str().to_owned();
     name.push(".token");
     PathBuf::from(name)
+}
+
+/// Whether `socket` is gate's broker rather than a host program's approver: the broker
+/// keeps its token file beside its socket (a file of this user's, private). It decides
+/// only whether a request offers remembering (the broker keeps remembered approvals in
+/// its memory; gate keeps none for anyone else), never whether anything runs, so a
+/// guess either way costs at most a question.
+pub fn is_brokers(socket: &Path) -> bool {
+    let token = token_path(socket);
+    std::fs::symlink_metadata(&token).is_ok_and(|m| m.file_type().is_file())
+        && check_private(&token, false).is_ok()
 }
 
 /// Make sure `dir` exists and is private: a real directory (not a link), owned by this
@@ -149,36 +131,31 @@ mod tests {
     }
 
     #[test]
-    fn sessions_live_in_the_runtime_dir_else_the_state_dir_never_tmp() {
-        let with = |pairs: &'static [(&'static str, &'static str)]| {
-            move |k: &str| {
-                pairs
-                    .iter()
-                    .find(|(n, _)| *n == k)
-                    .map(|(_, v)| OsString::from(v))
-            }
-        };
-        assert_eq!(
-            sessions_dir(&with(&[("XDG_RUNTIME_DIR", "/run/user/7"), ("HOME", "/h")])),
-            Some(PathBuf::from("/run/user/7/gate/sessions"))
-        );
-        assert_eq!(
-            sessions_dir(&with(&[("XDG_STATE_HOME", "/s"), ("HOME", "/h")])),
-            Some(PathBuf::from("/s/gate/sessions"))
-        );
-        assert_eq!(
-            sessions_dir(&with(&[("HOME", "/h")])),
-            Some(PathBuf::from("/h/.local/state/gate/sessions"))
-        );
-        assert_eq!(sessions_dir(&with(&[("HOME", "h")])), None);
-    }
-
-    #[test]
     fn token_is_beside_the_socket() {
         assert_eq!(
             token_path(Path::new("/r/gate/broker.sock")),
             PathBuf::from("/r/gate/broker.sock.token")
         );
+    }
+
+    #[test]
+    fn a_socket_is_the_brokers_when_a_private_token_is_beside_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        let socket = t.path().join("approver.sock");
+        assert!(!is_brokers(&socket), "no token");
+        let token = token_path(&socket);
+        std::fs::write(&token, "t\n").unwrap();
+        std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(is_brokers(&socket));
+        std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(
+            !is_brokers(&socket),
+            "a token open to others is not the broker's"
+        );
+        std::fs::remove_file(&token).unwrap();
+        std::fs::create_dir(&token).unwrap();
+        assert!(!is_brokers(&socket), "a directory is no token");
     }
 
     #[test]

@@ -60,10 +60,9 @@ const ESC_TIMEOUT: Duration = Duration::from_millis(100);
 /// What the person decided about a command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TtyVerdict {
-    /// `y`: run it this once.
+    /// `y`: run it this once. (Nothing more: gate keeps no remembered approvals, so the
+    /// terminal prompt never offers `a`.)
     Once,
-    /// `a`: run it, and the same command for the rest of the session.
-    Session,
     /// `n` (with the reason typed after it, if any), or Enter alone.
     Deny { reason: Option<String> },
     /// The deadline passed before a key was pressed.
@@ -124,8 +123,10 @@ impl Tty {
         Ok(tty)
     }
 
-    /// Ask whether `request` may run: one key, `y` / `a` / `n` (then an optional reason)
-    /// / Enter, until `deadline`, or until `interrupt` becomes readable.
+    /// Ask whether `request` may run: one key, `y` / `n` (then an optional reason) /
+    /// Enter, until `deadline`, or until `interrupt` becomes readable. Remembering is
+    /// never offered here, whatever the request says: only the broker remembers, and
+    /// an answer on the terminal does not reach it.
     pub fn approve(
         &mut self,
         request: &ApprovalRequest,
@@ -148,17 +149,24 @@ impl Tty {
         interrupt: Option<BorrowedFd<'_>>,
     ) -> TtyVerdict {
         let title = "gate: may this command run?";
+        let request = &ApprovalRequest {
+            remember_supported: false,
+            ..request.clone()
+        };
         if let Err(e) = self.show_approval(title, request, "interrupt (deny)") {
             return TtyVerdict::Failed(e);
         }
         if let Err(e) = self.flush_input() {
             return TtyVerdict::Failed(e);
         }
-        let mut prompt = ApprovalPrompt::new(request.remember_supported);
+        let mut prompt = ApprovalPrompt::new(false);
         let wake: Vec<BorrowedFd<'_>> = interrupt.into_iter().collect();
         let verdict = match self.drive(&mut prompt, Some(deadline), &wake) {
             Step::Done(Choice::Once) => TtyVerdict::Once,
-            Step::Done(Choice::Session) => TtyVerdict::Session,
+            // Not offered, so never chosen; should it happen, nothing runs.
+            Step::Done(Choice::Session) => {
+                TtyVerdict::Failed("the prompt took an answer it did not offer".into())
+            }
             Step::Done(Choice::Deny(reason)) => TtyVerdict::Deny { reason },
             Step::Done(Choice::Cancelled) | Step::Woken(_) => TtyVerdict::Interrupted,
             // The person said no and was typing why: still no, without the reason.
@@ -168,7 +176,6 @@ impl Tty {
         };
         let said = match &verdict {
             TtyVerdict::Once => "gate: approved once",
-            TtyVerdict::Session => "gate: approved for the rest of this session",
             TtyVerdict::Deny { reason: Some(_) } => "gate: denied, with the reason given",
             TtyVerdict::Deny { reason: None } => "gate: denied",
             TtyVerdict::Timeout => "gate: no answer in time: denied",

@@ -82,9 +82,9 @@ pub fn build(
     let mut deny_read: Vec<PathBuf> = DEFAULT_DENY_READ
         .iter()
         .map(|p| home.join(p))
-        // The broker's socket and token and the remembered approvals: a command that
-        // could reach them could approve its own requests. (Not when the directory is
-        // the last-resort one in /tmp: see `approval::paths::private_dir`.)
+        // The broker's socket and token: a command that could reach them could approve
+        // its own requests. (Not when the directory is the last-resort one in /tmp: see
+        // `approval::paths::private_dir`.)
         .chain(Some(crate::approval::paths::private_dir(env)).filter(|d| !in_temporary(d)))
         .chain(settings.deny_read.iter().map(|p| cwd.join(p)))
         .collect();
