@@ -122,7 +122,7 @@ complete -c gate -n "__fish_gate_using_subcommand pending" -l socket -d 'Approve
 complete -c gate -n "__fish_gate_using_subcommand pending" -l help -d 'Print this help'
 complete -c gate -n "__fish_gate_using_subcommand pending" -l json -d 'Print the open requests as one JSON array'
 complete -c gate -n "__fish_gate_using_subcommand pending" -l no-config -d 'Read no configuration file (refused when the system file is locked)'
-complete -c gate -n "__fish_gate_using_subcommand approve" -l remember-rule -d 'Also allow commands matching the allow rule RULE for the rest of the session' -r
+complete -c gate -n "__fish_gate_using_subcommand approve" -l remember-rule -d 'Also allow later commands matching the allow rule RULE for the rest of the session (requests already waiting are still asked)' -r
 complete -c gate -n "__fish_gate_using_subcommand approve" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
 complete -c gate -n "__fish_gate_using_subcommand approve" -l socket -d 'Approver socket [env: GATE_SOCKET]' -r -F
 complete -c gate -n "__fish_gate_using_subcommand approve" -l help -d 'Print this help'

@@ -152,7 +152,7 @@ pub const APPROVE_OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "--remember-rule",
         value: Some("RULE"),
-        help: "Also allow commands matching the allow rule RULE for the rest of the session",
+        help: "Also allow later commands matching the allow rule RULE for the rest of the session (requests already waiting are still asked)",
     },
 ];
 
