@@ -266,15 +266,27 @@ fn shim_path(w: &World) -> String {
 
 #[track_caller]
 fn assert_the_model_could_not_approve(w: &World, seen: &Seen, why: &str) {
-    let report = format!("{:?}; what the model saw:\n{}", seen.status, seen.transcript);
-    assert!(!w.exists("PWNED"), "the model approved its own command: {report}");
-    assert!(!seen.prompted, "gate prompted on the agent's terminal: {report}");
+    let report = format!(
+        "{:?}; what the model saw:\n{}",
+        seen.status, seen.transcript
+    );
+    assert!(
+        !w.exists("PWNED"),
+        "the model approved its own command: {report}"
+    );
+    assert!(
+        !seen.prompted,
+        "gate prompted on the agent's terminal: {report}"
+    );
     assert_eq!(seen.status.code(), Some(REFUSED), "{report}");
     assert!(
         seen.transcript.contains("gate: refused `touch PWNED`"),
         "{report}"
     );
-    assert!(seen.transcript.contains(why), "the reason is not named: {report}");
+    assert!(
+        seen.transcript.contains(why),
+        "the reason is not named: {report}"
+    );
     assert!(
         seen.transcript.contains(INSTEAD),
         "the refusal does not say how to approve instead: {report}"
@@ -337,7 +349,10 @@ fn an_agent_on_the_persons_terminal_does_not_get_a_prompt_for_its_child() {
          \"$GATE\" -c 'touch PWNED' 2>err.txt; echo \"EXIT=$?\"",
     );
     let err = w.read("err.txt");
-    assert!(!prompted, "gate prompted on the agent's interface:\n{screen}");
+    assert!(
+        !prompted,
+        "gate prompted on the agent's interface:\n{screen}"
+    );
     assert!(!w.exists("PWNED"), "{screen}\n{err}");
     assert_eq!(printed_status(&screen), Some(REFUSED), "{screen}\n{err}");
     assert!(err.contains("does not lead"), "{err}");
@@ -365,7 +380,10 @@ fn a_relay_on_the_persons_terminal_does_not_get_a_prompt() {
         ),
     );
     let err = w.read("err.txt");
-    assert!(!prompted, "gate prompted on the relayed terminal:\n{screen}");
+    assert!(
+        !prompted,
+        "gate prompted on the relayed terminal:\n{screen}"
+    );
     assert!(!w.exists("PWNED"), "{screen}\n{err}");
     assert_eq!(printed_status(&screen), Some(REFUSED), "{screen}\n{err}");
     assert!(err.contains("(script)"), "the holder is not named: {err}");
@@ -515,7 +533,11 @@ fn check_and_doctor_judge_the_terminal_as_a_run_does() {
     let w = World::new(User::Current, TTY_ON);
     let path = "/usr/local/bin:/usr/bin:/bin";
     let gate: OsString = w.gate().into();
-    let seen = on_agent_pty(&w, &[gate.clone(), "check".into(), "-c".into(), "touch F".into()], path);
+    let seen = on_agent_pty(
+        &w,
+        &[gate.clone(), "check".into(), "-c".into(), "touch F".into()],
+        path,
+    );
     assert_eq!(seen.status.code(), Some(2), "{}", seen.transcript);
     assert!(
         seen.transcript.contains(
@@ -529,7 +551,8 @@ fn check_and_doctor_judge_the_terminal_as_a_run_does() {
     assert!(seen.transcript.contains(INSTEAD), "{}", seen.transcript);
     let seen = on_agent_pty(&w, &[gate, "doctor".into()], path);
     assert!(
-        seen.transcript.contains("not here: gate leads the terminal's session"),
+        seen.transcript
+            .contains("not here: gate leads the terminal's session"),
         "{}",
         seen.transcript
     );

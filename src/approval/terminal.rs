@@ -210,7 +210,12 @@ pub fn parse_stat(text: &str) -> Option<Stat> {
     let open = text.find('(')?;
     let close = text.rfind(')')?;
     let name = text.get(open + 1..close)?.to_owned();
-    let tty_nr: i64 = text.get(close + 1..)?.split_whitespace().nth(4)?.parse().ok()?;
+    let tty_nr: i64 = text
+        .get(close + 1..)?
+        .split_whitespace()
+        .nth(4)?
+        .parse()
+        .ok()?;
     Some(Stat {
         name,
         // A negative number is not a terminal gate knows; all bits count.
@@ -526,7 +531,10 @@ mod tests {
         let pts300 = (136 << 8) | (300 & 0xff) | ((300 & !0xff) << 12);
         assert_eq!(Device::of_tty_nr(pts300), Some(Device::Pts(300)));
         // The next major holds the indexes from 2^20.
-        assert_eq!(Device::of_tty_nr((137 << 8) | 5), Some(Device::Pts((1 << 20) | 5)));
+        assert_eq!(
+            Device::of_tty_nr((137 << 8) | 5),
+            Some(Device::Pts((1 << 20) | 5))
+        );
         assert_eq!(Device::of_tty_nr(3 << 8), Some(Device::BsdPty));
         // /dev/tty1, /dev/ttyS0.
         assert_eq!(Device::of_tty_nr((4 << 8) | 1), Some(Device::Line));
