@@ -771,7 +771,9 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         audit_log: AuditLog::Default,
         audit_required: false,
         socket: None,
-        tty: true,
+        // Off: an agent's commands often run on a terminal the agent made, where the
+        // model would answer. A person who runs gate by hand turns it on.
+        tty: false,
         timeout: DEFAULT_TIMEOUT,
         session: None,
         sandbox: SandboxSettings::default(),
@@ -1424,7 +1426,7 @@ required = true
         assert_eq!(s.policy.level, Level::Ask);
         assert_eq!(s.policy.level_origin, Origin::BuiltIn);
         assert_eq!(s.timeout, DEFAULT_TIMEOUT);
-        assert!(s.tty);
+        assert!(!s.tty, "the terminal is asked only when turned on");
         assert_eq!(s.audit_log, AuditLog::Default);
         assert!(!s.audit_required);
     }
@@ -1494,6 +1496,25 @@ required = true
                 "{key}: {e}"
             );
         }
+    }
+
+    #[test]
+    fn under_a_lock_only_the_system_file_turns_the_terminal_on() {
+        let user_on = || user_file("[approval]\ntty = true\n").unwrap();
+        // A locked system file that says nothing about it keeps the default: off.
+        let locked = file("lock = true\n").unwrap();
+        let e = merge(vec![locked.clone(), user_on()], vec![])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("asking on the terminal stays off"), "{e}");
+        assert!(!merge(vec![locked], vec![]).unwrap().tty);
+        // A locked system file that turns it on: later layers may turn it off again.
+        let on = || file("lock = true\n[approval]\ntty = true\n").unwrap();
+        assert!(merge(vec![on(), user_on()], vec![]).unwrap().tty);
+        let off = layer_with(|l| l.tty = Some((false, flag("--no-tty"))));
+        assert!(!merge(vec![on(), off], vec![]).unwrap().tty);
+        // Without a lock, the user file turns it on.
+        assert!(merge(vec![user_on()], vec![]).unwrap().tty);
     }
 
     #[test]

@@ -59,22 +59,35 @@ impl Drop for Serving {
     }
 }
 
-/// `gate check ARGS` on a terminal of its own (util-linux `script` gives it a pty as its
-/// controlling terminal, in the foreground): what it printed.
+/// `gate check ARGS` with the terminal turned on (`approval.tty = true`), run as a person
+/// runs it: util-linux `script` holds a pty (a terminal server's shape: it has no
+/// terminal of its own), and a shell with job control starts gate there as a
+/// foreground job. What it printed.
 fn check_on_a_terminal(env: &TestEnv, args: &[&str]) -> String {
+    let config = env.write("tty-on.toml", "[approval]\ntty = true\n");
     let mut line = vec![
         GATE.to_owned(),
         "check".into(),
-        "--no-config".into(),
+        "--config".into(),
+        config.display().to_string(),
         "--audit-log".into(),
         "off".into(),
     ];
     line.extend(args.iter().map(|a| a.to_string()));
-    let line = format!("{}; echo \"status $?\"", shell_words::join(&line));
+    let line = format!("set -m; {}; echo \"status $?\"", shell_words::join(&line));
+    let shell = format!(
+        "{} --norc --noprofile -c {}",
+        bash().display(),
+        shell_words::quote(&line)
+    );
+    // In a session of its own, so that `script` has no terminal even when the tests run
+    // on one.
     let out = env
         .gate()
-        .program(require_program("script"))
-        .args(["-qec", &line, "/dev/null"])
+        .program(require_program("setsid"))
+        .arg("--wait")
+        .arg(require_program("script"))
+        .args(["-qec", &shell, "/dev/null"])
         .run();
     out.assert_code(0);
     out.stdout().replace('\r', "")
@@ -277,9 +290,20 @@ fn check_says_a_command_would_be_refused_now_when_nobody_can_be_asked() {
     run.assert_refused().assert_stderr_contains(refusal);
     assert_absent(&env.file("F"), &run);
 
-    // Without --no-tty: this gate has no terminal in its foreground either.
+    // Without --no-tty the terminal is off as well: that is the default.
     let (v, out) = check_json(&env, &["-c", "touch F"]);
     out.assert_code(2);
+    assert_eq!(v["approval"]["tty"], "off", "{v}");
+    // Turned on, this gate has no terminal to ask either.
+    let config = env.write("tty-on.toml", "[approval]\ntty = true\n");
+    let out = env
+        .gate()
+        .args(["check", "--json", "--config"])
+        .arg(&config)
+        .args(["--audit-log", "off", "-c", "touch F"])
+        .run();
+    out.assert_code(2);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["approval"]["tty"], "unavailable", "{v}");
     assert!(v["approval"]["tty_note"].is_string(), "{v}");
 
@@ -361,8 +385,8 @@ fn check_says_a_socket_that_cannot_be_trusted_refuses_the_command() {
         .assert_stdout_contains(&format!("gate would ask the approver on {socket} and"));
 }
 
-/// On a terminal of its own (and with no broker), gate would ask there: check says so
-/// and exits 1. Control: the same with --no-tty would be refused.
+/// On a person's terminal, turned on (and with no broker), gate would ask there: check
+/// says so and exits 1. Control: the same with --no-tty would be refused.
 #[test]
 fn check_says_it_would_ask_on_the_terminal_when_there_is_one() {
     let env = TestEnv::new();

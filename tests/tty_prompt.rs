@@ -1,7 +1,10 @@
 //! The terminal prompt, driven through a real terminal: gate runs in a tmux window with
-//! no approval socket, so an unallowed command at level `ask` is asked about on
-//! /dev/tty. The test presses keys with `send-keys` and reads the screen with
-//! `capture-pane`, waiting for what it expects with a deadline (never a fixed sleep).
+//! no approval socket and the terminal turned on (`approval.tty = true`), so an
+//! unallowed command at level `ask` is asked about on /dev/tty. The window's shell has
+//! job control on (`set -m`), so each gate runs as a person's interactive shell runs a
+//! command: a foreground job of its own, which is what gate asks on. The test presses
+//! keys with `send-keys` and reads the screen with `capture-pane`, waiting for what it
+//! expects with a deadline (never a fixed sleep).
 //!
 //! Each window runs a bash script that records the terminal's settings (`stty -g`)
 //! before and after gate, so that every test also checks that the terminal was restored.
@@ -40,18 +43,20 @@ impl World {
         self.env.file(name)
     }
 
-    /// Start a window whose script runs `body` (bash) in the working directory, with
-    /// `$GATE` set to a gate at level `ask` without configuration or audit log and
-    /// nothing else configured. The script prints `EXIT=<status of the last $GATE run>`
-    /// after `body` through `report`, then whether the terminal settings are as before.
+    /// Start a window whose script runs `body` (bash, with job control) in the working
+    /// directory, with `$GATE` set to a gate at level `ask` whose configuration turns the
+    /// terminal on and nothing else, without an audit log. The script prints
+    /// `EXIT=<status of the last $GATE run>` after `body` through `report`, then whether
+    /// the terminal settings are as before.
     fn start(&self, body: &str) -> Term {
+        let config = self.env.write("tty-on.toml", "[approval]\ntty = true\n");
         let script = format!(
-            r#"set -u
+            r#"set -u -m
 export PATH=/usr/local/bin:/usr/bin:/bin
 export HOME='{home}' XDG_STATE_HOME='{state}' XDG_CONFIG_HOME='{config}'
 export XDG_RUNTIME_DIR='{runtime}' LC_ALL=C
 unset GATE_SOCKET GATE_LEVEL GATE_TIMEOUT GATE_SESSION GATE_LOG
-GATE='{gate} --no-config --audit-log off --level ask'
+GATE='{gate} --config {tty_on} --audit-log off --level ask'
 cd '{work}'
 before=$(stty -g)
 report() {{
@@ -67,6 +72,7 @@ exec sleep 600
             config = self.env.config.display(),
             runtime = self.runtime.display(),
             gate = GATE,
+            tty_on = config.display(),
             work = self.env.work.display(),
         );
         let path = self.env.write(&unique("script.sh"), script);
@@ -300,9 +306,11 @@ fn sigterm_while_prompting_denies_and_restores_the_terminal() {
 #[test]
 fn pipes_on_stdin_and_stdout_do_not_matter() {
     let w = World::new();
+    // gate first in the pipeline, so that it leads the job; its stdin is a pipe all the
+    // same.
     let term = w.start(
-        "echo from-stdin | $GATE -c 'cat; echo from-command; touch ran' 2>stderr.txt | cat > out.txt\n\
-         report \"${PIPESTATUS[1]}\"",
+        "$GATE -c 'cat; echo from-command; touch ran' < <(echo from-stdin) 2>stderr.txt | cat > out.txt\n\
+         report \"${PIPESTATUS[0]}\"",
     );
     term.wait_text(PROMPT);
     term.keys(&["y"]);
@@ -411,7 +419,12 @@ fn a_question_takes_several_numbers_or_free_text() {
     term.type_text("3, 1");
     term.keys(&["Enter"]);
     term.wait_text("ONE=0");
-    term.wait_text("Why?");
+    // The second answer line (the first stays on the screen as answered): drawn once
+    // type-ahead has been discarded, so the text typed now is read.
+    let screen = term.wait_for("the second question's answer line", |s| {
+        s.matches("answer: ").count() >= 2
+    });
+    assert!(screen.contains("Why?"), "{screen}");
     term.type_text("because it is late");
     term.keys(&["Enter"]);
     let screen = finished(&term);
@@ -461,8 +474,7 @@ fn a_background_job_does_not_prompt() {
     // the terminal's foreground group. It must not prompt (nor read the keys of the
     // foreground job); with no other approver, it is refused at once.
     let term = w.start(
-        "set -m\n\
-         $GATE -c 'touch ran' 2>stderr.txt &\n\
+        "$GATE -c 'touch ran' 2>stderr.txt &\n\
          wait $!; report $?",
     );
     let screen = finished(&term);
@@ -481,4 +493,20 @@ fn no_tty_turns_the_prompt_off() {
     assert_exit(&screen, 126);
     assert!(!screen.contains(PROMPT), "{screen}");
     assert!(!exists(&w.file("ran")));
+}
+
+#[test]
+fn a_gate_the_shell_did_not_start_as_a_job_does_not_prompt() {
+    let w = World::new();
+    // Job control off: gate runs in the script's own process group, as a child of a
+    // program that shares the terminal (an agent on its own terminal) would. Refused at
+    // once, saying why.
+    let term = w.start("set +m\n$GATE -c 'touch ran' 2>stderr.txt; report $?");
+    let screen = finished(&term);
+    assert_exit(&screen, 126);
+    assert!(!screen.contains(PROMPT), "{screen}");
+    assert!(!exists(&w.file("ran")));
+    let stderr = fs::read_to_string(w.file("stderr.txt")).unwrap();
+    assert!(stderr.contains("does not lead"), "{stderr:?}");
+    assert!(stderr.contains("`gate watch`"), "{stderr:?}");
 }

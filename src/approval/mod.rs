@@ -4,8 +4,9 @@
 //!
 //! A gate at `ask` that meets a command no rule allows tries, in order: the socket (if
 //! one is configured, or the broker is listening at its default path), the terminal
-//! (`/dev/tty`, unless turned off), and then nobody, which is an immediate denial.
-//! Whatever goes wrong on the way is a denial with the cause on stderr.
+//! (`/dev/tty`, only when turned on with `approval.tty = true`, and only when it is a
+//! person's: [`terminal`]), and then nobody, which is an immediate denial. Whatever goes
+//! wrong on the way is a denial with the cause on stderr.
 
 pub mod admin;
 pub mod broker;
@@ -15,6 +16,7 @@ pub mod protocol;
 pub mod question;
 pub mod reach;
 pub mod signals;
+pub mod terminal;
 pub mod tty;
 pub mod watch;
 pub mod wire;
@@ -182,7 +184,7 @@ fn seek_with(
         }
     }
     if channels.tty {
-        match tty::Tty::open() {
+        match terminal::open() {
             Ok(mut tty) => {
                 return match ask {
                     Ask::Approval(request) => {
@@ -256,7 +258,8 @@ fn seek_with(
     }
 }
 
-/// What to tell a model when nobody could be asked.
-pub const NO_APPROVER_ADVICE: &str = "To approve commands, run `gate serve` and answer with \
-    `gate watch` or `gate approve`, point approval.socket (GATE_SOCKET) at a host program's \
-    approver, or run gate from a terminal.";
+/// What to tell a model when nobody could be asked. Not the terminal: the model's own
+/// never qualifies, so the way to approve is always another terminal's.
+pub const NO_APPROVER_ADVICE: &str = "To approve commands, run `gate serve` and answer in \
+    another terminal with `gate watch` or `gate approve`, or point approval.socket \
+    (GATE_SOCKET) at a host program's approver.";

@@ -5,8 +5,8 @@
 //! The socket gets the requester's own checks ([`super::client::connect`]: a socket of
 //! this user's, closed to others, with a listener running as this user); the connection
 //! is closed again without a byte sent, which the broker and the protocol treat as
-//! nothing. The terminal is opened as the prompt opens it ([`super::tty::Tty::open`]:
-//! `/dev/tty`, in its foreground process group) and closed untouched.
+//! nothing. The terminal is opened and judged as the prompt does it
+//! ([`super::terminal::open`]: `/dev/tty`, and only a person's) and closed untouched.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -37,7 +37,8 @@ pub enum TtyState {
     Available,
     /// `--no-tty` / `approval.tty = false`.
     Off,
-    /// Why it cannot be asked (no controlling terminal, a background job).
+    /// Why it cannot be asked (no controlling terminal, a background job, a terminal
+    /// an agent controls).
     Unavailable(String),
 }
 
@@ -83,7 +84,7 @@ pub fn look(channels: &Channels) -> Reach {
     let tty = if !channels.tty {
         TtyState::Off
     } else {
-        match super::tty::Tty::open() {
+        match super::terminal::open() {
             Ok(_terminal) => TtyState::Available,
             Err(why) => TtyState::Unavailable(why),
         }

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::{DEADLINE, TestEnv, bash, require_program};
+use super::{DEADLINE, NOBODY, TestEnv, User, bash, command_as, require_program, running_as_root};
 
 /// A tmux server of its own (own socket in its own directory) with one 200x50 window.
 /// Killed when dropped.
@@ -18,6 +18,8 @@ pub struct Term {
     dir: PathBuf,
     socket: String,
     home: PathBuf,
+    /// Who the server (and so the window's shell) runs as.
+    user: User,
 }
 
 pub fn unique(prefix: &str) -> String {
@@ -32,10 +34,20 @@ pub fn unique(prefix: &str) -> String {
 impl Term {
     /// Start a window that runs `script` with bash.
     pub fn start(env: &TestEnv, script: &Path) -> Term {
+        Term::start_as(env, script, User::Current)
+    }
+
+    /// Start a window that runs `script` with bash, the tmux server running as `user`
+    /// (uid 65534 through `setpriv` when the tests run as root): the terminal a person
+    /// of that uid would sit at.
+    pub fn start_as(env: &TestEnv, script: &Path, user: User) -> Term {
         let tmux = require_program("tmux");
         let dir = env.root.join(unique("tmux"));
         fs::create_dir(&dir).unwrap();
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
+        if user == User::Unprivileged && running_as_root() {
+            std::os::unix::fs::chown(&dir, Some(NOBODY), Some(NOBODY)).unwrap();
+        }
         fs::write(
             dir.join("tmux.conf"),
             "set -g status off\nset -g default-shell /bin/sh\nset -g history-limit 5000\n",
@@ -46,6 +58,7 @@ impl Term {
             dir,
             socket: unique("gate-term"),
             home: env.home.clone(),
+            user,
         };
         let line = format!(
             "{} --norc --noprofile {}",
@@ -68,7 +81,7 @@ impl Term {
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(&self.tmux);
+        let mut command = command_as(self.user, &self.tmux);
         command
             .arg("-f")
             .arg(self.dir.join("tmux.conf"))
