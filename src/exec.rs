@@ -15,7 +15,10 @@ use std::path::{Path, PathBuf};
 use nix::errno::Errno;
 use nix::unistd::{AccessFlags, access};
 
+use crate::invocation::ShellWork;
 use crate::policy::{Allowed, Origin};
+
+pub mod start_files;
 
 /// Proof that a run was allowed.
 #[derive(Debug)]
@@ -74,6 +77,34 @@ pub struct Plan {
     pub program: OsString,
     pub argv: Vec<OsString>,
     pub kind: PlanKind,
+    /// Environment variables taken out before the exec ([`START_UP_VARIABLES`] when the
+    /// shell starts clean, none otherwise).
+    pub unset: &'static [&'static str],
+}
+
+/// The plan for the real shell at `shell`, called `argv0`, with the caller's `args`
+/// (operands from `operands_at`): for a command or a script it starts without any
+/// start-up file ([`start_files`]); a session starts as asked. Err says why gate cannot
+/// start this shell so.
+pub fn shell_plan(
+    shell: PathBuf,
+    argv0: &OsStr,
+    args: &[OsString],
+    operands_at: usize,
+    work: &ShellWork,
+) -> Result<Plan, String> {
+    let family = start_files::Family::of(&shell);
+    let argv = start_files::argv(family, argv0, args, operands_at, work)?;
+    let unset = match work {
+        ShellWork::Session | ShellWork::Info => &[][..],
+        ShellWork::Command(_) | ShellWork::Script(_) => start_files::START_UP_VARIABLES,
+    };
+    Ok(Plan {
+        program: shell.into_os_string(),
+        argv,
+        kind: PlanKind::Shell,
+        unset,
+    })
 }
 
 /// An exec that did not happen. The caller turns it into an exit status.
@@ -141,6 +172,16 @@ pub fn exec(plan: Plan, _permit: Permit) -> ExecError {
             // SAFETY: gate is single-threaded (it starts no threads), so nothing reads
             // the environment concurrently; and it execs right after.
             unsafe { std::env::set_var("PATH", stripped) };
+        }
+    }
+    for name in plan.unset {
+        if std::env::var_os(name).is_some() {
+            tracing::debug!(
+                name,
+                "taken out of the environment: it names a start-up file"
+            );
+            // SAFETY: as above, single-threaded and right before exec.
+            unsafe { std::env::remove_var(name) };
         }
     }
     let program = match plan.kind {

@@ -50,7 +50,7 @@ const SHELL_LONG_OPTIONS: &[&str] = &[
     "--version",
     "--wordexp",
 ];
-const SHELL_LONG_OPTIONS_WITH_VALUE: &[&str] = &["--rcfile", "--init-file"];
+pub const SHELL_LONG_OPTIONS_WITH_VALUE: &[&str] = &["--rcfile", "--init-file"];
 
 /// How gate was called.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,6 +113,10 @@ pub enum Target {
     Shell {
         args: Vec<OsString>,
         work: ShellWork,
+        /// Where the operands start in `args`: before it the option section (with its
+        /// `--` or `-` when there is one), from it the command or script and its
+        /// arguments.
+        operands_at: usize,
     },
     /// `gate -- PROGRAM ARGS…`: exec the program directly, no shell.
     Program { argv: Vec<OsString> },
@@ -289,6 +293,7 @@ fn parse_run(args: Vec<OsString>, gate: &mut GateArgs) -> Result<Action, UsageEr
     if let Target::Shell {
         args,
         work: ShellWork::Session,
+        ..
     } = &target
     {
         // `gate -h` alone is someone looking for help, not a shell with hashall.
@@ -665,9 +670,11 @@ fn parse_shell_args(
         .is_some_and(|m| m.gate.help || m.gate.version)
     {
         // Help wins over whatever else is wrong with the arguments.
+        let operands_at = shell_args.len();
         return Ok(Target::Shell {
             args: shell_args,
             work: ShellWork::Session,
+            operands_at,
         });
     }
     let work = if command_flag {
@@ -687,10 +694,12 @@ fn parse_shell_args(
     } else {
         ShellWork::Script(operands.clone())
     };
+    let operands_at = shell_args.len();
     shell_args.extend(operands);
     Ok(Target::Shell {
         args: shell_args,
         work,
+        operands_at,
     })
 }
 
@@ -791,10 +800,17 @@ mod tests {
         }
     }
 
+    /// The target for `args`; the operands start at the command, or at the script.
     fn shell(args: &[&str], work: ShellWork) -> Target {
+        let operands_at = match &work {
+            ShellWork::Command(c) => args.iter().position(|a| OsStr::new(a) == c).unwrap(),
+            ShellWork::Script(operands) => args.len() - operands.len(),
+            ShellWork::Session | ShellWork::Info => args.len(),
+        };
         Target::Shell {
             args: os(args),
             work,
+            operands_at,
         }
     }
 
@@ -847,7 +863,7 @@ mod tests {
             &["gate", "--rcfile", "x", "-c", "ls -l"],
         ] {
             let t = run_target(form);
-            let Target::Shell { args, work } = t else {
+            let Target::Shell { args, work, .. } = t else {
                 panic!()
             };
             assert_eq!(work, cmd("ls -l"), "{form:?}");
@@ -856,6 +872,24 @@ mod tests {
                 os(&form[1..]),
                 "shell args are passed unchanged: {form:?}"
             );
+        }
+    }
+
+    #[test]
+    fn the_operands_start_after_the_option_section() {
+        for (form, at) in [
+            (&["gate", "-c", "ls", "-l"][..], 1),
+            (&["gate", "-o", "-c", "-lc", "ls"], 3),
+            (&["gate", "--rcfile", "-l", "-c", "ls"], 3),
+            (&["gate", "-c", "--", "ls", "--"], 2),
+            (&["bash", "-", "-x"], 1),
+            (&["bash", "-e", "build.sh", "-c"], 1),
+            (&["bash", "-l"], 1),
+        ] {
+            let Target::Shell { operands_at, .. } = run_target(form) else {
+                panic!()
+            };
+            assert_eq!(operands_at, at, "{form:?}");
         }
     }
 
@@ -985,7 +1019,7 @@ mod tests {
             &["gate", "-s"],
             &["gate", "-s", "arg1", "arg2"],
         ] {
-            let Target::Shell { args, work } = run_target(form) else {
+            let Target::Shell { args, work, .. } = run_target(form) else {
                 panic!()
             };
             assert_eq!(work, ShellWork::Session, "{form:?}");

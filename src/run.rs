@@ -688,8 +688,13 @@ fn plan(inv: &Invocation, target: &Target, settings: &Settings) -> Result<Plan, 
             program: argv[0].clone(),
             argv: argv.clone(),
             kind: PlanKind::Program,
+            unset: &[],
         }),
-        Target::Shell { args, .. } => {
+        Target::Shell {
+            args,
+            work,
+            operands_at,
+        } => {
             let (shell, argv0) = match &inv.personality {
                 Personality::Shim { name } => {
                     let path_var = var("PATH");
@@ -706,14 +711,7 @@ fn plan(inv: &Invocation, target: &Target, settings: &Settings) -> Result<Plan, 
                     (shell, argv0)
                 }
             };
-            let mut argv = Vec::with_capacity(args.len() + 1);
-            argv.push(argv0);
-            argv.extend(args.iter().cloned());
-            Ok(Plan {
-                program: shell.into_os_string(),
-                argv,
-                kind: PlanKind::Shell,
-            })
+            exec::shell_plan(shell, &argv0, args, *operands_at, work)
         }
     }
 }

@@ -248,6 +248,9 @@ fn the_program_gets_exactly_the_environment_gate_was_given() {
         .gate()
         .env("GATE_TEST_MARKER", "a value with spaces = and more")
         .env("EMPTY_ONE", "")
+        // A program is not a shell: these stay (a shell command loses them, below).
+        .env("BASH_ENV", "/nonexistent/bash-env")
+        .env("ENV", "/nonexistent/env")
         .args(FULL)
         .args(["--", "env"])
         .run();
@@ -270,6 +273,8 @@ fn the_program_gets_exactly_the_environment_gate_was_given() {
         ("LC_ALL", "C".into()),
         ("GATE_TEST_MARKER", "a value with spaces = and more".into()),
         ("EMPTY_ONE", String::new()),
+        ("BASH_ENV", "/nonexistent/bash-env".into()),
+        ("ENV", "/nonexistent/env".into()),
     ] {
         expected.insert(k.into(), v);
     }
@@ -289,6 +294,29 @@ fn the_shell_command_sees_the_callers_variables() {
         .run()
         .assert_code(0)
         .assert_stdout("bar baz");
+}
+
+#[test]
+fn the_shell_command_runs_without_the_variables_that_name_start_up_files() {
+    // BASH_ENV and ENV name a file the shell would source before the command (see
+    // tests/rc_files.rs); the command and the shells it starts do not see them.
+    let env = TestEnv::new();
+    for shell in ["bash", "sh"] {
+        env.gate()
+            .env("FOO", "bar")
+            .env("BASH_ENV", "/nonexistent/bash-env")
+            .env("ENV", "/nonexistent/env")
+            .args(FULL)
+            .arg("--shell")
+            .arg(require_program(shell))
+            .args([
+                "-c",
+                "printf '%s|%s|%s' \"$FOO\" \"${BASH_ENV-unset}\" \"${ENV-unset}\"",
+            ])
+            .run()
+            .assert_code(0)
+            .assert_stdout("bar|unset|unset");
+    }
 }
 
 #[test]

@@ -1588,10 +1588,11 @@ fn continue_dev(m: &Machine, shell: &Path, command: &str) -> Proc {
         .stdin(In::OpenPipe)
 }
 
-/// `$SHELL -l -c CMD`: gate judges CMD and runs it in a login shell (which reads
-/// /etc/profile and the empty HOME's nothing), through the shim and through gate itself.
+/// `$SHELL -l -c CMD`: gate judges CMD and runs it, through the shim and through gate
+/// itself, in a shell that is not a login shell: a login shell would read
+/// `~/.bash_profile` before CMD, a file the model can write (tests/rc_files.rs).
 #[test]
-fn continue_runs_a_login_shell() {
+fn continue_runs_its_login_form_without_a_login_shell() {
     let m = Machine::new(User::Current);
     m.config(&CODEX_CONFIG.replace(
         r#"allow = ["echo hello"]"#,
@@ -1602,7 +1603,7 @@ fn continue_runs_a_login_shell() {
     for shell in [m.shim("bash"), m.gate()] {
         continue_dev(&m, &shell, "shopt -q login_shell")
             .run()
-            .code(0)
+            .code(1)
             .stderr_empty();
         continue_dev(&m, &shell, "echo hello")
             .run()
@@ -1615,13 +1616,14 @@ fn continue_runs_a_login_shell() {
         out.refused().stderr_has("ask first");
         assert_missing(&m.t.file("continue-denied"), &out);
     }
-    // The control: the same login check is false for a plain `-c`.
-    m.process(m.shim("bash"))
-        .arg0(m.shim("bash"))
-        .args(["-c", "shopt -q login_shell"])
+    // The control: the same check finds a login shell in the real bash started so.
+    let bash = require_program("bash");
+    m.process(&bash)
+        .arg0(&bash)
+        .args(["-l", "-c", "shopt -q login_shell"])
         .detached()
         .run()
-        .code(1);
+        .code(0);
     assert_eq!(fs::read_dir(&m.t.home).unwrap().count(), 0, "HOME is empty");
 }
 

@@ -365,6 +365,9 @@ impl Default for TestEnv {
 pub enum Input {
     Null,
     Bytes(Vec<u8>),
+    /// One end of a Unix socket pair, as Node hosts give their children (the other end
+    /// is closed once gate has started).
+    Socket,
 }
 
 /// A gate invocation being built: a thin wrapper over [`Command`] with isolation.
@@ -419,6 +422,12 @@ impl Gate {
 
     pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Self {
         self.stdin = Input::Bytes(bytes.into());
+        self
+    }
+
+    /// Standard input a Unix socket, not a pipe or a file.
+    pub fn stdin_socket(mut self) -> Self {
+        self.stdin = Input::Socket;
         self
     }
 
@@ -543,10 +552,17 @@ impl Gate {
     pub fn spawn(self) -> Running {
         let description = self.describe();
         let mut command = self.command();
+        let mut socket_peer = None;
         command
             .stdin(match self.stdin {
                 Input::Null => Stdio::null(),
                 Input::Bytes(_) => Stdio::piped(),
+                Input::Socket => {
+                    let (ours, theirs) =
+                        std::os::unix::net::UnixStream::pair().expect("cannot make a socket pair");
+                    socket_peer = Some(ours);
+                    Stdio::from(std::os::fd::OwnedFd::from(theirs))
+                }
             })
             .stdout(Stdio::piped());
         if self.stderr_unread {
@@ -563,6 +579,9 @@ impl Gate {
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {description}: {e}"));
         let pid = child.id();
+        // The child has its end: a read then sees the end of the input.
+        drop(socket_peer);
+        drop(command);
         if let Input::Bytes(bytes) = self.stdin {
             let mut stdin = child.stdin.take().unwrap();
             // A command that does not read its input closes the pipe early: not an error.

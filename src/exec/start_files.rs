@@ -1,0 +1,428 @@
+//! How the real shell is started so that it runs the judged command and nothing before
+//! it: none of the start-up files (`~/.bashrc`, `~/.profile`, `~/.zshenv`, `$BASH_ENV`,
+//! `$ENV` …) that a shell reads on its own.
+//!
+//! Each of those files is one the model can write (with the agent's own edit tool, or
+//! through an earlier approved command), and a shell reads them in forms the agents use
+//! every day, measured with strace on Debian 12 (bash 5.2, dash 0.5.12, zsh 5.9,
+//! fish 3.6):
+//!
+//! | form | reads |
+//! |---|---|
+//! | `bash -c`, stdin a socket (Node hosts) or `SSH_CLIENT` set, `SHLVL` unset or 0 | `~/.bashrc` |
+//! | `bash -i -c` | `~/.bashrc` |
+//! | `bash -lc`, `-l -c`, `--login -c`, argv0 `-bash` | `/etc/profile`, `~/.bash_profile` (or `~/.bash_login`, `~/.profile`); `~/.bash_logout` on `exit`, even with `--noprofile` |
+//! | `bash -c` and a script, non-interactive | `$BASH_ENV` |
+//! | `zsh -c` | `~/.zshenv`; with `-l` also `~/.zprofile`, `~/.zlogin`; with `-i` `~/.zshrc` |
+//! | `sh -lc` (dash), argv0 `-sh` | `/etc/profile`, `~/.profile` |
+//! | `sh -i -c` (dash, bash as `sh`) | `$ENV` |
+//! | `fish -c` | `~/.config/fish/config.fish`, `conf.d`, and functions it autoloads |
+//!
+//! So gate starts every shell that runs a command or a script the same way, by family:
+//! not as a login shell (`-l` and `--login` are taken out of the option section, and a
+//! leading `-` out of argv0), with `BASH_ENV` and `ENV` taken out of the environment,
+//! and with the shell's own switch for "no start-up files": bash `--norc` (first: bash
+//! takes long options only before the others), zsh `-f` (`NO_RCS`, last, after any
+//! option of the caller's that could turn it back; zsh then reads only the root-owned
+//! `/etc/zsh/zshenv`), fish `--no-config`. The command, `NAME` and the arguments are
+//! not touched; when argv0 loses its `-` and there is no `NAME`, the old argv0 is given
+//! as `NAME`, so that `$0` stays what it was.
+//!
+//! A session (a shell with no command) is started as the caller asked, start-up files
+//! and all: what it runs comes from its input, which gate does not judge, so its
+//! start-up files add nothing to what was approved, and a person who uses gate as a
+//! login shell keeps their prompt and aliases.
+
+#![forbid(unsafe_code)]
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::Path;
+
+use crate::invocation::{SHELL_LONG_OPTIONS_WITH_VALUE, ShellWork};
+
+/// The environment variables that name a file a shell sources when it starts: bash's
+/// `BASH_ENV` (every non-interactive bash), `ENV` (interactive POSIX shells, bash in
+/// POSIX mode). Even when a person set them, the file they name is one the model can
+/// write, so a clean start takes them out.
+pub const START_UP_VARIABLES: &[&str] = &["BASH_ENV", "ENV"];
+
+/// A shell family: what its start-up files are and how to start it without them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// bash, also as `sh` or `rbash`: `--norc`, not a login shell.
+    Bash,
+    /// zsh: `-f`, not a login shell (zsh as `sh` reads `~/.profile` despite `-f`).
+    Zsh,
+    /// dash, ash, busybox, and a `sh` that is none of the others: not a login shell
+    /// (an interactive one then reads only `$ENV`).
+    Posix,
+    /// fish: `--no-config` (login or not, it then reads nothing of the user's).
+    Fish,
+    /// Any other shell (ksh, mksh, yash …), whose start-up files gate has not measured:
+    /// not a login shell, and never an interactive one (ksh and mksh read `~/.kshrc` or
+    /// `~/.mkshrc` then, without `$ENV`).
+    Other,
+}
+
+impl Family {
+    /// The family of the shell at `path`, by the name of the program it is once
+    /// symbolic links are followed (`/bin/sh` is dash on Debian, bash on Fedora).
+    pub fn of(path: &Path) -> Family {
+        let real = std::fs::canonicalize(path).ok();
+        let program = real.as_deref().unwrap_or(path);
+        Family::named(program.file_name().unwrap_or(program.as_os_str()))
+    }
+
+    /// The family of a program called `name`: `bash`, `bash5.2`, `zsh-5.9` …
+    pub fn named(name: &OsStr) -> Family {
+        let name = name.as_bytes();
+        let is = |family: &str| {
+            name.strip_prefix(family.as_bytes()).is_some_and(|rest| {
+                rest.iter()
+                    .all(|&b| b.is_ascii_digit() || b == b'.' || b == b'-')
+            })
+        };
+        if is("bash") || is("rbash") {
+            Family::Bash
+        } else if is("zsh") || is("rzsh") {
+            Family::Zsh
+        } else if is("dash") || is("ash") || is("busybox") || is("sh") {
+            Family::Posix
+        } else if is("fish") {
+            Family::Fish
+        } else {
+            Family::Other
+        }
+    }
+
+    fn drops_login(self) -> bool {
+        self != Family::Fish
+    }
+}
+
+/// The real shell's whole argv (argv0 first) for `args`, as [`crate::invocation`]
+/// parsed them (`operands_at`: where the command or script starts), so that the shell
+/// reads no start-up file before `work`. A session, and `--version`, keep the caller's
+/// argv as it is. Err says why gate cannot start this shell that way.
+pub fn argv(
+    family: Family,
+    argv0: &OsStr,
+    args: &[OsString],
+    operands_at: usize,
+    work: &ShellWork,
+) -> Result<Vec<OsString>, String> {
+    let as_asked = || {
+        let mut argv = Vec::with_capacity(args.len() + 1);
+        argv.push(argv0.to_owned());
+        argv.extend(args.iter().cloned());
+        argv
+    };
+    if matches!(work, ShellWork::Session | ShellWork::Info) {
+        return Ok(as_asked());
+    }
+    let (options, operands) = args.split_at(operands_at.min(args.len()));
+    let section = OptionSection::read(options, family.drops_login());
+    if family == Family::Other && section.interactive {
+        let name = Path::new(argv0)
+            .file_name()
+            .unwrap_or(argv0)
+            .to_string_lossy();
+        let name = name.trim_start_matches('-');
+        return Err(format!(
+            "{name} cannot be started as an interactive shell (-i) without the start-up \
+             files it then reads, which the model could have written; leave out -i, or use \
+             bash, zsh, dash or fish"
+        ));
+    }
+    let mut options = section.kept;
+    match family {
+        Family::Bash if !options.iter().any(|o| o == "--norc") => {
+            options.insert(0, "--norc".into());
+        }
+        Family::Zsh => options.insert(section.end, "-f".into()),
+        Family::Fish if !options.iter().any(|o| o == "--no-config" || o == "-N") => {
+            options.insert(0, "--no-config".into());
+        }
+        _ => {}
+    }
+    let login_argv0 = family.drops_login() && argv0.as_bytes().starts_with(b"-");
+    let mut argv = Vec::with_capacity(args.len() + 3);
+    argv.push(if login_argv0 {
+        OsString::from_vec(argv0.as_bytes()[1..].to_vec())
+    } else {
+        argv0.to_owned()
+    });
+    argv.extend(options);
+    argv.extend(operands.iter().cloned());
+    // `sh -c COMMAND` without NAME sets $0 to argv0: keep it the caller's.
+    if login_argv0 && matches!(work, ShellWork::Command(_)) && operands.len() == 1 {
+        argv.push(argv0.to_owned());
+    }
+    Ok(argv)
+}
+
+/// The option section, read as the shell reads it: the option letters, the values of
+/// `-o`/`-O` and of `--rcfile`, and the end marker.
+struct OptionSection {
+    /// The options, with the login options left out when asked to.
+    kept: Vec<OsString>,
+    /// Where in `kept` an option may be added last: before the `--` or `-` that ends
+    /// the section, or at its end.
+    end: usize,
+    /// `-i` was given.
+    interactive: bool,
+}
+
+impl OptionSection {
+    fn read(options: &[OsString], drop_login: bool) -> OptionSection {
+        let mut kept = Vec::with_capacity(options.len());
+        let mut end = None;
+        let mut interactive = false;
+        let mut values = 0;
+        for arg in options {
+            let bytes = arg.as_bytes();
+            if values > 0 {
+                values -= 1;
+                kept.push(arg.clone());
+                continue;
+            }
+            if bytes == b"--" || bytes == b"-" {
+                end.get_or_insert(kept.len());
+                kept.push(arg.clone());
+                continue;
+            }
+            if bytes.starts_with(b"--") {
+                if drop_login && bytes == b"--login" {
+                    continue;
+                }
+                if SHELL_LONG_OPTIONS_WITH_VALUE
+                    .iter()
+                    .any(|o| o.as_bytes() == bytes)
+                {
+                    values = 1;
+                }
+                kept.push(arg.clone());
+                continue;
+            }
+            let letters = bytes.get(1..).unwrap_or_default();
+            values = letters.iter().filter(|&&b| b == b'o' || b == b'O').count();
+            if bytes.first() != Some(&b'-') {
+                // `+o name`, `+e`: turning options off never reads a file.
+                kept.push(arg.clone());
+                continue;
+            }
+            interactive |= letters.contains(&b'i');
+            if drop_login && letters.contains(&b'l') {
+                let rest: Vec<u8> = letters.iter().copied().filter(|&b| b != b'l').collect();
+                if !rest.is_empty() {
+                    let mut cluster = b"-".to_vec();
+                    cluster.extend(rest);
+                    kept.push(OsString::from_vec(cluster));
+                }
+                continue;
+            }
+            kept.push(arg.clone());
+        }
+        let end = end.unwrap_or(kept.len());
+        OptionSection {
+            kept,
+            end,
+            interactive,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(list: &[&str]) -> Vec<OsString> {
+        list.iter().map(OsString::from).collect()
+    }
+
+    /// The argv for a `-c` call whose command is at `at`.
+    fn clean(family: Family, argv0: &str, args: &[&str], at: usize) -> Vec<OsString> {
+        let work = ShellWork::Command(args[at].into());
+        argv(family, OsStr::new(argv0), &os(args), at, &work).unwrap()
+    }
+
+    #[test]
+    fn families_are_named_by_the_program() {
+        for (name, family) in [
+            ("bash", Family::Bash),
+            ("bash5.2", Family::Bash),
+            ("rbash", Family::Bash),
+            ("zsh", Family::Zsh),
+            ("zsh-5.9", Family::Zsh),
+            ("dash", Family::Posix),
+            ("sh", Family::Posix),
+            ("busybox", Family::Posix),
+            ("fish", Family::Fish),
+            ("ksh", Family::Other),
+            ("mksh", Family::Other),
+            ("bashful", Family::Other),
+            ("gate", Family::Other),
+        ] {
+            assert_eq!(Family::named(OsStr::new(name)), family, "{name}");
+        }
+        // /bin/sh is whatever it links to.
+        let dir = tempfile::tempdir().unwrap();
+        let sh = dir.path().join("sh");
+        std::os::unix::fs::symlink("/bin/bash", &sh).unwrap();
+        assert_eq!(Family::of(&sh), Family::Bash);
+        assert_eq!(Family::of(Path::new("/nonexistent/zsh")), Family::Zsh);
+    }
+
+    #[test]
+    fn bash_starts_with_norc_first_and_without_login() {
+        assert_eq!(
+            clean(Family::Bash, "bash", &["-c", "ls"], 1),
+            os(&["bash", "--norc", "-c", "ls"])
+        );
+        assert_eq!(
+            clean(Family::Bash, "bash", &["-lc", "ls"], 1),
+            os(&["bash", "--norc", "-c", "ls"])
+        );
+        assert_eq!(
+            clean(Family::Bash, "bash", &["-l", "-c", "ls", "name", "-l"], 2),
+            os(&["bash", "--norc", "-c", "ls", "name", "-l"]),
+            "a `-l` among the operands is NAME or an argument, and stays"
+        );
+        assert_eq!(
+            clean(Family::Bash, "bash", &["--login", "-i", "-c", "ls"], 2),
+            os(&["bash", "--norc", "-i", "-c", "ls"])
+        );
+        assert_eq!(
+            clean(Family::Bash, "bash", &["-c", "-l", "ls"], 2),
+            os(&["bash", "--norc", "-c", "ls"])
+        );
+        assert_eq!(
+            clean(Family::Bash, "bash", &["-eil", "-c", "ls"], 2),
+            os(&["bash", "--norc", "-ei", "-c", "ls"])
+        );
+    }
+
+    #[test]
+    fn option_values_are_never_taken_for_options() {
+        assert_eq!(
+            clean(Family::Bash, "bash", &["-o", "-l", "-c", "ls"], 3),
+            os(&["bash", "--norc", "-o", "-l", "-c", "ls"])
+        );
+        assert_eq!(
+            clean(
+                Family::Bash,
+                "bash",
+                &["--rcfile", "-l", "-lO", "extglob", "-c", "ls"],
+                5
+            ),
+            os(&[
+                "bash", "--norc", "--rcfile", "-l", "-O", "extglob", "-c", "ls"
+            ])
+        );
+    }
+
+    #[test]
+    fn norc_the_caller_gave_is_not_given_twice() {
+        assert_eq!(
+            clean(
+                Family::Bash,
+                "bash",
+                &["--norc", "--noprofile", "-lc", "ls"],
+                3
+            ),
+            os(&["bash", "--norc", "--noprofile", "-c", "ls"])
+        );
+    }
+
+    #[test]
+    fn a_login_argv0_loses_its_dash_and_dollar_zero_stays() {
+        assert_eq!(
+            clean(Family::Bash, "-bash", &["-c", "echo $0"], 1),
+            os(&["bash", "--norc", "-c", "echo $0", "-bash"])
+        );
+        assert_eq!(
+            clean(Family::Posix, "-sh", &["-c", "echo $0", "name", "1"], 1),
+            os(&["sh", "-c", "echo $0", "name", "1"])
+        );
+        let script = ShellWork::Script(os(&["x.sh"]));
+        assert_eq!(
+            argv(Family::Posix, OsStr::new("-sh"), &os(&["x.sh"]), 0, &script).unwrap(),
+            os(&["sh", "x.sh"])
+        );
+    }
+
+    #[test]
+    fn zsh_gets_f_last_before_the_end_of_the_options() {
+        assert_eq!(
+            clean(Family::Zsh, "zsh", &["-c", "ls"], 1),
+            os(&["zsh", "-c", "-f", "ls"])
+        );
+        assert_eq!(
+            clean(Family::Zsh, "zsh", &["+f", "-lc", "ls"], 2),
+            os(&["zsh", "+f", "-c", "-f", "ls"])
+        );
+        assert_eq!(
+            clean(Family::Zsh, "zsh", &["-c", "--", "ls", "a"], 2),
+            os(&["zsh", "-c", "-f", "--", "ls", "a"])
+        );
+        assert_eq!(
+            clean(Family::Zsh, "zsh", &["-o", "rcs", "-c", "ls"], 3),
+            os(&["zsh", "-o", "rcs", "-c", "-f", "ls"])
+        );
+    }
+
+    #[test]
+    fn posix_shells_are_started_as_non_login_shells() {
+        assert_eq!(
+            clean(Family::Posix, "sh", &["-lc", "ls"], 1),
+            os(&["sh", "-c", "ls"])
+        );
+        assert_eq!(
+            clean(Family::Posix, "sh", &["-i", "-c", "ls"], 2),
+            os(&["sh", "-i", "-c", "ls"])
+        );
+    }
+
+    #[test]
+    fn fish_gets_no_config_and_keeps_its_login() {
+        assert_eq!(
+            clean(Family::Fish, "-fish", &["-l", "-c", "ls"], 2),
+            os(&["-fish", "--no-config", "-l", "-c", "ls"])
+        );
+        assert_eq!(
+            clean(Family::Fish, "fish", &["-N", "-c", "ls"], 2),
+            os(&["fish", "-N", "-c", "ls"])
+        );
+    }
+
+    #[test]
+    fn another_shell_is_never_started_interactive() {
+        let work = ShellWork::Command("ls".into());
+        let err = argv(
+            Family::Other,
+            OsStr::new("ksh"),
+            &os(&["-ic", "ls"]),
+            1,
+            &work,
+        );
+        assert!(
+            err.unwrap_err()
+                .starts_with("ksh cannot be started as an interactive shell")
+        );
+        assert_eq!(
+            clean(Family::Other, "-ksh", &["-lc", "ls"], 1),
+            os(&["ksh", "-c", "ls", "-ksh"])
+        );
+    }
+
+    #[test]
+    fn sessions_and_version_start_as_asked() {
+        for work in [ShellWork::Session, ShellWork::Info] {
+            assert_eq!(
+                argv(Family::Bash, OsStr::new("-bash"), &os(&["-l"]), 1, &work).unwrap(),
+                os(&["-bash", "-l"])
+            );
+        }
+    }
+}
