@@ -197,6 +197,16 @@ impl Env {
         self.at("full")
     }
 
+    /// `program`, run as the test's user by the test itself, not by gate: the control
+    /// for what every command gate runs gives up at every level (setuid, ptrace of
+    /// processes outside, mounting; see src/sandbox/mark.rs).
+    fn unmarked(&self, program: &str) -> Gate {
+        self.t
+            .gate()
+            .user(self.user)
+            .program(require_program(program))
+    }
+
     /// The environment gate gets from [`TestEnv::gate`], for processes that start gate
     /// themselves (tmux).
     fn variables(&self) -> Vec<(OsString, OsString)> {
@@ -1325,7 +1335,7 @@ for_each_user! {
         let secret = unique("gate-test-secret");
         let outsider = Outsider::start(user, &[("GATE_TEST_SECRET", secret.as_str())]);
         let read = format!("tr '\\0' '\\n' < /proc/{}/environ", outsider.pid());
-        sh(env.full(), &read, &[]).assert_stdout_contains(&secret);
+        sh(env.unmarked("sh"), &read, &[]).assert_stdout_contains(&secret);
         let out = sh(env.safe(), &read, &[]);
         assert!(
             !out.stdout().contains(&secret),
@@ -1540,8 +1550,9 @@ fn x32_system_calls_are_refused() {
 }
 
 /// Root inside the sandbox cannot mount, set the hostname (set to its current value, so
-/// that nothing changes if it wrongly works) or chroot; the control does all three at
-/// level full, unmounting at once. Run as another user, the control shows the user
+/// that nothing changes if it wrongly works) or chroot; the control does all three
+/// outside gate, unmounting at once (at level full a command cannot mount either: see
+/// tests/approver_reach.rs). Run as another user, the control shows the user
 /// cannot anyway, and the test checks the sandbox's answer (EPERM).
 #[test]
 fn root_cannot_mount_set_the_hostname_or_chroot() {
@@ -1587,10 +1598,10 @@ fn root_cannot_mount_set_the_hostname_or_chroot() {
     };
     for (name, code) in calls {
         expect(
-            env.full(),
+            env.unmarked("env"),
             &code,
             control,
-            &format!("control: {name} at level full"),
+            &format!("control: {name} outside gate"),
         );
         assert!(!mounted(), "control: the tmpfs should be unmounted");
         expect(
@@ -1643,11 +1654,12 @@ fn root_cannot_override_file_permissions() {
 }
 
 /// A setuid-root program gains nothing in the sandbox (no_new_privs): run by uid 65534,
-/// a setuid-root copy of `id` says the effective uid is 65534, where at level full it
-/// says 0 (the control).
+/// a setuid-root copy of `id` says the effective uid is 65534, where run by the test
+/// itself it says 0 (the control; at level full it gains nothing either, see
+/// tests/approver_reach.rs).
 ///
 /// Only root can make a setuid-root file. Run as another user, the test checks what
-/// makes setuid powerless instead: NoNewPrivs is 1 in the sandbox (and 0 at level full,
+/// makes setuid powerless instead: NoNewPrivs is 1 in the sandbox (and 0 outside gate,
 /// unless the test itself already runs with no_new_privs).
 #[test]
 fn a_setuid_program_gains_nothing() {
@@ -1663,23 +1675,33 @@ fn a_setuid_program_gains_nothing() {
         std::os::unix::fs::chown(&copy, Some(0), Some(0)).unwrap();
         fs::set_permissions(&copy, fs::Permissions::from_mode(0o4755)).unwrap();
         let run = |level: &str| env.at(level).arg("--").arg(&copy).arg("-u").run();
-        run("full").assert_code(0).assert_stdout("0\n");
+        env.unmarked("env")
+            .arg("--")
+            .arg(&copy)
+            .arg("-u")
+            .run()
+            .assert_code(0)
+            .assert_stdout("0\n");
         run("safe")
             .assert_code(0)
             .assert_stdout(&format!("{NOBODY}\n"));
     } else {
         let env = Env::new(User::Current);
-        let nnp = |level: &str| {
-            let out = sh(env.at(level), "grep NoNewPrivs /proc/self/status", &[]);
+        let nnp = |gate: Gate| {
+            let out = sh(gate, "grep NoNewPrivs /proc/self/status", &[]);
             status_fields(&out.stdout())
                 .get("NoNewPrivs")
                 .cloned()
                 .unwrap_or_default()
         };
-        assert_eq!(nnp("safe"), "1", "no_new_privs in the sandbox");
+        assert_eq!(nnp(env.safe()), "1", "no_new_privs in the sandbox");
         let own = fs::read_to_string("/proc/self/status").unwrap();
         if status_fields(&own).get("NoNewPrivs").map(String::as_str) == Some("0") {
-            assert_eq!(nnp("full"), "0", "control: no_new_privs at level full");
+            assert_eq!(
+                nnp(env.unmarked("sh")),
+                "0",
+                "control: no_new_privs outside gate"
+            );
         }
     }
 }

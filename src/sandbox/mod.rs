@@ -24,6 +24,7 @@
 
 mod caps;
 mod landlock;
+pub mod mark;
 mod probe;
 mod seccomp;
 pub mod spec;
@@ -33,6 +34,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
+pub use mark::{Mark, MarkError};
 pub use probe::{Kernel, probe};
 
 /// What the network may do inside the sandbox.
