@@ -33,7 +33,6 @@ use std::os::unix::net::{SocketAddr, UnixDatagram, UnixListener};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -63,41 +62,6 @@ fn unique(prefix: &str) -> String {
 /// Whether a process started as `user` is root.
 fn is_root(user: User) -> bool {
     uid_of(user) == 0
-}
-
-/// Every user can execute `path`: it and each directory above it are open to others.
-fn usable_by_everyone(path: &Path) -> bool {
-    let Ok(real) = path.canonicalize() else {
-        return false;
-    };
-    let Ok(meta) = fs::metadata(&real) else {
-        return false;
-    };
-    meta.is_file()
-        && meta.permissions().mode() & 0o001 != 0
-        && real
-            .ancestors()
-            .skip(1)
-            .all(|dir| fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
-}
-
-/// A python3 that uid 65534 can run too (a python3 under /root, e.g. a pyenv shim, is
-/// skipped). Used for everything a shell cannot do: sockets, ioctls, raw system calls.
-fn python3() -> &'static Path {
-    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
-    PYTHON.get_or_init(|| {
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        std::env::split_paths(&path)
-            .chain(["/usr/local/bin", "/usr/bin", "/bin"].map(PathBuf::from))
-            .map(|dir| dir.join("python3"))
-            .find(|candidate| usable_by_everyone(candidate))
-            .unwrap_or_else(|| {
-                panic!(
-                    "these tests need a python3 that every user can run (uid {NOBODY} too); \
-                     none was found on PATH or in /usr/bin"
-                )
-            })
-    })
 }
 
 /// Remove a file or directory tree when dropped: for files a control (or a sandbox that
