@@ -98,33 +98,49 @@ impl Drop for Killed {
     }
 }
 
-/// A running `gate serve` on the default socket of a fresh runtime directory, killed if
-/// the test ends without stopping it.
+/// A running `gate serve` on the default socket of a fresh runtime directory (or, with
+/// no runtime directory, of the state directory), killed if the test ends without
+/// stopping it.
 struct Broker {
     running: Option<Running>,
     socket: PathBuf,
-    runtime: PathBuf,
+    /// XDG_RUNTIME_DIR; `None`: unset.
+    runtime: Option<PathBuf>,
     user: User,
+}
+
+/// Where the broker keeps its socket.
+#[derive(Clone, Copy)]
+enum BrokerDir {
+    /// `$XDG_RUNTIME_DIR/gate/`.
+    Runtime,
+    /// `$XDG_STATE_HOME/gate/run/`, with XDG_RUNTIME_DIR unset.
+    State,
 }
 
 impl Broker {
     fn start(env: &TestEnv, user: User) -> Broker {
-        Broker::start_in(env, user, runtime_dir(env, user))
+        Broker::start_in(env, user, Some(runtime_dir(env, user)))
     }
 
-    /// Start it in the runtime directory `runtime`.
-    fn start_in(env: &TestEnv, user: User, runtime: PathBuf) -> Broker {
-        let socket = runtime.join("gate/broker.sock");
-        let running = gate_in(env, user, &runtime)
-            .arg("serve")
-            .deadline(Duration::from_secs(300))
-            .spawn();
+    /// Start it with `runtime` as XDG_RUNTIME_DIR (`None`: unset).
+    fn start_in(env: &TestEnv, user: User, runtime: Option<PathBuf>) -> Broker {
+        let socket = match &runtime {
+            Some(dir) => dir.join("gate/broker.sock"),
+            None => env.state.join("gate/run/broker.sock"),
+        };
         let mut broker = Broker {
-            running: Some(running),
+            running: None,
             socket,
             runtime,
             user,
         };
+        let running = broker
+            .gate(env)
+            .arg("serve")
+            .deadline(Duration::from_secs(300))
+            .spawn();
+        broker.running = Some(running);
         let end = Instant::now() + WAIT;
         while !fs::symlink_metadata(&broker.socket).is_ok_and(|m| m.file_type().is_socket()) {
             if Instant::now() > end {
@@ -142,7 +158,10 @@ impl Broker {
     }
 
     fn gate(&self, env: &TestEnv) -> Gate {
-        gate_in(env, self.user, &self.runtime)
+        match &self.runtime {
+            Some(dir) => gate_in(env, self.user, dir),
+            None => env.gate().user(self.user).env_remove("XDG_RUNTIME_DIR"),
+        }
     }
 
     /// The open requests, as the test itself sees them with `gate pending --json`.
@@ -260,8 +279,16 @@ fn attack_words(env: &TestEnv, broker: &Broker, id: &str) -> Vec<String> {
 /// Start a request the test makes, let a command gate runs with `level_args` try to
 /// list, approve and deny it, and check that nothing happened; then the same script run
 /// by the test approves it (the control).
-fn the_command_cannot_answer_its_own_request(env: TestEnv, user: User, level_args: &[&str]) {
-    let broker = Broker::start(&env, user);
+fn the_command_cannot_answer_its_own_request(
+    env: TestEnv,
+    user: User,
+    dir: BrokerDir,
+    level_args: &[&str],
+) {
+    let broker = match dir {
+        BrokerDir::Runtime => Broker::start(&env, user),
+        BrokerDir::State => Broker::start_in(&env, user, None),
+    };
     let approved = env.file("approved");
     let requester = asking(broker.gate(&env), "touch approved").spawn();
     let id = broker.wait_pending(&env, "touch approved");
@@ -329,13 +356,19 @@ for_each_user! {
         the_command_cannot_answer_its_own_request(
             TestEnv::new(),
             user,
+            BrokerDir::Runtime,
             &["--level", "ask", "--allow", "sh"],
         );
     }
 
     /// The same at `full`.
     fn a_command_at_full_cannot_answer_its_own_request(user) {
-        the_command_cannot_answer_its_own_request(TestEnv::new(), user, &["--level", "full"]);
+        the_command_cannot_answer_its_own_request(
+            TestEnv::new(),
+            user,
+            BrokerDir::Runtime,
+            &["--level", "full"],
+        );
     }
 
     /// At `safe`, with the runtime directory under /tmp (where the sandbox cannot hide
@@ -346,6 +379,7 @@ for_each_user! {
         the_command_cannot_answer_its_own_request(
             env,
             user,
+            BrokerDir::Runtime,
             &["--level", "safe", "--unix-sockets"],
         );
     }
@@ -354,7 +388,12 @@ for_each_user! {
     fn a_sandboxed_command_cannot_answer_with_the_runtime_dir_in_tmp(user) {
         let env = TestEnv::new();
         assert!(env.root.starts_with("/tmp"), "{}", env.root.display());
-        the_command_cannot_answer_its_own_request(env, user, &["--level", "safe"]);
+        the_command_cannot_answer_its_own_request(
+            env,
+            user,
+            BrokerDir::Runtime,
+            &["--level", "safe"],
+        );
     }
 
     /// At `safe`, runtime directory outside /tmp (hidden by the sandbox), Unix sockets
@@ -363,6 +402,7 @@ for_each_user! {
         the_command_cannot_answer_its_own_request(
             TestEnv::new_in("/var/tmp"),
             user,
+            BrokerDir::Runtime,
             &["--level", "safe", "--unix-sockets"],
         );
     }
@@ -372,7 +412,22 @@ for_each_user! {
         the_command_cannot_answer_its_own_request(
             TestEnv::new_in("/var/tmp"),
             user,
+            BrokerDir::Runtime,
             &["--level", "safe"],
+        );
+    }
+
+    /// At `safe`, with no runtime directory and the state directory under /tmp (the
+    /// broker is then in `$XDG_STATE_HOME/gate/run`, which the sandbox cannot hide
+    /// there), Unix sockets allowed.
+    fn a_sandboxed_command_cannot_answer_with_the_state_dir_in_tmp_and_unix_sockets(user) {
+        let env = TestEnv::new();
+        assert!(env.state.starts_with("/tmp"), "{}", env.state.display());
+        the_command_cannot_answer_its_own_request(
+            env,
+            user,
+            BrokerDir::State,
+            &["--level", "safe", "--unix-sockets"],
         );
     }
 
@@ -585,7 +640,7 @@ for_each_user! {
         );
         assert!(!runtime.join("gate/broker.sock").exists(), "{}", out.report());
         // Control (and `Broker::start` checks the socket appears).
-        let broker = Broker::start_in(&env, user, runtime);
+        let broker = Broker::start_in(&env, user, Some(runtime));
         broker.stop().assert_code(0);
     }
 }
