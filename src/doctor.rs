@@ -11,7 +11,7 @@ use std::path::Path;
 use crate::approval::reach::{Reach, SocketState, TtyState};
 use crate::config::{self, Environment, Settings};
 use crate::invocation::{Invocation, SHIM_NAMES};
-use crate::sandbox::{self, Feature, Kernel};
+use crate::sandbox::{self, Feature, Kernel, Mark, mark};
 
 /// Landlock's features by ABI version, in words.
 const LANDLOCK_FEATURES: [(i32, &str); 7] = [
@@ -42,6 +42,73 @@ struct Report {
     /// Whether the safe level can be fully enforced here, and the sentence saying so.
     safe: Option<(bool, String)>,
     git_workspace: bool,
+    /// How the commands gate runs are marked on this kernel.
+    marking: Marking,
+}
+
+/// What marks the commands gate runs, and what that means here (see
+/// [`crate::sandbox::mark`]).
+struct Marking {
+    mark: Mark,
+    /// Yama's `ptrace_scope`, when Yama is there.
+    ptrace_scope: Option<u8>,
+    /// This process runs with no_new_privs itself: the approver tools refuse to run here.
+    here: bool,
+}
+
+impl Marking {
+    fn gather(kernel: &Kernel) -> Marking {
+        Marking {
+            mark: Mark::for_abi(kernel.landlock_abi),
+            ptrace_scope: mark::ptrace_scope(),
+            here: mark::this_process_marked(),
+        }
+    }
+
+    /// Whether commands are kept from tracing the broker and the person's processes: by
+    /// their Landlock domain, or by Yama (scope 1 and up: only descendants, or none).
+    fn ptrace_stopped(&self) -> bool {
+        self.mark == Mark::Domain || self.ptrace_scope.is_some_and(|s| s >= 1)
+    }
+
+    fn commands(&self, kernel: &Kernel) -> String {
+        let yama = match self.ptrace_scope {
+            Some(scope) => format!("Yama's ptrace_scope is {scope}"),
+            None => "no Yama".to_owned(),
+        };
+        match self.mark {
+            Mark::Domain => format!(
+                "every command gate runs gets no_new_privs and a Landlock domain: it cannot \
+                 answer requests, gain privileges through setuid programs, or trace or read \
+                 the memory of the broker, the agent or your other processes ({yama})"
+            ),
+            Mark::NoNewPrivsOnly if self.ptrace_stopped() => format!(
+                "every command gate runs gets no_new_privs only (Landlock ABI {}; a domain needs \
+                 ABI {}): it cannot answer requests or gain privileges through setuid programs, \
+                 and {yama}, so it cannot trace the broker or your other processes either",
+                kernel.landlock_abi,
+                mark::DOMAIN_ABI
+            ),
+            Mark::NoNewPrivsOnly => format!(
+                "every command gate runs gets no_new_privs only (Landlock ABI {}; a domain needs \
+                 ABI {}): it cannot answer requests or gain privileges through setuid programs, \
+                 but it could trace or read the memory of the broker and your other processes \
+                 ({yama}; set kernel.yama.ptrace_scope = 1 to stop that)",
+                kernel.landlock_abi,
+                mark::DOMAIN_ABI
+            ),
+        }
+    }
+
+    fn this_process(&self) -> &'static str {
+        if self.here {
+            "runs with no_new_privs (inside a command gate ran, or another sandbox): gate \
+             approve, deny, pending, watch and serve refuse to run here, and a broker would \
+             refuse approvers from here"
+        } else {
+            "runs without no_new_privs: approver tools work here"
+        }
+    }
 }
 
 impl Report {
@@ -68,6 +135,7 @@ impl Report {
             shims: shims(),
             safe,
             git_workspace: Path::new(".git").exists(),
+            marking: Marking::gather(&kernel),
         }
     }
 
@@ -104,6 +172,8 @@ impl Report {
                 format!("uid {}", self.uid)
             },
         );
+        line("commands", &self.marking.commands(&self.kernel));
+        line("process", self.marking.this_process());
         match &self.settings {
             Ok(settings) => {
                 let (path, state) = system_file(settings);
@@ -196,6 +266,14 @@ impl Report {
                 "features": landlock_features(&self.kernel),
             },
             "seccomp": self.kernel.seccomp,
+            "marking": {
+                "commands": self.marking.mark.word(),
+                "ptrace_stopped": self.marking.ptrace_stopped(),
+                "ptrace_scope": self.marking.ptrace_scope,
+                "this_process_marked": self.marking.here,
+                "text": self.marking.commands(&self.kernel),
+                "this_process": self.marking.this_process(),
+            },
             "uid": self.uid,
             "root": self.root,
             "config": config,
@@ -401,5 +479,55 @@ fn safe_level(settings: &Settings, kernel: &Kernel, root: bool) -> (bool, String
             ),
         ),
         Err(e) => (false, format!("cannot be set up: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn marking(mark: Mark, ptrace_scope: Option<u8>) -> Marking {
+        Marking {
+            mark,
+            ptrace_scope,
+            here: false,
+        }
+    }
+
+    fn kernel(landlock_abi: i32) -> Kernel {
+        Kernel {
+            landlock_abi,
+            seccomp: true,
+        }
+    }
+
+    #[test]
+    fn without_a_domain_the_report_says_commands_could_trace_unless_yama_stops_them() {
+        let old = kernel(1);
+        let open = marking(Mark::NoNewPrivsOnly, None);
+        assert!(!open.ptrace_stopped());
+        let text = open.commands(&old);
+        assert!(text.contains("no_new_privs only (Landlock ABI 1"), "{text}");
+        assert!(
+            text.contains("could trace or read the memory of the broker"),
+            "{text}"
+        );
+        let classic = marking(Mark::NoNewPrivsOnly, Some(0));
+        assert!(!classic.ptrace_stopped());
+        assert!(
+            classic
+                .commands(&old)
+                .contains("Yama's ptrace_scope is 0; set")
+        );
+        let yama = marking(Mark::NoNewPrivsOnly, Some(1));
+        assert!(yama.ptrace_stopped());
+        let text = yama.commands(&kernel(0));
+        assert!(
+            text.contains("Yama's ptrace_scope is 1, so it cannot trace"),
+            "{text}"
+        );
+        let domain = marking(Mark::Domain, None);
+        assert!(domain.ptrace_stopped());
+        assert!(domain.commands(&kernel(7)).contains("a Landlock domain"));
     }
 }

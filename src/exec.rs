@@ -4,7 +4,9 @@
 //! pid, signals, standard streams, environment, working directory and exit status are
 //! the command's own. exec is reachable only with a [`Permit`], which only an allow
 //! decision produces; a decision that needs the sandbox cannot produce one until the
-//! sandbox exists.
+//! sandbox exists. Right before the exec, a command outside the sandbox is marked
+//! ([`crate::sandbox::mark`]: no_new_privs and a Landlock domain), so that neither it nor
+//! anything it starts can answer approval requests; the sandbox is that mark already.
 
 use std::ffi::{CString, OsStr, OsString};
 use std::fmt;
@@ -24,7 +26,7 @@ pub mod start_files;
 #[derive(Debug)]
 pub struct Permit {
     /// The sandbox, kept alive (with its descriptors, closed by exec) until exec.
-    _sandbox: Option<crate::sandbox::Enforced>,
+    sandbox: Option<crate::sandbox::Enforced>,
 }
 
 /// Why an allow decision could not become a [`Permit`] by itself.
@@ -49,7 +51,7 @@ impl Permit {
             // The gate it runs sandboxes the command at `safe`.
             | Allowed::Delegated
             | Allowed::ReadOnly { .. }
-            | Allowed::Compound { .. } => Ok(Permit { _sandbox: None }),
+            | Allowed::Compound { .. } => Ok(Permit { sandbox: None }),
         }
     }
 
@@ -57,7 +59,7 @@ impl Permit {
     /// gives one.
     pub fn inside(enforced: crate::sandbox::Enforced) -> Permit {
         Permit {
-            _sandbox: Some(enforced),
+            sandbox: Some(enforced),
         }
     }
 }
@@ -113,6 +115,8 @@ pub struct ExecError {
     pub program: OsString,
     pub kind: PlanKind,
     pub errno: Errno,
+    /// The command could not be marked ([`crate::sandbox::mark`]), so it was not exec'd.
+    pub unmarked: Option<crate::sandbox::MarkError>,
 }
 
 impl ExecError {
@@ -120,7 +124,9 @@ impl ExecError {
     /// including a real shell that is missing, is gate's failure to run it (125): 126
     /// always means "refused".
     pub fn exit_status(&self) -> i32 {
-        if self.kind == PlanKind::Program && self.errno == Errno::ENOENT {
+        if self.unmarked.is_some() {
+            125
+        } else if self.kind == PlanKind::Program && self.errno == Errno::ENOENT {
             127
         } else {
             125
@@ -130,6 +136,9 @@ impl ExecError {
 
 impl fmt::Display for ExecError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(e) = &self.unmarked {
+            return write!(f, "{e}");
+        }
         let name = self.program.to_string_lossy();
         match (self.kind, self.errno) {
             (PlanKind::Program, Errno::ENOENT) => write!(f, "{name}: command not found"),
@@ -148,11 +157,12 @@ fn cstring(s: &OsStr) -> Result<CString, Errno> {
 }
 
 /// Replace this process with the plan's program. Returns only if exec failed.
-pub fn exec(plan: Plan, _permit: Permit) -> ExecError {
+pub fn exec(plan: Plan, permit: Permit) -> ExecError {
     let fail = |errno| ExecError {
         program: plan.program.clone(),
         kind: plan.kind,
         errno,
+        unmarked: None,
     };
     let program = match cstring(&plan.program) {
         Ok(p) => p,
@@ -196,6 +206,16 @@ pub fn exec(plan: Plan, _permit: Permit) -> ExecError {
             }
         }
     };
+    // Last, so that nothing gate does itself runs marked. The sandbox, at `safe`, is
+    // the mark already.
+    if permit.sandbox.is_none() {
+        if let Err(e) = crate::sandbox::mark::mark() {
+            return ExecError {
+                unmarked: Some(e),
+                ..fail(Errno::EPERM)
+            };
+        }
+    }
     tracing::debug!(program = ?program, argv = ?plan.argv, "exec");
     // execvp with a path that has a slash does no search, but still runs a script
     // without a `#!` line with /bin/sh, as a shell would.
@@ -528,6 +548,7 @@ mod tests {
             program: "x".into(),
             kind,
             errno,
+            unmarked: None,
         };
         assert_eq!(e(PlanKind::Program, Errno::ENOENT).exit_status(), 127);
         assert_eq!(

@@ -269,3 +269,52 @@ fn doctor_says_a_socket_that_cannot_be_trusted_is_not_asked() {
     let (v, _) = doctor_json(&env, &args);
     assert_eq!(v["approver"]["asks"], "socket", "{v}");
 }
+
+/// The doctor says how the commands gate runs are marked on this kernel (Landlock ABI 7
+/// here: no_new_privs and a domain), and whether the process it runs in is marked: run
+/// by gate at level full it is, and says the approver tools will not work there; run by
+/// the test it is not (the control).
+#[test]
+fn doctor_reports_how_commands_are_marked_and_whether_this_process_is() {
+    let env = TestEnv::new();
+    let out = env.gate().args(["--no-config", "doctor"]).run();
+    out.assert_code(0);
+    let report = out.stdout();
+    assert!(
+        topic_line(&report, "commands").contains("no_new_privs and a Landlock domain"),
+        "{report}"
+    );
+    assert_eq!(
+        topic_line(&report, "process"),
+        "runs without no_new_privs: approver tools work here"
+    );
+    let (v, _) = doctor_json(&env, &["--no-config"]);
+    assert_eq!(v["marking"]["commands"], "no_new_privs+landlock", "{v}");
+    assert_eq!(v["marking"]["ptrace_stopped"], true, "{v}");
+    assert_eq!(v["marking"]["this_process_marked"], false, "{v}");
+    assert_eq!(
+        topic_line(&report, "commands"),
+        v["marking"]["text"].as_str().unwrap()
+    );
+
+    let inside = env
+        .gate()
+        .args(["--no-config", "--level", "full", "--audit-log", "off", "--"])
+        .arg(common::GATE)
+        .args(["--no-config", "doctor"])
+        .run();
+    inside.assert_code(0);
+    assert!(
+        topic_line(&inside.stdout(), "process").starts_with("runs with no_new_privs"),
+        "{}",
+        inside.stdout()
+    );
+    let inside = env
+        .gate()
+        .args(["--no-config", "--level", "full", "--audit-log", "off", "--"])
+        .arg(common::GATE)
+        .args(["--no-config", "doctor", "--json"])
+        .run();
+    let v: serde_json::Value = serde_json::from_str(&inside.stdout()).unwrap();
+    assert_eq!(v["marking"]["this_process_marked"], true, "{v}");
+}

@@ -33,7 +33,6 @@ use std::os::unix::net::{SocketAddr, UnixDatagram, UnixListener};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -63,41 +62,6 @@ fn unique(prefix: &str) -> String {
 /// Whether a process started as `user` is root.
 fn is_root(user: User) -> bool {
     uid_of(user) == 0
-}
-
-/// Every user can execute `path`: it and each directory above it are open to others.
-fn usable_by_everyone(path: &Path) -> bool {
-    let Ok(real) = path.canonicalize() else {
-        return false;
-    };
-    let Ok(meta) = fs::metadata(&real) else {
-        return false;
-    };
-    meta.is_file()
-        && meta.permissions().mode() & 0o001 != 0
-        && real
-            .ancestors()
-            .skip(1)
-            .all(|dir| fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
-}
-
-/// A python3 that uid 65534 can run too (a python3 under /root, e.g. a pyenv shim, is
-/// skipped). Used for everything a shell cannot do: sockets, ioctls, raw system calls.
-fn python3() -> &'static Path {
-    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
-    PYTHON.get_or_init(|| {
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        std::env::split_paths(&path)
-            .chain(["/usr/local/bin", "/usr/bin", "/bin"].map(PathBuf::from))
-            .map(|dir| dir.join("python3"))
-            .find(|candidate| usable_by_everyone(candidate))
-            .unwrap_or_else(|| {
-                panic!(
-                    "these tests need a python3 that every user can run (uid {NOBODY} too); \
-                     none was found on PATH or in /usr/bin"
-                )
-            })
-    })
 }
 
 /// Remove a file or directory tree when dropped: for files a control (or a sandbox that
@@ -195,6 +159,16 @@ impl Env {
 
     fn full(&self) -> Gate {
         self.at("full")
+    }
+
+    /// `program`, run as the test's user by the test itself, not by gate: the control
+    /// for what every command gate runs gives up at every level (setuid, ptrace of
+    /// processes outside, mounting; see src/sandbox/mark.rs).
+    fn unmarked(&self, program: &str) -> Gate {
+        self.t
+            .gate()
+            .user(self.user)
+            .program(require_program(program))
     }
 
     /// The environment gate gets from [`TestEnv::gate`], for processes that start gate
@@ -1325,7 +1299,7 @@ for_each_user! {
         let secret = unique("gate-test-secret");
         let outsider = Outsider::start(user, &[("GATE_TEST_SECRET", secret.as_str())]);
         let read = format!("tr '\\0' '\\n' < /proc/{}/environ", outsider.pid());
-        sh(env.full(), &read, &[]).assert_stdout_contains(&secret);
+        sh(env.unmarked("sh"), &read, &[]).assert_stdout_contains(&secret);
         let out = sh(env.safe(), &read, &[]);
         assert!(
             !out.stdout().contains(&secret),
@@ -1540,8 +1514,9 @@ fn x32_system_calls_are_refused() {
 }
 
 /// Root inside the sandbox cannot mount, set the hostname (set to its current value, so
-/// that nothing changes if it wrongly works) or chroot; the control does all three at
-/// level full, unmounting at once. Run as another user, the control shows the user
+/// that nothing changes if it wrongly works) or chroot; the control does all three
+/// outside gate, unmounting at once (at level full a command cannot mount either: see
+/// tests/approver_reach.rs). Run as another user, the control shows the user
 /// cannot anyway, and the test checks the sandbox's answer (EPERM).
 #[test]
 fn root_cannot_mount_set_the_hostname_or_chroot() {
@@ -1587,10 +1562,10 @@ fn root_cannot_mount_set_the_hostname_or_chroot() {
     };
     for (name, code) in calls {
         expect(
-            env.full(),
+            env.unmarked("env"),
             &code,
             control,
-            &format!("control: {name} at level full"),
+            &format!("control: {name} outside gate"),
         );
         assert!(!mounted(), "control: the tmpfs should be unmounted");
         expect(
@@ -1643,11 +1618,12 @@ fn root_cannot_override_file_permissions() {
 }
 
 /// A setuid-root program gains nothing in the sandbox (no_new_privs): run by uid 65534,
-/// a setuid-root copy of `id` says the effective uid is 65534, where at level full it
-/// says 0 (the control).
+/// a setuid-root copy of `id` says the effective uid is 65534, where run by the test
+/// itself it says 0 (the control; at level full it gains nothing either, see
+/// tests/approver_reach.rs).
 ///
 /// Only root can make a setuid-root file. Run as another user, the test checks what
-/// makes setuid powerless instead: NoNewPrivs is 1 in the sandbox (and 0 at level full,
+/// makes setuid powerless instead: NoNewPrivs is 1 in the sandbox (and 0 outside gate,
 /// unless the test itself already runs with no_new_privs).
 #[test]
 fn a_setuid_program_gains_nothing() {
@@ -1663,23 +1639,33 @@ fn a_setuid_program_gains_nothing() {
         std::os::unix::fs::chown(&copy, Some(0), Some(0)).unwrap();
         fs::set_permissions(&copy, fs::Permissions::from_mode(0o4755)).unwrap();
         let run = |level: &str| env.at(level).arg("--").arg(&copy).arg("-u").run();
-        run("full").assert_code(0).assert_stdout("0\n");
+        env.unmarked("env")
+            .arg("--")
+            .arg(&copy)
+            .arg("-u")
+            .run()
+            .assert_code(0)
+            .assert_stdout("0\n");
         run("safe")
             .assert_code(0)
             .assert_stdout(&format!("{NOBODY}\n"));
     } else {
         let env = Env::new(User::Current);
-        let nnp = |level: &str| {
-            let out = sh(env.at(level), "grep NoNewPrivs /proc/self/status", &[]);
+        let nnp = |gate: Gate| {
+            let out = sh(gate, "grep NoNewPrivs /proc/self/status", &[]);
             status_fields(&out.stdout())
                 .get("NoNewPrivs")
                 .cloned()
                 .unwrap_or_default()
         };
-        assert_eq!(nnp("safe"), "1", "no_new_privs in the sandbox");
+        assert_eq!(nnp(env.safe()), "1", "no_new_privs in the sandbox");
         let own = fs::read_to_string("/proc/self/status").unwrap();
         if status_fields(&own).get("NoNewPrivs").map(String::as_str) == Some("0") {
-            assert_eq!(nnp("full"), "0", "control: no_new_privs at level full");
+            assert_eq!(
+                nnp(env.unmarked("sh")),
+                "0",
+                "control: no_new_privs outside gate"
+            );
         }
     }
 }

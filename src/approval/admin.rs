@@ -2,10 +2,12 @@
 //! connection to the broker that they and `gate watch` use.
 //!
 //! A client checks the broker before it trusts it: the socket must be this user's and
-//! closed to others, and the process listening on it must run as this user. Only then
-//! does it read the token file beside the socket and say hello with it. A process that
-//! cannot read the token (another user, a command in the safe-level sandbox) cannot
-//! approve anything.
+//! closed to others, and the process listening on it must run as this user, without
+//! no_new_privs. Only then does it read the token file beside the socket and say hello
+//! with it. A process that cannot read the token (another user, a command in the
+//! safe-level sandbox) cannot approve anything; nor can one with no_new_privs (every
+//! command gate runs, at every level): the tools refuse to start with it, and the broker
+//! refuses it whatever token it sends.
 
 use std::collections::VecDeque;
 use std::io::{self, Read};
@@ -111,6 +113,7 @@ impl Client {
                 peer.uid()
             ));
         }
+        check_broker(&stream, socket)?;
         let token = read_token(socket)?;
         stream
             .set_nonblocking(true)
@@ -393,6 +396,24 @@ fn unexpected(reply: &BrokerReply) -> String {
     format!("protocol error: the broker sent an unexpected `{what}` message")
 }
 
+/// The process listening on the socket must not carry the mark of a command gate ran
+/// ([`super::peer`]): that is not the broker a person started, and it must not be sent the
+/// token.
+fn check_broker(stream: &UnixStream, socket: &Path) -> Result<(), String> {
+    let shown = socket.display();
+    match super::peer::identify(stream.as_fd()) {
+        Ok(super::peer::Peer::Unmarked { .. }) => Ok(()),
+        Ok(super::peer::Peer::Marked { pid }) => Err(format!(
+            "the process listening on {shown} (pid {pid}) runs with no_new_privs (a command \
+             gate ran, or a sandbox, started it): it is not a broker to trust; not sending it \
+             the token"
+        )),
+        Err(why) => Err(format!(
+            "the process listening on {shown} cannot be checked ({why}); not sending it the token"
+        )),
+    }
+}
+
 /// The broker's token, from the file beside its socket. It must be this user's and
 /// private.
 fn read_token(socket: &Path) -> Result<String, String> {
@@ -431,6 +452,9 @@ fn connect_or_say(socket: &Path) -> Result<Client, i32> {
 
 /// `gate pending [--json]`: the requests waiting in the broker.
 pub fn pending(socket: &Path, json: bool) -> i32 {
+    if let Some(code) = super::peer::refuse_if_marked("pending") {
+        return code;
+    }
     let mut client = match connect_or_say(socket) {
         Ok(c) => c,
         Err(code) => return code,
@@ -569,6 +593,9 @@ fn settled_or_say(result: Result<Settle, String>) -> i32 {
 /// `gate approve ID [--remember] [--remember-rule RULE]`: ID is the request's short id
 /// (`gate pending`) or its call id (`gate pending --json`, the protocol).
 pub fn approve(socket: &Path, id: &str, remember: bool, rule: Option<&str>) -> i32 {
+    if let Some(code) = super::peer::refuse_if_marked("approve") {
+        return code;
+    }
     let rule = match rule.map(crate::policy::validate_rule).transpose() {
         Ok(rule) => rule.map(str::to_owned),
         Err(e) => {
@@ -606,6 +633,9 @@ fn names(request: &PendingRequest, id: &str) -> bool {
 /// `gate deny ID [--message TEXT]`: ID is the short id or the call id. A question is
 /// declined, with the message.
 pub fn deny(socket: &Path, id: &str, message: Option<&str>) -> i32 {
+    if let Some(code) = super::peer::refuse_if_marked("deny") {
+        return code;
+    }
     let mut client = match connect_or_say(socket) {
         Ok(c) => c,
         Err(code) => return code,

@@ -6,7 +6,9 @@
 //! approver tools connect, say `hello` with the token from the token file beside the
 //! socket, and then list, watch and answer. Only this user's processes may connect at
 //! all (`SO_PEERCRED`), and only those that can read the token file may answer: the
-//! safe-level sandbox cannot, so a sandboxed command can ask but never approve.
+//! safe-level sandbox cannot, so a sandboxed command can ask but never approve. Nor can
+//! any process with no_new_privs, whatever token it holds: every command gate runs
+//! carries it, at every level ([`super::peer`]), so commands can ask but never answer.
 //!
 //! Each request gets a short id (`1`, `2`, …) that is never reused while the broker
 //! runs; an approver names a request by it, or by the request's own `call_id` (any id
@@ -79,6 +81,9 @@ const DEFAULT_SOURCE: &str = "approver";
 /// Run the broker on `socket` until a signal stops it. 0 after a signal, 125 when it
 /// cannot start (the reason on stderr).
 pub fn serve(socket: &Path, _settings: &Settings) -> i32 {
+    if let Some(code) = super::peer::refuse_if_marked("serve") {
+        return code;
+    }
     // A peer that closes its end must not kill the broker: with SIGPIPE blocked a write
     // to it fails with EPIPE instead (sockets are written with MSG_NOSIGNAL anyway; this
     // covers stderr).
@@ -918,6 +923,9 @@ impl Broker {
             },
             Some("hello") => match ApproverMessage::decode(line) {
                 Ok(ApproverMessage::Hello { token }) => {
+                    if self.refuse_a_marked_approver(key) {
+                        return;
+                    }
                     if same_token(token.as_bytes(), self.endpoint.token.as_bytes()) {
                         if let Some(conn) = self.conns.get_mut(&key) {
                             conn.state = State::Approver;
@@ -1416,6 +1424,40 @@ fn request_line(id: u64, open: &Open) -> Vec<u8> {
         age_seconds: open.since.elapsed().as_secs(),
     })
     .encode()
+}
+
+impl Broker {
+    /// An approver tool that runs with no_new_privs descends from a command gate ran (or
+    /// another sandbox): whatever token it has, it may not list or answer anything
+    /// ([`super::peer`]). True when it was refused.
+    fn refuse_a_marked_approver(&mut self, key: u64) -> bool {
+        let Some(conn) = self.conns.get(&key) else {
+            return true;
+        };
+        let why = match super::peer::identify(conn.stream.as_fd()) {
+            Ok(super::peer::Peer::Unmarked { .. }) => return false,
+            Ok(super::peer::Peer::Marked { pid }) => {
+                log(&format!(
+                    "pid {pid}: an approver with no_new_privs (started by a command gate ran, \
+                     or by a sandbox); refused"
+                ));
+                format!(
+                    "this approver (pid {pid}) runs with no_new_privs: it descends from a \
+                     command gate ran (or another sandbox) and cannot answer requests; answer \
+                     from a terminal of your own"
+                )
+            }
+            Err(why) => {
+                log(&format!(
+                    "pid {}: an approver that cannot be checked ({why}); refused",
+                    conn.pid
+                ));
+                format!("this approver cannot be checked: {why}")
+            }
+        };
+        self.refuse(key, &why);
+        true
+    }
 }
 
 /// Compare two tokens in time that depends only on their lengths.

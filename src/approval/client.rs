@@ -1,5 +1,6 @@
 //! The requester's side of the socket: connect to the approver, check that it is this
-//! user's, send one request line, and wait for the one answer line.
+//! user's and not a process a command gate ran started, send one request line, and wait
+//! for the one answer line.
 
 use std::io::{self, Write};
 use std::os::fd::{AsFd, BorrowedFd};
@@ -44,7 +45,8 @@ pub enum Reply {
 
 /// Connect to `path`, giving up at `deadline` or when `interrupt` becomes readable.
 /// The socket must belong to this user and be closed to others, and the process
-/// listening on it must run as this user.
+/// listening on it must run as this user, without no_new_privs (not started by a command
+/// gate ran).
 pub fn connect(
     path: &Path,
     deadline: Instant,
@@ -88,9 +90,27 @@ pub fn connect(
             peer.uid()
         )));
     }
+    check_listener(&stream, path)?;
     Ok(Connection {
         reader: LineReader::new(stream),
     })
+}
+
+/// The listener must not carry the mark of a command gate ran: a fake broker bound while
+/// the real one is down, or a model's approver behind a socket setting, would answer for
+/// the model ([`super::peer`]).
+fn check_listener(stream: &UnixStream, path: &Path) -> Result<(), NotConnected> {
+    let shown = path.display();
+    match super::peer::identify(stream.as_fd()) {
+        Ok(super::peer::Peer::Unmarked { .. }) => Ok(()),
+        Ok(super::peer::Peer::Marked { pid }) => Err(NotConnected::Untrusted(format!(
+            "the approver on {shown} (pid {pid}) runs with no_new_privs (a command gate ran, \
+             or a sandbox, started it); it cannot be trusted to answer"
+        ))),
+        Err(why) => Err(NotConnected::Untrusted(format!(
+            "the approver on {shown} cannot be checked: {why}"
+        ))),
+    }
 }
 
 /// A non-blocking connect, retried while the listener's queue is full (a Unix socket

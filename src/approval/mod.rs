@@ -12,6 +12,7 @@ pub mod admin;
 pub mod broker;
 pub mod client;
 pub mod paths;
+pub mod peer;
 pub mod protocol;
 pub mod question;
 pub mod reach;

@@ -33,6 +33,9 @@ const SOURCE: &str = "gate watch";
 const LINE_WITHIN: Duration = Duration::from_millis(500);
 
 pub fn run(socket: &Path, _settings: &Settings) -> i32 {
+    if let Some(code) = super::peer::refuse_if_marked("watch") {
+        return code;
+    }
     // Signals first, so that none can kill gate with the terminal raw.
     let interrupts = match Interrupts::block() {
         Ok(i) => i,

@@ -16,6 +16,11 @@
 //! - **capabilities** ([`caps`]): all dropped (bounding, permitted, effective, inheritable,
 //!   ambient), so root inside cannot mount, load modules, set the hostname or reboot.
 //!
+//! At the other levels a command gets no sandbox, but it is still marked ([`mark`]:
+//! no_new_privs and a Landlock domain that restricts no file access), so that it cannot
+//! answer approval requests or trace the processes around it; at `safe` the sandbox's
+//! own no_new_privs and domain are that mark.
+//!
 //! Enforcement is checked, never assumed. If the kernel cannot enforce everything asked
 //! for, [`Sandbox::prepare`] fails and names what is missing; `best_effort` turns that into
 //! a warning instead. Preparing does everything that can fail on an ordinary machine
@@ -24,6 +29,7 @@
 
 mod caps;
 mod landlock;
+pub mod mark;
 mod probe;
 mod seccomp;
 pub mod spec;
@@ -33,6 +39,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
+pub use mark::{Mark, MarkError};
 pub use probe::{Kernel, probe};
 
 /// What the network may do inside the sandbox.

@@ -19,7 +19,7 @@ pub fn probe() -> Kernel {
 
 /// `landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)` returns the ABI
 /// version, or fails with ENOSYS (not built) or EOPNOTSUPP (disabled at boot).
-fn landlock_abi() -> i32 {
+pub(super) fn landlock_abi() -> i32 {
     const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
     // SAFETY: with a null attribute pointer and size 0, this call only reads its flags
     // argument and returns a number; it touches no memory of ours.

@@ -100,6 +100,41 @@ pub fn require_program(name: &str) -> PathBuf {
     panic!("these tests need `{name}`, which is not installed (not found on PATH)");
 }
 
+/// Every user can execute `path`: it and each directory above it are open to others.
+pub fn usable_by_everyone(path: &Path) -> bool {
+    let Ok(real) = path.canonicalize() else {
+        return false;
+    };
+    let Ok(meta) = fs::metadata(&real) else {
+        return false;
+    };
+    meta.is_file()
+        && meta.permissions().mode() & 0o001 != 0
+        && real
+            .ancestors()
+            .skip(1)
+            .all(|dir| fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
+}
+
+/// A python3 that uid 65534 can run too (a python3 under /root, e.g. a pyenv shim, is
+/// skipped). Used for everything a shell cannot do: sockets, ioctls, raw system calls.
+pub fn python3() -> &'static Path {
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    PYTHON.get_or_init(|| {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        std::env::split_paths(&path)
+            .chain(["/usr/local/bin", "/usr/bin", "/bin"].map(PathBuf::from))
+            .map(|dir| dir.join("python3"))
+            .find(|candidate| usable_by_everyone(candidate))
+            .unwrap_or_else(|| {
+                panic!(
+                    "these tests need a python3 that every user can run (uid {NOBODY} too); \
+                     none was found on PATH or in /usr/bin"
+                )
+            })
+    })
+}
+
 /// `bash`, which several tests need for its options; a missing bash fails them loudly.
 pub fn bash() -> PathBuf {
     require_program("bash")

@@ -1,0 +1,229 @@
+//! The mark every command gate runs carries, at every level: two kernel properties that
+//! the command and everything it starts inherit and can never drop.
+//!
+//! - **no_new_privs** (`prctl(PR_SET_NO_NEW_PRIVS)`): setuid and file capabilities give
+//!   nothing, so `sudo`, `su`, `crontab` and `at` cannot run anything as someone else or
+//!   later, outside gate. It also shows: `NoNewPrivs: 1` in `/proc/PID/status`. The
+//!   approver side reads that — the broker refuses approver tools that carry it, a
+//!   requester refuses a listener that carries it, and the tools refuse to start with it
+//!   ([`crate::approval::peer`]) — so a command cannot list, approve or deny requests,
+//!   nor stand in for the broker, whatever it does with its environment or files.
+//! - **a Landlock domain that restricts no access** (Landlock ABI 2 and later): the
+//!   ruleset handles one right, `REFER` (linking or renaming into another directory),
+//!   and grants it beneath `/`. Landlock denies that right to every domain by default,
+//!   handled or not, so granting it takes nothing away; what the domain brings is
+//!   Landlock's ptrace rule: a process in a domain may trace, or read the memory of, only
+//!   processes in the same domain or one nested in it. A command can no longer attach to,
+//!   read `/proc/PID/mem` of, or take descriptors from (`pidfd_getfd`) the broker, the
+//!   agent or the person's other processes. Signals and abstract Unix sockets are not
+//!   scoped: agents start a server in one command and stop it in the next.
+//!
+//! What the domain costs a command, besides ptrace: like every Landlock domain that
+//! handles a filesystem right, it refuses changes to the mount tree (`mount`, `umount`,
+//! `pivot_root`, also inside new namespaces: `unshare -m`, bubblewrap, rootless
+//! containers), and a rename or link in a tree not beneath this `/` (another mount
+//! namespace's root, reached through `/proc/PID/root`) fails with `EXDEV`.
+//!
+//! Kernels: with Landlock ABI 1 (Linux 5.13 to 5.18) a domain would refuse every rename
+//! into another directory (`REFER` cannot be granted there), and without Landlock there
+//! is none to make: then the mark is no_new_privs alone, and `gate doctor` says that
+//! commands could trace processes of the user's (unless Yama's `ptrace_scope` is 1 or
+//! more). If no_new_privs cannot be set, or the domain cannot be made (Landlock nests at
+//! most 16 domains), nothing runs (status 125).
+//!
+//! At the `safe` level the sandbox is the mark: its own domain and no_new_privs, set in
+//! the same order (no_new_privs, then the domain), so nothing is done twice.
+
+use std::fmt;
+
+use landlock::{
+    AccessFs, CompatLevel, Compatible, PathBeneath, PathFd, RestrictSelfError, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, RulesetError, RulesetStatus,
+};
+
+/// The Landlock ABI from which a domain can grant `REFER`, so that renames across
+/// directories keep working inside it.
+pub const DOMAIN_ABI: i32 = 2;
+
+/// How many Landlock domains can be nested (the kernel's `LANDLOCK_MAX_NUM_LAYERS`).
+pub const MAX_DOMAINS: u32 = 16;
+
+/// What marks the commands gate runs on a kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    /// no_new_privs and a Landlock domain.
+    Domain,
+    /// no_new_privs only: the kernel has no Landlock, or only ABI 1.
+    NoNewPrivsOnly,
+}
+
+impl Mark {
+    /// What a kernel with Landlock ABI `abi` (0: none) gives.
+    pub fn for_abi(abi: i32) -> Mark {
+        if abi >= DOMAIN_ABI {
+            Mark::Domain
+        } else {
+            Mark::NoNewPrivsOnly
+        }
+    }
+
+    /// One word for JSON.
+    pub fn word(self) -> &'static str {
+        match self {
+            Mark::Domain => "no_new_privs+landlock",
+            Mark::NoNewPrivsOnly => "no_new_privs",
+        }
+    }
+}
+
+/// Why a command could not be marked: gate's own failure (125), nothing ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MarkError(pub String);
+
+impl fmt::Display for MarkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for MarkError {}
+
+/// Mark this process, which is about to exec a command. Returns what it got.
+pub fn mark() -> Result<Mark, MarkError> {
+    match Mark::for_abi(super::probe::landlock_abi()) {
+        Mark::Domain => domain().map(|()| Mark::Domain),
+        Mark::NoNewPrivsOnly => set_no_new_privs().map(|()| Mark::NoNewPrivsOnly),
+    }
+}
+
+/// no_new_privs, then the domain (the crate sets no_new_privs before restricting, as the
+/// kernel requires of a process without `CAP_SYS_ADMIN`). Every step is a hard
+/// requirement: the ABI was checked, so a mismatch is an error, never a silent downgrade.
+fn domain() -> Result<(), MarkError> {
+    let cannot = |e: &dyn fmt::Display| {
+        MarkError(format!(
+            "cannot mark the command with its Landlock domain ({e}); nothing was run"
+        ))
+    };
+    let refer = AccessFs::Refer;
+    let root = PathFd::new("/").map_err(|e| cannot(&e))?;
+    let status =
+        Ruleset::default()
+            .set_compatibility(CompatLevel::HardRequirement)
+            .handle_access(refer)
+            .and_then(|r| r.create())
+            .and_then(|r| r.add_rule(PathBeneath::new(root, refer)))
+            .and_then(|r| r.restrict_self())
+            .map_err(|e| match e {
+                RulesetError::RestrictSelf(RestrictSelfError::RestrictSelfCall {
+                    source, ..
+                }) if source.raw_os_error() == Some(libc::E2BIG) => MarkError(format!(
+                    "cannot mark the command: Landlock nests at most {MAX_DOMAINS} domains, and \
+                     this gate runs inside {MAX_DOMAINS} already (gates inside commands gate \
+                     ran, or other sandboxes); nothing was run"
+                )),
+                RulesetError::RestrictSelf(RestrictSelfError::SetNoNewPrivsCall {
+                    source, ..
+                }) => nnp_error(&source),
+                e => cannot(&e),
+            })?;
+    if !status.no_new_privs {
+        return Err(nnp_error(&"the kernel did not set it"));
+    }
+    if status.ruleset != RulesetStatus::FullyEnforced {
+        return Err(cannot(&format!(
+            "Landlock reports the domain as {:?}",
+            status.ruleset
+        )));
+    }
+    Ok(())
+}
+
+fn set_no_new_privs() -> Result<(), MarkError> {
+    // SAFETY: PR_SET_NO_NEW_PRIVS takes integer arguments only and touches no memory.
+    let rc = unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
+    if rc != 0 {
+        return Err(nnp_error(&std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+fn nnp_error(e: &dyn fmt::Display) -> MarkError {
+    MarkError(format!(
+        "cannot set no_new_privs on the command ({e}); nothing was run"
+    ))
+}
+
+/// Whether this process runs with no_new_privs: it descends from a command gate ran (or
+/// from another sandbox). `prctl(PR_GET_NO_NEW_PRIVS)`, no `/proc` needed.
+pub fn this_process_marked() -> bool {
+    // SAFETY: PR_GET_NO_NEW_PRIVS takes no pointer and only returns a value.
+    unsafe { libc::prctl(libc::PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1 }
+}
+
+/// The `NoNewPrivs` field of a `/proc/PID/status` text: `None` when it has none (a
+/// kernel older than 4.10 does not show it).
+pub fn no_new_privs_in_status(status: &str) -> Option<bool> {
+    status.lines().find_map(|line| {
+        let value = line.strip_prefix("NoNewPrivs:")?.trim();
+        match value {
+            "0" => Some(false),
+            "1" => Some(true),
+            _ => None,
+        }
+    })
+}
+
+/// Yama's `ptrace_scope` (0: classic, 1: only descendants, 2: admin only, 3: none), or
+/// `None` without Yama.
+pub fn ptrace_scope() -> Option<u8> {
+    std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use landlock::{ABI, Access};
+
+    #[test]
+    fn a_domain_needs_landlock_abi_2() {
+        assert_eq!(Mark::for_abi(0), Mark::NoNewPrivsOnly);
+        assert_eq!(Mark::for_abi(1), Mark::NoNewPrivsOnly);
+        assert_eq!(Mark::for_abi(2), Mark::Domain);
+        assert_eq!(Mark::for_abi(7), Mark::Domain);
+        // The right the domain grants came with ABI 2.
+        assert!(AccessFs::from_all(ABI::V2).contains(AccessFs::Refer));
+        assert!(!AccessFs::from_all(ABI::V1).contains(AccessFs::Refer));
+    }
+
+    #[test]
+    fn no_new_privs_is_read_from_a_status_text() {
+        let status = "Name:\tgate\nSeccomp:\t0\nNoNewPrivs:\t1\nSeccomp_filters:\t0\n";
+        assert_eq!(no_new_privs_in_status(status), Some(true));
+        assert_eq!(
+            no_new_privs_in_status("Name:\tbash\nNoNewPrivs:\t0\n"),
+            Some(false)
+        );
+        assert_eq!(no_new_privs_in_status("Name:\tbash\n"), None);
+        assert_eq!(no_new_privs_in_status("NoNewPrivs:\tyes\n"), None);
+        // A name cannot pose as the field: it is the first thing on its own line.
+        assert_eq!(
+            no_new_privs_in_status("Name:\tNoNewPrivs:\t0\nNoNewPrivs:\t1\n"),
+            Some(true)
+        );
+    }
+
+    #[test]
+    fn this_test_process_is_not_marked() {
+        // The tests are run by a person's shell or CI, not inside gate: if this fails,
+        // the approver tests cannot work here either.
+        assert!(
+            !this_process_marked(),
+            "the tests run with no_new_privs (inside a sandbox?): the approver tests need a process without it"
+        );
+    }
+}
