@@ -68,7 +68,7 @@ impl Marking {
     /// Whether commands are kept from tracing the broker and the person's processes: by
     /// their Landlock domain, or by Yama (scope 1 and up: only descendants, or none).
     fn ptrace_stopped(&self) -> bool {
-        self.mark == Mark::Domain || self.ptrace_scope.is_some_and(|s| s >= 1)
+        self.mark.has_domain() || self.ptrace_scope.is_some_and(|s| s >= 1)
     }
 
     fn commands(&self, kernel: &Kernel) -> String {
@@ -77,10 +77,21 @@ impl Marking {
             None => "no Yama".to_owned(),
         };
         match self.mark {
+            Mark::Scoped => format!(
+                "every command gate runs gets no_new_privs and a Landlock domain that scopes \
+                 abstract Unix sockets: it cannot answer requests, gain privileges through \
+                 setuid programs, trace or read the memory of the broker, the agent or your \
+                 other processes, or reach an abstract socket bound outside it, such as an X \
+                 server's ({yama})"
+            ),
             Mark::Domain => format!(
                 "every command gate runs gets no_new_privs and a Landlock domain: it cannot \
                  answer requests, gain privileges through setuid programs, or trace or read \
-                 the memory of the broker, the agent or your other processes ({yama})"
+                 the memory of the broker, the agent or your other processes ({yama}); on \
+                 this kernel (Landlock ABI {}, below {}) that domain also refuses mounts, \
+                 even in a command's own namespaces",
+                kernel.landlock_abi,
+                mark::SCOPED_ABI
             ),
             Mark::NoNewPrivsOnly if self.ptrace_stopped() => format!(
                 "every command gate runs gets no_new_privs only (Landlock ABI {}; a domain needs \

@@ -8,28 +8,32 @@
 //!   requester refuses a listener that carries it, and the tools refuse to start with it
 //!   ([`crate::approval::peer`]) — so a command cannot list, approve or deny requests,
 //!   nor stand in for the broker, whatever it does with its environment or files.
-//! - **a Landlock domain that restricts no access** (Landlock ABI 2 and later): the
-//!   ruleset handles one right, `REFER` (linking or renaming into another directory),
-//!   and grants it beneath `/`. Landlock denies that right to every domain by default,
-//!   handled or not, so granting it takes nothing away; what the domain brings is
+//! - **a Landlock domain that restricts no file access**. What every domain brings is
 //!   Landlock's ptrace rule: a process in a domain may trace, or read the memory of, only
 //!   processes in the same domain or one nested in it. A command can no longer attach to,
 //!   read `/proc/PID/mem` of, or take descriptors from (`pidfd_getfd`) the broker, the
-//!   agent or the person's other processes. Signals and abstract Unix sockets are not
-//!   scoped: agents start a server in one command and stop it in the next.
+//!   agent or the person's other processes. Signals are not scoped: agents start a server
+//!   in one command and stop it in the next. Which domain depends on the kernel:
+//!   - Landlock ABI 6 and later (Linux 6.12): a domain that handles no file right and
+//!     only scopes abstract Unix sockets ([`Mark::Scoped`]). Files, renames and mounts
+//!     are untouched (bubblewrap, `unshare -m`, rootless containers keep working); a
+//!     command cannot connect to an abstract socket that a process outside its domain
+//!     bound, which also closes deputies that listen there (an X server, whose clients
+//!     can type into the person's terminal; an abstract D-Bus). X11 clients of a display
+//!     outside gate fail with it, as they do inside the safe sandbox.
+//!   - ABI 2 to 5: a domain that handles one file right, `REFER` (linking or renaming
+//!     into another directory), and grants it beneath `/` ([`Mark::Domain`]). Landlock
+//!     denies that right to every domain that handles file rights, so granting it takes
+//!     nothing away; but such a domain refuses changes to the mount tree (`mount`,
+//!     `umount`, `pivot_root`, also inside new namespaces), and a rename or link in a tree
+//!     not beneath this `/` fails with `EXDEV`.
+//!   - ABI 1 (Linux 5.13 to 5.18) or no Landlock: a domain would refuse every rename into
+//!     another directory (`REFER` cannot be granted there), or there is none to make:
+//!     the mark is no_new_privs alone, and `gate doctor` says that commands could trace
+//!     processes of the user's (unless Yama's `ptrace_scope` is 1 or more).
 //!
-//! What the domain costs a command, besides ptrace: like every Landlock domain that
-//! handles a filesystem right, it refuses changes to the mount tree (`mount`, `umount`,
-//! `pivot_root`, also inside new namespaces: `unshare -m`, bubblewrap, rootless
-//! containers), and a rename or link in a tree not beneath this `/` (another mount
-//! namespace's root, reached through `/proc/PID/root`) fails with `EXDEV`.
-//!
-//! Kernels: with Landlock ABI 1 (Linux 5.13 to 5.18) a domain would refuse every rename
-//! into another directory (`REFER` cannot be granted there), and without Landlock there
-//! is none to make: then the mark is no_new_privs alone, and `gate doctor` says that
-//! commands could trace processes of the user's (unless Yama's `ptrace_scope` is 1 or
-//! more). If no_new_privs cannot be set, or the domain cannot be made (Landlock nests at
-//! most 16 domains), nothing runs (status 125).
+//! If no_new_privs cannot be set, or the domain cannot be made (Landlock nests at most 16
+//! domains), nothing runs (status 125).
 //!
 //! At the `safe` level the sandbox is the mark: its own domain and no_new_privs, set in
 //! the same order (no_new_privs, then the domain), so nothing is done twice.
@@ -38,12 +42,16 @@ use std::fmt;
 
 use landlock::{
     AccessFs, CompatLevel, Compatible, PathBeneath, PathFd, RestrictSelfError, Ruleset,
-    RulesetAttr, RulesetCreatedAttr, RulesetError, RulesetStatus,
+    RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetError, RulesetStatus, Scope,
 };
 
 /// The Landlock ABI from which a domain can grant `REFER`, so that renames across
 /// directories keep working inside it.
 pub const DOMAIN_ABI: i32 = 2;
+
+/// The Landlock ABI from which a domain can be made of a scope alone, handling no file
+/// right (so it leaves mounts alone too).
+pub const SCOPED_ABI: i32 = 6;
 
 /// How many Landlock domains can be nested (the kernel's `LANDLOCK_MAX_NUM_LAYERS`).
 pub const MAX_DOMAINS: u32 = 16;
@@ -51,7 +59,9 @@ pub const MAX_DOMAINS: u32 = 16;
 /// What marks the commands gate runs on a kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mark {
-    /// no_new_privs and a Landlock domain.
+    /// no_new_privs and a Landlock domain that only scopes abstract Unix sockets.
+    Scoped,
+    /// no_new_privs and a Landlock domain that handles and grants `REFER`.
     Domain,
     /// no_new_privs only: the kernel has no Landlock, or only ABI 1.
     NoNewPrivsOnly,
@@ -60,16 +70,24 @@ pub enum Mark {
 impl Mark {
     /// What a kernel with Landlock ABI `abi` (0: none) gives.
     pub fn for_abi(abi: i32) -> Mark {
-        if abi >= DOMAIN_ABI {
+        if abi >= SCOPED_ABI {
+            Mark::Scoped
+        } else if abi >= DOMAIN_ABI {
             Mark::Domain
         } else {
             Mark::NoNewPrivsOnly
         }
     }
 
+    /// Whether the mark includes a Landlock domain (and so its ptrace rule).
+    pub fn has_domain(self) -> bool {
+        matches!(self, Mark::Scoped | Mark::Domain)
+    }
+
     /// One word for JSON.
     pub fn word(self) -> &'static str {
         match self {
+            Mark::Scoped => "no_new_privs+landlock-scope",
             Mark::Domain => "no_new_privs+landlock",
             Mark::NoNewPrivsOnly => "no_new_privs",
         }
@@ -91,7 +109,8 @@ impl std::error::Error for MarkError {}
 /// Mark this process, which is about to exec a command. Returns what it got.
 pub fn mark() -> Result<Mark, MarkError> {
     match Mark::for_abi(super::probe::landlock_abi()) {
-        Mark::Domain => domain().map(|()| Mark::Domain),
+        Mark::Scoped => domain(Mark::Scoped).map(|()| Mark::Scoped),
+        Mark::Domain => domain(Mark::Domain).map(|()| Mark::Domain),
         Mark::NoNewPrivsOnly => set_no_new_privs().map(|()| Mark::NoNewPrivsOnly),
     }
 }
@@ -99,20 +118,27 @@ pub fn mark() -> Result<Mark, MarkError> {
 /// no_new_privs, then the domain (the crate sets no_new_privs before restricting, as the
 /// kernel requires of a process without `CAP_SYS_ADMIN`). Every step is a hard
 /// requirement: the ABI was checked, so a mismatch is an error, never a silent downgrade.
-fn domain() -> Result<(), MarkError> {
+fn domain(kind: Mark) -> Result<(), MarkError> {
     let cannot = |e: &dyn fmt::Display| {
         MarkError(format!(
             "cannot mark the command with its Landlock domain ({e}); nothing was run"
         ))
     };
-    let refer = AccessFs::Refer;
-    let root = PathFd::new("/").map_err(|e| cannot(&e))?;
-    let status =
-        Ruleset::default()
-            .set_compatibility(CompatLevel::HardRequirement)
+    let ruleset = Ruleset::default().set_compatibility(CompatLevel::HardRequirement);
+    let created: Result<RulesetCreated, RulesetError> = if kind == Mark::Scoped {
+        ruleset
+            .scope(Scope::AbstractUnixSocket)
+            .and_then(|r| r.create())
+    } else {
+        let refer = AccessFs::Refer;
+        let root = PathFd::new("/").map_err(|e| cannot(&e))?;
+        ruleset
             .handle_access(refer)
             .and_then(|r| r.create())
             .and_then(|r| r.add_rule(PathBeneath::new(root, refer)))
+    };
+    let status =
+        created
             .and_then(|r| r.restrict_self())
             .map_err(|e| match e {
                 RulesetError::RestrictSelf(RestrictSelfError::RestrictSelfCall {
@@ -194,7 +220,11 @@ mod tests {
         assert_eq!(Mark::for_abi(0), Mark::NoNewPrivsOnly);
         assert_eq!(Mark::for_abi(1), Mark::NoNewPrivsOnly);
         assert_eq!(Mark::for_abi(2), Mark::Domain);
-        assert_eq!(Mark::for_abi(7), Mark::Domain);
+        assert_eq!(Mark::for_abi(5), Mark::Domain);
+        assert_eq!(Mark::for_abi(6), Mark::Scoped);
+        assert_eq!(Mark::for_abi(7), Mark::Scoped);
+        assert!(Mark::Scoped.has_domain() && Mark::Domain.has_domain());
+        assert!(!Mark::NoNewPrivsOnly.has_domain());
         // The right the domain grants came with ABI 2.
         assert!(AccessFs::from_all(ABI::V2).contains(AccessFs::Refer));
         assert!(!AccessFs::from_all(ABI::V1).contains(AccessFs::Refer));
