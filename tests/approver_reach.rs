@@ -937,7 +937,7 @@ for_each_user! {
         let control = env
             .gate()
             .user(user)
-            .program(&python)
+            .program(python)
             .args(["-c", &client])
             .run();
         control.assert_code(0).assert_stdout("connected\n");
