@@ -945,7 +945,7 @@ for_each_user! {
             .gate()
             .user(user)
             .args(["--no-config", "--audit-log", "off", "--level", "full", "--"])
-            .arg(&python)
+            .arg(python)
             .args(["-c", &client])
             .run();
         out.assert_code(0).assert_stdout(&format!("refused {}\n", libc::EPERM));
