@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""An A/B of two gate binaries against the exec-only floor, interleaved.
+
+    bench/ab.py OLD_GATE NEW_GATE [ROUNDS]        (default 3,000 rounds)
+
+hyperfine runs one command's runs, then the next command's, so on a virtual machine
+whose speed drifts over a minute a later command can look slower or faster than it
+is. This script runs every command once per round, in an order that alternates each
+round, and compares medians, so a drift affects all of them alike. It spawns each run
+with posix_spawn and waits for it, as hyperfine -N does; the floor pays the same.
+
+Both binaries should be static release builds (`cargo build-static`), the floor is
+bench/exec-only.rs built as bench/overhead.sh builds it. gate runs isolated from the
+caller's configuration, with its audit log on in a scratch directory.
+"""
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def floor_binary():
+    out = os.path.join(HERE, "results", "exec-only")
+    source = os.path.join(HERE, "exec-only.rs")
+    if not os.path.exists(out) or os.path.getmtime(source) > os.path.getmtime(out):
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        subprocess.run(
+            ["rustc", "--edition", "2021", "-O", "-C", "target-feature=+crt-static",
+             "-o", out, source],
+            check=True,
+        )
+    return out
+
+
+def main():
+    if len(sys.argv) not in (3, 4):
+        sys.exit(__doc__.strip().splitlines()[2].strip())
+    old, new = sys.argv[1], sys.argv[2]
+    rounds = int(sys.argv[3]) if len(sys.argv) == 4 else 3000
+    floor = floor_binary()
+    full = ["--no-config", "--level", "full", "--", "/bin/true"]
+    ask = ["--no-config", "--level", "ask", "--allow", "true", "-c", "true"]
+    commands = {
+        "floor: exec-only /bin/true": [floor, "/bin/true"],
+        "old gate -- /bin/true": [old] + full,
+        "new gate -- /bin/true": [new] + full,
+        "floor: exec-only sh -c true": [floor, "/bin/sh", "-c", "true"],
+        "old gate -c true": [old] + ask,
+        "new gate -c true": [new] + ask,
+    }
+    state = tempfile.mkdtemp()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GATE_")}
+    env.update(XDG_STATE_HOME=state, XDG_CONFIG_HOME=os.path.join(state, "config"))
+    devnull = os.open(os.devnull, os.O_RDWR)
+    names = list(commands)
+    times = {name: [] for name in names}
+    warmup = 100
+    for round_ in range(warmup + rounds):
+        for name in names if round_ % 2 == 0 else reversed(names):
+            argv = commands[name]
+            start = time.perf_counter_ns()
+            pid = os.posix_spawn(argv[0], argv, env,
+                                 file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 1)])
+            _, status = os.waitpid(pid, 0)
+            took = time.perf_counter_ns() - start
+            if status != 0:
+                sys.exit(f"{name} failed with wait status {status}")
+            if round_ >= warmup:
+                times[name].append(took)
+    median = {name: statistics.median(times[name]) / 1e6 for name in names}
+    for name in names:
+        print(f"{name:30} median {median[name]:.3f} ms")
+    print()
+    for a, b in [
+        ("old gate -- /bin/true", "floor: exec-only /bin/true"),
+        ("new gate -- /bin/true", "floor: exec-only /bin/true"),
+        ("old gate -c true", "floor: exec-only sh -c true"),
+        ("new gate -c true", "floor: exec-only sh -c true"),
+        ("new gate -- /bin/true", "old gate -- /bin/true"),
+        ("new gate -c true", "old gate -c true"),
+    ]:
+        print(f"{a} / {b}: {median[a] / median[b]:.3f}x")
+
+
+if __name__ == "__main__":
+    main()
