@@ -30,16 +30,6 @@ const WAIT: Duration = Duration::from_secs(30);
 // ---------------------------------------------------------------------------------------
 // Helpers.
 
-/// A private runtime directory (XDG_RUNTIME_DIR) owned by `user`.
-fn runtime_dir(env: &TestEnv, user: User) -> PathBuf {
-    let uid = uid_of(user);
-    let dir = env.root.join(format!("run-{uid}"));
-    fs::create_dir(&dir).unwrap();
-    fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
-    std::os::unix::fs::chown(&dir, Some(uid), Some(uid)).unwrap();
-    dir
-}
-
 /// gate as `user`, with `runtime` as its XDG_RUNTIME_DIR.
 fn gate_in(env: &TestEnv, user: User, runtime: &Path) -> Gate {
     env.gate().user(user).env("XDG_RUNTIME_DIR", runtime)

@@ -32,14 +32,25 @@ const WAIT: Duration = Duration::from_secs(30);
 // ---------------------------------------------------------------------------------------
 // Helpers: a broker, raw requesters, raw approvers.
 
-/// A private runtime directory (XDG_RUNTIME_DIR) owned by `user`.
-fn runtime_dir(env: &TestEnv, user: User) -> PathBuf {
-    let uid = uid_of(user);
-    let dir = env.root.join(format!("run-{uid}"));
-    fs::create_dir(&dir).unwrap();
-    fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
-    std::os::unix::fs::chown(&dir, Some(uid), Some(uid)).unwrap();
-    dir
+/// Wait until the broker lists `n` waiting requests, and return the list.
+fn wait_listed(approver: &mut Approver, n: usize) -> Vec<Value> {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let list = approver.list();
+        if list.len() == n {
+            return list;
+        }
+        assert!(Instant::now() < deadline, "{list:?}");
+        thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The short id of the listed request whose call id is `call`.
+fn listed_id(list: &[Value], call: &str) -> String {
+    list.iter().find(|i| i["call_id"] == call).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
 }
 
 /// A running `gate serve`, killed if the test ends without stopping it.
@@ -929,21 +940,8 @@ fn remembering_answers_the_sessions_other_waiting_requests() {
     let two = Requester::approval(&broker.socket, "c2", "s1", "make build");
     let elsewhere = Requester::approval(&broker.socket, "c3", "s2", "make build");
     let mut approver = Approver::connect(&broker.socket);
-    let deadline = Instant::now() + WAIT;
-    let list = loop {
-        let list = approver.list();
-        if list.len() == 3 {
-            break list;
-        }
-        assert!(Instant::now() < deadline, "{list:?}");
-        thread::sleep(Duration::from_millis(5));
-    };
-    let id_of = |call: &str| {
-        list.iter().find(|i| i["call_id"] == call).unwrap()["id"]
-            .as_str()
-            .unwrap()
-            .to_owned()
-    };
+    let list = wait_listed(&mut approver, 3);
+    let id_of = |call: &str| listed_id(&list, call);
     broker
         .tool(&env, &["approve", &id_of("c1"), "--remember"])
         .assert_code(0);
@@ -965,21 +963,8 @@ fn a_remembered_rule_settles_only_waiting_copies_of_the_command_answered() {
     let copy = Requester::approval(&broker.socket, "c2", "s1", " make build");
     let covered = Requester::approval(&broker.socket, "c3", "s1", "make build -j2");
     let mut approver = Approver::connect(&broker.socket);
-    let deadline = Instant::now() + WAIT;
-    let list = loop {
-        let list = approver.list();
-        if list.len() == 3 {
-            break list;
-        }
-        assert!(Instant::now() < deadline, "{list:?}");
-        thread::sleep(Duration::from_millis(5));
-    };
-    let id_of = |call: &str| {
-        list.iter().find(|i| i["call_id"] == call).unwrap()["id"]
-            .as_str()
-            .unwrap()
-            .to_owned()
-    };
+    let list = wait_listed(&mut approver, 3);
+    let id_of = |call: &str| listed_id(&list, call);
     broker
         .tool(
             &env,

@@ -232,6 +232,16 @@ fn remove_stale_copies(tmp: &Path) {
 // ---------------------------------------------------------------------------------------
 // The isolated environment.
 
+/// A private runtime directory (XDG_RUNTIME_DIR) owned by `user`, in the test's tree.
+pub fn runtime_dir(env: &TestEnv, user: User) -> PathBuf {
+    let uid = uid_of(user);
+    let dir = env.root.join(format!("run-{uid}"));
+    fs::create_dir(&dir).unwrap();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
+    std::os::unix::fs::chown(&dir, Some(uid), Some(uid)).unwrap();
+    dir
+}
+
 /// A fresh directory tree for one test: home, state, config and a working directory.
 /// Every directory is writable by the unprivileged user, so that a file an unprivileged
 /// command would create can be created: its absence then proves nothing ran.
