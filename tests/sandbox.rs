@@ -1165,8 +1165,9 @@ for_each_user! {
     }
 
     /// Unix sockets are off by default too (a socket reached by path leads out of any
-    /// sandbox): socket(AF_UNIX) fails with EPERM, while socketpair(), whose ends reach
-    /// nothing outside, works. --unix-sockets allows them; --net alone does not.
+    /// sandbox): socket(AF_UNIX) fails with EPERM, while a stream socketpair(), whose
+    /// ends reach only each other, works. --unix-sockets allows them; --net alone does
+    /// not.
     fn unix_sockets_are_off_unless_allowed(user) {
         let env = Env::new(user);
         let unix = "socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)";
