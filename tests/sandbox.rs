@@ -2408,11 +2408,25 @@ for_each_user! {
     }
 }
 
+/// fchmodat2(AT_FDCWD, $1, 0666, 0), by its number (Linux 6.6; x86_64 and aarch64 alike),
+/// exiting with the error's text on failure.
+const FCHMODAT2_0666: &str = "python3 -c 'import ctypes as c, os, sys; l = c.CDLL(None, use_errno=True); \
+     r = l.syscall(c.c_long(452), c.c_long(-100), os.fsencode(sys.argv[1]), c.c_long(0o666), c.c_long(0)); \
+     r < 0 and sys.exit(os.strerror(c.get_errno()))' \"$1\"";
+
+/// setxattrat(AT_FDCWD, $1, 0, \"user.gate\", {value: \"x\", size: 1}), by its number
+/// (Linux 6.13; x86_64 and aarch64 alike), exiting with the error's text on failure.
+const SETXATTRAT: &str = "python3 -c 'import ctypes as c, os, struct, sys; l = c.CDLL(None, use_errno=True); \
+     v = c.create_string_buffer(b\"x\"); a = struct.pack(\"QII\", c.addressof(v), 1, 0); \
+     r = l.syscall(c.c_long(463), c.c_long(-100), os.fsencode(sys.argv[1]), c.c_long(0), b\"user.gate\", a, c.c_size_t(len(a))); \
+     r < 0 and sys.exit(os.strerror(c.get_errno()))' \"$1\"";
+
 /// As root, chmod that adds a group or other write bit, and setting an extended
 /// attribute (a POSIX ACL is one), are refused: root still owns most of the system, and
 /// `chmod 0666 /etc/passwd` would outlive the command. Tried on a root-owned file
-/// outside the writable roots, by chmod, python's os.chmod and setfacl; the control
-/// does each at level full. Inside the workspace, root's chmod 0644 and 0755 still work.
+/// outside the writable roots, by chmod, python's os.chmod and setxattr, setfacl, and
+/// fchmodat2 and setxattrat by number; the controls do chmod, setfacl, fchmodat2 and
+/// setxattrat at level full. Inside the workspace, root's chmod 0644 and 0755 still work.
 ///
 /// As uid 65534 (the second half, or the only one when the tests do not run as root)
 /// the rule does not apply: a root-owned file cannot be changed even at level full,
@@ -2434,6 +2448,8 @@ fn root_cannot_open_up_the_files_it_owns() {
             "python3 -c 'import os, sys; os.chmod(sys.argv[1], 0o646)' \"$1\"",
             "setfacl -m u:65534:rw \"$1\"",
             "python3 -c 'import os, sys; os.setxattr(sys.argv[1], \"user.gate\", b\"x\")' \"$1\"",
+            FCHMODAT2_0666,
+            SETXATTRAT,
         ];
         for attempt in attempts {
             let out = sh(env.safe(), attempt, &[&passwd]);
@@ -2472,6 +2488,18 @@ fn root_cannot_open_up_the_files_it_owns() {
         )
         .assert_code(0)
         .assert_stdout_contains("user:65534:rw-");
+
+        fs::set_permissions(&passwd, fs::Permissions::from_mode(0o644)).unwrap();
+        sh(env.full(), FCHMODAT2_0666, &[&passwd]).assert_code(0);
+        assert_eq!(mode(&passwd), 0o666, "control: fchmodat2 at level full");
+        fs::set_permissions(&passwd, fs::Permissions::from_mode(0o644)).unwrap();
+        sh(env.full(), SETXATTRAT, &[&passwd]).assert_code(0);
+        let listed = sh(
+            env.full(),
+            "python3 -c 'import os, sys; print(os.listxattr(sys.argv[1]))' \"$1\"",
+            &[&passwd],
+        );
+        listed.assert_code(0).assert_stdout_contains("user.gate");
 
         let out = sh(
             env.safe(),
