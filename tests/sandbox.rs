@@ -2337,7 +2337,7 @@ for_each_user! {
 
     /// sendto(MSG_FASTOPEN) connects from inside the send call, where Landlock's connect
     /// rule never looks: under --net-connect, it fails (EPERM) for IPv4 and IPv6, by
-    /// sendto and by sendmsg, and the listener sees no connection. A connect() with
+    /// sendto, sendmsg and sendmmsg, and the listener sees no connection. A connect() with
     /// TCP_FASTOPEN_CONNECT set goes through the connect rule (EACCES). The control: the
     /// same sendto at level full reaches the listener, and connect() to the allowed port
     /// works in the sandbox.
@@ -2359,6 +2359,20 @@ for_each_user! {
             "s = socket.socket()\n\
              s.sendmsg([b'gate-test'], [], socket.MSG_FASTOPEN, ('127.0.0.1', {port}))"
         );
+        // Python has no sendmmsg: one mmsghdr by hand, a sockaddr_in in its msghdr.
+        let sendmmsg = format!(
+            "import struct\n\
+             L = ctypes.c_long\n\
+             name = ctypes.create_string_buffer(struct.pack('=H', socket.AF_INET)\n\
+                 + struct.pack('!H', {port}) + socket.inet_aton('127.0.0.1') + bytes(8))\n\
+             data = ctypes.create_string_buffer(b'gate-test')\n\
+             iov = ctypes.create_string_buffer(struct.pack('QQ', ctypes.addressof(data), 9))\n\
+             mm = ctypes.create_string_buffer(struct.pack('QI4xQQQQi4xI4x',\n\
+                 ctypes.addressof(name), 16, ctypes.addressof(iov), 1, 0, 0, 0, 0))\n\
+             s = socket.socket()\n\
+             assert syscall(L({nr}), L(s.fileno()), mm, L(1), L(socket.MSG_FASTOPEN)) == 1",
+            nr = libc::SYS_sendmmsg,
+        );
         let fastopen_connect = format!(
             "s = socket.socket()\ns.setsockopt(socket.IPPROTO_TCP, 30, 1)\n\
              s.connect(('127.0.0.1', {port}))\ns.send(b'gate-test')"
@@ -2367,7 +2381,8 @@ for_each_user! {
         expect(env.full(), &sendto("AF_INET", "127.0.0.1", port), Try::Ok, "control: IPv4 at level full");
         expect(env.full(), &sendto("AF_INET6", "::1", port6), Try::Ok, "control: IPv6 at level full");
         expect(env.full(), &sendmsg, Try::Ok, "control: sendmsg at level full");
-        assert_eq!(accepted(&other), 2, "control: the listener should have two connections");
+        expect(env.full(), &sendmmsg, Try::Ok, "control: sendmmsg at level full");
+        assert_eq!(accepted(&other), 3, "control: the listener should have three connections");
         assert_eq!(accepted(&other6), 1, "control: the IPv6 listener should have a connection");
 
         let gate = || env.safe().arg("--net-connect").arg(allowed_port.to_string());
@@ -2377,6 +2392,7 @@ for_each_user! {
             ("sendto, IPv4", sendto("AF_INET", "127.0.0.1", port), Try::Errno(EPERM)),
             ("sendto, IPv6", sendto("AF_INET6", "::1", port6), Try::Errno(EPERM)),
             ("sendmsg", sendmsg.clone(), Try::Errno(EPERM)),
+            ("sendmmsg", sendmmsg.clone(), Try::Errno(EPERM)),
             ("TCP_FASTOPEN_CONNECT", fastopen_connect, Try::Errno(EACCES)),
         ];
         for (what, code, expected) in sandboxed {
