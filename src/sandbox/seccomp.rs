@@ -44,6 +44,9 @@
 //! - On x86_64, every x32 system call (numbers with bit 30 set): they have their own
 //!   numbers, which the rules above would not match. 32-bit (ia32) calls are stopped by
 //!   the architecture check, which kills the process.
+//!
+//! After loading, the filter is tried: one call it refuses (`openat2`, with arguments
+//! that open nothing) must fail with EPERM, or the command does not run.
 
 use std::collections::BTreeMap;
 
@@ -294,12 +297,53 @@ impl Filter {
         })
     }
 
-    /// Load it into this process (no_new_privs must already be set).
+    /// Load it into this process (no_new_privs must already be set), then check that it
+    /// acts: a load that reports success without refusing anything must not run the
+    /// command.
     pub fn load(self) -> Result<(), SandboxError> {
-        match self.program {
-            Some(program) => seccompiler::apply_filter(&program).map_err(error),
-            None => Ok(()),
-        }
+        let Some(program) = self.program else {
+            return Ok(());
+        };
+        seccompiler::apply_filter(&program).map_err(error)?;
+        acts(probe())
+    }
+}
+
+/// What `openat2` with a size too small for its struct answers: the filter refuses
+/// every `openat2`, so EPERM when it acts; without it the kernel says EINVAL (or ENOSYS
+/// before Linux 5.6) and opens nothing. Not `keyctl` or io_uring: container runtimes
+/// refuse those with EPERM themselves, which would hide a filter that does not act.
+fn probe() -> Result<libc::c_long, i32> {
+    // SAFETY: with a size of 0 the kernel returns EINVAL before it reads the path or
+    // the struct (both null here); nothing in this process is touched.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            std::ptr::null::<libc::c_char>(),
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+        )
+    };
+    if rc < 0 {
+        Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+    } else {
+        Ok(rc)
+    }
+}
+
+/// Whether the probe's answer shows the filter in force.
+fn acts(answer: Result<libc::c_long, i32>) -> Result<(), SandboxError> {
+    match answer {
+        Err(libc::EPERM) => Ok(()),
+        other => Err(SandboxError(format!(
+            "the seccomp filter was loaded but does not act (a refused call answered {}); \
+             nothing was run",
+            match other {
+                Ok(rc) => format!("{rc}"),
+                Err(e) => std::io::Error::from_raw_os_error(e).to_string(),
+            }
+        ))),
     }
 }
 
@@ -440,6 +484,22 @@ mod tests {
         assert_eq!(table(&tcp)[&libc::SYS_sendmsg].len(), 1);
         assert!(!table(&Network::On).contains_key(&libc::SYS_sendto));
         assert!(!table(&Network::Off).contains_key(&libc::SYS_sendmsg));
+    }
+
+    #[test]
+    fn only_eperm_from_the_probe_shows_the_filter_acts() {
+        assert!(acts(Err(libc::EPERM)).is_ok());
+        for answer in [Err(libc::EINVAL), Err(libc::ENOSYS), Ok(3)] {
+            let e = acts(answer).unwrap_err();
+            assert!(e.0.contains("does not act"), "{e}");
+            assert!(e.0.ends_with("nothing was run"), "{e}");
+        }
+    }
+
+    #[test]
+    fn without_the_filter_the_probe_is_not_refused() {
+        // This test process has no filter that refuses openat2.
+        assert!(acts(probe()).is_err());
     }
 
     #[test]
