@@ -1165,8 +1165,9 @@ for_each_user! {
     }
 
     /// Unix sockets are off by default too (a socket reached by path leads out of any
-    /// sandbox): socket(AF_UNIX) fails with EPERM, while socketpair(), whose ends reach
-    /// nothing outside, works. --unix-sockets allows them; --net alone does not.
+    /// sandbox): socket(AF_UNIX) fails with EPERM, while a stream socketpair(), whose
+    /// ends reach only each other, works. --unix-sockets allows them; --net alone does
+    /// not.
     fn unix_sockets_are_off_unless_allowed(user) {
         let env = Env::new(user);
         let unix = "socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)";
@@ -1229,7 +1230,8 @@ for_each_user! {
         expect(gate(), &tcp_connect(allowed_port), Try::Ok, "the allowed port");
         expect(gate(), &tcp_connect(other_port), Try::Errno(EACCES), "another port");
         expect(gate(), &udp_send(udp_port), Try::Errno(EPERM), "UDP");
-        expect(gate(), &tcp_bind(0), Try::Errno(EACCES), "binding with only --net-connect");
+        // No port to bind: bind() itself is refused (seccomp), not only port 0 (Landlock).
+        expect(gate(), &tcp_bind(0), Try::Errno(EPERM), "binding with only --net-connect");
         assert_eq!(accepted(&allowed), 1);
         assert_eq!(accepted(&other), 0, "the sandbox let a connection to another port through");
         assert!(received(&udp).is_empty(), "the sandbox let a datagram through");
@@ -2193,4 +2195,357 @@ for_each_user! {
         sh(env.full(), "chmod 4755 \"$1\"", &[&outside]).assert_code(0);
         assert_eq!(mode(&outside), 0o4755, "control");
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Escapes of issue 13 closed by the seccomp filter: datagram socketpairs, names bound by
+// socketpair ends, TCP Fast Open past the connect rule, listen() without bind(), and root
+// opening up the files it owns.
+
+/// The datagrams waiting on `socket`.
+fn datagrams(socket: &UnixDatagram) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 2048];
+    loop {
+        match socket.recv(&mut buf) {
+            Ok(n) => out.push(buf[..n].to_vec()),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return out,
+            Err(e) => panic!("recv failed: {e}"),
+        }
+    }
+}
+
+/// Python code that opens a socketpair of `kind` and sends, from one end, a datagram
+/// carrying a descriptor (SCM_RIGHTS) to the Unix socket at `path`.
+fn pair_sends_out(kind: &str, path: &Path) -> String {
+    format!(
+        "import struct\n\
+         a, b = socket.socketpair(socket.AF_UNIX, socket.{kind})\n\
+         fd = os.open('/etc/hostname', os.O_RDONLY)\n\
+         rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack('i', fd))]\n\
+         a.sendmsg([b'gate-test'], rights, 0, {path:?})"
+    )
+}
+
+/// The TCP Fast Open client setting (net.ipv4.tcp_fastopen), turned on for as long as
+/// this lives if it was off, and put back after.
+struct FastOpen(Option<String>);
+
+impl FastOpen {
+    const SYSCTL: &str = "/proc/sys/net/ipv4/tcp_fastopen";
+
+    #[track_caller]
+    fn client() -> FastOpen {
+        let old = fs::read_to_string(Self::SYSCTL).expect("cannot read net.ipv4.tcp_fastopen");
+        let value: u32 = old.trim().parse().unwrap();
+        if value & 1 == 1 {
+            return FastOpen(None);
+        }
+        assert!(
+            running_as_root(),
+            "TCP Fast Open is off for clients here (net.ipv4.tcp_fastopen = {value}) and only \
+             root can turn it on: the test cannot show the attack"
+        );
+        fs::write(Self::SYSCTL, format!("{}\n", value | 1)).unwrap();
+        FastOpen(Some(old))
+    }
+}
+
+impl Drop for FastOpen {
+    fn drop(&mut self) {
+        if let Some(old) = &self.0 {
+            let _ = fs::write(Self::SYSCTL, old);
+        }
+    }
+}
+
+for_each_user! {
+    /// A datagram (or SOCK_RAW, which is one) socketpair end could send to any Unix
+    /// socket by path, descriptors included: with Unix sockets off, such a pair cannot
+    /// be made (EPERM). The stream and seqpacket pairs that stay allowed are connected
+    /// to each other and cannot be re-targeted (EISCONN). The control sends a datagram
+    /// carrying a descriptor to a socket made outside, at level full, and it arrives.
+    fn a_datagram_socketpair_reaches_no_unix_socket_outside(user) {
+        let env = Env::new(user);
+        let path = env.outside.join("log.sock");
+        let log = UnixDatagram::bind(&path).unwrap();
+        log.set_nonblocking(true).unwrap();
+        env.give(&path, 0o666);
+
+        expect(env.full(), &pair_sends_out("SOCK_DGRAM", &path), Try::Ok, "control: at level full");
+        assert_eq!(datagrams(&log), vec![b"gate-test".to_vec()], "control: the datagram");
+
+        for kind in ["SOCK_DGRAM", "SOCK_RAW"] {
+            expect(env.safe(), &pair_sends_out(kind, &path), Try::Errno(EPERM), kind);
+            expect(
+                env.safe().args(["--net-connect", "1"]),
+                &pair_sends_out(kind, &path),
+                Try::Errno(EPERM),
+                &format!("{kind} with --net-connect"),
+            );
+            expect(
+                env.safe().arg("--net"),
+                &pair_sends_out(kind, &path),
+                Try::Errno(EPERM),
+                &format!("{kind} with --net"),
+            );
+        }
+        let eisconn = Try::Errno(libc::EISCONN);
+        let stream_path = env.outside.join("stream.sock");
+        let stream = UnixListener::bind(&stream_path).unwrap();
+        stream.set_nonblocking(true).unwrap();
+        env.give(&stream_path, 0o666);
+        let stream_connect = format!("a, b = socket.socketpair()\na.connect({stream_path:?})");
+        expect(env.safe(), &stream_connect, eisconn, "a stream pair end cannot connect elsewhere");
+        let stream_send = format!("a, b = socket.socketpair()\na.sendto(b'gate-test', {path:?})");
+        expect(env.safe(), &stream_send, eisconn, "a stream pair end cannot send elsewhere");
+        let seqpacket = format!(
+            "a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)\n\
+             a.sendto(b'gate-test', {path:?})\nassert b.recv(16) == b'gate-test'"
+        );
+        expect(env.safe(), &seqpacket, Try::Ok, "a seqpacket pair ignores the address");
+        assert!(datagrams(&log).is_empty(), "the sandbox let a datagram out");
+        assert!(stream.accept().is_err(), "the sandbox let a connection out");
+        // With Unix sockets allowed, datagram pairs are as allowed as the sockets.
+        expect(
+            env.safe().arg("--unix-sockets"),
+            "socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)",
+            Try::Ok,
+            "a datagram pair with --unix-sockets",
+        );
+    }
+
+    /// A socketpair end can be bound to an abstract name (or a path in a writable root),
+    /// squatting it before the program that owns it starts: with no port to bind and Unix
+    /// sockets off, bind() is refused (EPERM). The control binds at level full.
+    fn a_socketpair_end_cannot_be_bound_to_a_name(user) {
+        let env = Env::new(user);
+        let bind = |name: &str| format!("a, b = socket.socketpair()\na.bind('\\0{name}')");
+        expect(env.full(), &bind(&unique("gate-test-squat")), Try::Ok, "control: at level full");
+        expect(env.safe(), &bind(&unique("gate-test-squat")), Try::Errno(EPERM), "in the sandbox");
+        expect(
+            env.safe().args(["--net-connect", "1"]),
+            &bind(&unique("gate-test-squat")),
+            Try::Errno(EPERM),
+            "with --net-connect",
+        );
+        let path = env.t.work.join("squat.sock");
+        let bind_path = format!("a, b = socket.socketpair()\na.bind({path:?})");
+        expect(env.safe(), &bind_path, Try::Errno(EPERM), "a path in the workspace");
+        assert!(!path.exists(), "the sandbox let a socket file be made");
+    }
+
+    /// sendto(MSG_FASTOPEN) connects from inside the send call, where Landlock's connect
+    /// rule never looks: under --net-connect, it fails (EPERM) for IPv4 and IPv6, by
+    /// sendto, sendmsg and sendmmsg, and the listener sees no connection. A connect() with
+    /// TCP_FASTOPEN_CONNECT set goes through the connect rule (EACCES). The control: the
+    /// same sendto at level full reaches the listener, and connect() to the allowed port
+    /// works in the sandbox.
+    fn tcp_fast_open_cannot_pass_the_port_rules(user) {
+        let _fast_open = FastOpen::client();
+        let env = Env::new(user);
+        let (allowed, allowed_port) = tcp_listener();
+        let (other, port) = tcp_listener();
+        let other6 = TcpListener::bind("[::1]:0").expect("cannot listen on ::1");
+        other6.set_nonblocking(true).unwrap();
+        let port6 = other6.local_addr().unwrap().port();
+        let sendto = |family: &str, host: &str, port: u16| {
+            format!(
+                "s = socket.socket(socket.{family}, socket.SOCK_STREAM)\n\
+                 s.sendto(b'gate-test', socket.MSG_FASTOPEN, ('{host}', {port}))"
+            )
+        };
+        let sendmsg = format!(
+            "s = socket.socket()\n\
+             s.sendmsg([b'gate-test'], [], socket.MSG_FASTOPEN, ('127.0.0.1', {port}))"
+        );
+        // Python has no sendmmsg: one mmsghdr by hand, a sockaddr_in in its msghdr.
+        let sendmmsg = format!(
+            "import struct\n\
+             L = ctypes.c_long\n\
+             name = ctypes.create_string_buffer(struct.pack('=H', socket.AF_INET)\n\
+                 + struct.pack('!H', {port}) + socket.inet_aton('127.0.0.1') + bytes(8))\n\
+             data = ctypes.create_string_buffer(b'gate-test')\n\
+             iov = ctypes.create_string_buffer(struct.pack('QQ', ctypes.addressof(data), 9))\n\
+             mm = ctypes.create_string_buffer(struct.pack('QI4xQQQQi4xI4x',\n\
+                 ctypes.addressof(name), 16, ctypes.addressof(iov), 1, 0, 0, 0, 0))\n\
+             s = socket.socket()\n\
+             assert syscall(L({nr}), L(s.fileno()), mm, L(1), L(socket.MSG_FASTOPEN)) == 1",
+            nr = libc::SYS_sendmmsg,
+        );
+        let fastopen_connect = format!(
+            "s = socket.socket()\ns.setsockopt(socket.IPPROTO_TCP, 30, 1)\n\
+             s.connect(('127.0.0.1', {port}))\ns.send(b'gate-test')"
+        );
+
+        expect(env.full(), &sendto("AF_INET", "127.0.0.1", port), Try::Ok, "control: IPv4 at level full");
+        expect(env.full(), &sendto("AF_INET6", "::1", port6), Try::Ok, "control: IPv6 at level full");
+        expect(env.full(), &sendmsg, Try::Ok, "control: sendmsg at level full");
+        expect(env.full(), &sendmmsg, Try::Ok, "control: sendmmsg at level full");
+        assert_eq!(accepted(&other), 3, "control: the listener should have three connections");
+        assert_eq!(accepted(&other6), 1, "control: the IPv6 listener should have a connection");
+
+        let gate = || env.safe().arg("--net-connect").arg(allowed_port.to_string());
+        expect(gate(), &tcp_connect(allowed_port), Try::Ok, "control: the allowed port");
+        assert_eq!(accepted(&allowed), 1, "control: the allowed port's listener");
+        let sandboxed = [
+            ("sendto, IPv4", sendto("AF_INET", "127.0.0.1", port), Try::Errno(EPERM)),
+            ("sendto, IPv6", sendto("AF_INET6", "::1", port6), Try::Errno(EPERM)),
+            ("sendmsg", sendmsg.clone(), Try::Errno(EPERM)),
+            ("sendmmsg", sendmmsg.clone(), Try::Errno(EPERM)),
+            ("TCP_FASTOPEN_CONNECT", fastopen_connect, Try::Errno(EACCES)),
+        ];
+        for (what, code, expected) in sandboxed {
+            expect(gate(), &code, expected, &format!("{what} in the sandbox"));
+        }
+        assert_eq!(accepted(&other), 0, "TCP Fast Open reached a port the rules refuse");
+        assert_eq!(accepted(&other6), 0, "TCP Fast Open reached a port the rules refuse (IPv6)");
+    }
+
+    /// listen() on a socket that was never bound picks a free port on every address,
+    /// and Landlock, which checks bind(), never sees it: under --net-connect alone (no
+    /// port to bind), listen() fails (EPERM). The control at level full listens, and a
+    /// connection reaches the port it got.
+    fn listen_without_bind_is_refused_under_port_rules(user) {
+        let env = Env::new(user);
+        let listen = "s = socket.socket()\ns.listen(1)\nport = s.getsockname()[1]\n\
+                      c = socket.create_connection(('127.0.0.1', port), timeout=5)\n\
+                      s.accept()";
+        expect(env.full(), listen, Try::Ok, "control: at level full");
+        let (_allowed, allowed_port) = tcp_listener();
+        let gate = || env.safe().arg("--net-connect").arg(allowed_port.to_string());
+        expect(gate(), "socket.socket().listen(1)", Try::Errno(EPERM), "listen in the sandbox");
+        expect(
+            gate(),
+            "socket.socket(socket.AF_INET6).listen(1)",
+            Try::Errno(EPERM),
+            "listen over IPv6 in the sandbox",
+        );
+    }
+}
+
+/// fchmodat2(AT_FDCWD, $1, 0666, 0), by its number (Linux 6.6; x86_64 and aarch64 alike),
+/// exiting with the error's text on failure.
+const FCHMODAT2_0666: &str = "python3 -c 'import ctypes as c, os, sys; l = c.CDLL(None, use_errno=True); \
+     r = l.syscall(c.c_long(452), c.c_long(-100), os.fsencode(sys.argv[1]), c.c_long(0o666), c.c_long(0)); \
+     r < 0 and sys.exit(os.strerror(c.get_errno()))' \"$1\"";
+
+/// setxattrat(AT_FDCWD, $1, 0, \"user.gate\", {value: \"x\", size: 1}), by its number
+/// (Linux 6.13; x86_64 and aarch64 alike), exiting with the error's text on failure.
+const SETXATTRAT: &str = "python3 -c 'import ctypes as c, os, struct, sys; l = c.CDLL(None, use_errno=True); \
+     v = c.create_string_buffer(b\"x\"); a = struct.pack(\"QII\", c.addressof(v), 1, 0); \
+     r = l.syscall(c.c_long(463), c.c_long(-100), os.fsencode(sys.argv[1]), c.c_long(0), b\"user.gate\", a, c.c_size_t(len(a))); \
+     r < 0 and sys.exit(os.strerror(c.get_errno()))' \"$1\"";
+
+/// As root, chmod that adds a group or other write bit, and setting an extended
+/// attribute (a POSIX ACL is one), are refused: root still owns most of the system, and
+/// `chmod 0666 /etc/passwd` would outlive the command. Tried on a root-owned file
+/// outside the writable roots, by chmod, python's os.chmod and setxattr, setfacl, and
+/// fchmodat2 and setxattrat by number; the controls do chmod, setfacl, fchmodat2 and
+/// setxattrat at level full. Inside the workspace, root's chmod 0644 and 0755 still work.
+///
+/// As uid 65534 (the second half, or the only one when the tests do not run as root)
+/// the rule does not apply: a root-owned file cannot be changed even at level full,
+/// and chmod 0664 of its own file in the workspace works in the sandbox.
+#[test]
+fn root_cannot_open_up_the_files_it_owns() {
+    let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+    if running_as_root() {
+        let env = Env::new(User::Current);
+        let passwd = env.file(
+            &env.outside.join("passwd"),
+            "root:x:0:0::/root:/bin/sh\n",
+            0o644,
+        );
+        let attempts = [
+            "chmod 0666 \"$1\"",
+            "chmod g+w \"$1\"",
+            "chmod o+w \"$1\"",
+            "python3 -c 'import os, sys; os.chmod(sys.argv[1], 0o646)' \"$1\"",
+            "setfacl -m u:65534:rw \"$1\"",
+            "python3 -c 'import os, sys; os.setxattr(sys.argv[1], \"user.gate\", b\"x\")' \"$1\"",
+            FCHMODAT2_0666,
+            SETXATTRAT,
+        ];
+        for attempt in attempts {
+            let out = sh(env.safe(), attempt, &[&passwd]);
+            assert_ne!(
+                out.code(),
+                Some(0),
+                "{attempt} in the sandbox\n{}",
+                out.report()
+            );
+            assert!(
+                out.stderr().contains("Operation not permitted"),
+                "{attempt}\n{}",
+                out.report()
+            );
+            assert_eq!(
+                mode(&passwd),
+                0o644,
+                "{attempt} in the sandbox\n{}",
+                out.report()
+            );
+        }
+        let acl = sh(env.full(), "getfacl -cn \"$1\"", &[&passwd]);
+        assert!(
+            !acl.stdout().contains("user:65534"),
+            "an ACL was set\n{}",
+            acl.report()
+        );
+
+        sh(env.full(), "chmod 0666 \"$1\"", &[&passwd]).assert_code(0);
+        assert_eq!(mode(&passwd), 0o666, "control: chmod at level full");
+        fs::set_permissions(&passwd, fs::Permissions::from_mode(0o644)).unwrap();
+        sh(
+            env.full(),
+            "setfacl -m u:65534:rw \"$1\" && getfacl -cn \"$1\"",
+            &[&passwd],
+        )
+        .assert_code(0)
+        .assert_stdout_contains("user:65534:rw-");
+
+        fs::set_permissions(&passwd, fs::Permissions::from_mode(0o644)).unwrap();
+        sh(env.full(), FCHMODAT2_0666, &[&passwd]).assert_code(0);
+        assert_eq!(mode(&passwd), 0o666, "control: fchmodat2 at level full");
+        fs::set_permissions(&passwd, fs::Permissions::from_mode(0o644)).unwrap();
+        sh(env.full(), SETXATTRAT, &[&passwd]).assert_code(0);
+        let listed = sh(
+            env.full(),
+            "python3 -c 'import os, sys; print(os.listxattr(sys.argv[1]))' \"$1\"",
+            &[&passwd],
+        );
+        listed.assert_code(0).assert_stdout_contains("user.gate");
+
+        let out = sh(
+            env.safe(),
+            "touch mine && chmod 0644 mine && chmod 0755 mine && stat -c %a mine",
+            &[],
+        );
+        out.assert_code(0).assert_stdout("755\n");
+    }
+    let env = Env::new(User::Unprivileged);
+    let root_file = env.t.root.join("root-owned");
+    fs::write(&root_file, "x\n").unwrap();
+    fs::set_permissions(&root_file, fs::Permissions::from_mode(0o644)).unwrap();
+    if running_as_root() {
+        std::os::unix::fs::chown(&root_file, Some(0), Some(0)).unwrap();
+    }
+    if uid_of(User::Unprivileged) != fs::metadata(&root_file).unwrap().uid() {
+        let out = sh(env.full(), "chmod 0666 \"$1\"", &[&root_file]);
+        assert_ne!(
+            out.code(),
+            Some(0),
+            "another user's file at level full\n{}",
+            out.report()
+        );
+    }
+    sh(
+        env.safe(),
+        "touch mine && chmod 0664 mine && stat -c %a mine",
+        &[],
+    )
+    .assert_code(0)
+    .assert_stdout("664\n");
+    assert_eq!(mode(&root_file), 0o644);
 }

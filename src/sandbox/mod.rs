@@ -11,7 +11,9 @@
 //! - **seccomp** ([`seccomp`]): `socket()` for any family but `AF_UNIX` is refused, which
 //!   Landlock cannot do for UDP, raw, packet or MPTCP sockets; plus terminal input
 //!   injection (`TIOCSTI`, `TIOCLINUX`), io_uring (it can open sockets without
-//!   `socket()`), and the kernel keyring.
+//!   `socket()`), the kernel keyring, datagram socketpairs, TCP Fast Open past the
+//!   connect rule, `bind`/`listen` when nothing may serve, and, as root, opening up
+//!   files with group or other write bits or ACLs.
 //! - **no_new_privs**: setuid and file capabilities give nothing.
 //! - **capabilities** ([`caps`]): all dropped (bounding, permitted, effective, inheritable,
 //!   ambient), so root inside cannot mount, load modules, set the hostname or reboot.
@@ -199,7 +201,12 @@ impl Sandbox {
             )));
         }
         let ruleset = landlock::prepare(spec, &kernel)?;
-        let filter = seccomp::Filter::build(&spec.network, spec.unix_sockets, kernel.seccomp)?;
+        let policy = seccomp::Policy {
+            network: &spec.network,
+            unix_sockets: spec.unix_sockets,
+            root: nix::unistd::geteuid().is_root(),
+        };
+        let filter = seccomp::Filter::build(&policy, kernel.seccomp)?;
         let summary = json!({
             "landlock_abi": kernel.landlock_abi,
             "write": spec.write.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
