@@ -2194,3 +2194,48 @@ for_each_user! {
         assert_eq!(mode(&outside), 0o4755, "control");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Issue 13, the Landlock spec: registry tokens, other terminals, protected paths that do
+// not exist yet, and second mounts of a protected tree.
+
+for_each_user! {
+    /// The package-registry and vault tokens in the home directory are hidden, while the
+    /// ordinary settings beside them (~/.cargo/config.toml) stay readable. The control
+    /// reads each token at level full.
+    fn registry_and_vault_tokens_cannot_be_read(user) {
+        let env = Env::new(user);
+        let home = &env.t.home;
+        env.dir(&home.join(".cargo"), 0o755);
+        let settings = env.file(&home.join(".cargo/config.toml"), "[build]\n", 0o644);
+        let mut tokens: Vec<(PathBuf, String)> = Vec::new();
+        for file in [
+            ".npmrc", ".pypirc", ".cargo/credentials.toml", ".cargo/credentials", ".vault-token",
+        ] {
+            let text = unique("gate-test-token");
+            tokens.push((env.file(&home.join(file), &format!("{text}\n"), 0o644), text));
+        }
+        let paths: Vec<&Path> = tokens.iter().map(|(p, _)| p.as_path()).collect();
+        let read_each = "for f; do cat \"$f\" && echo \"READ $f\"; done; true";
+
+        let control = sh(env.full(), read_each, &paths);
+        for (path, text) in &tokens {
+            assert!(
+                control.stdout().contains(text.as_str()),
+                "control: {} should be readable at level full\n{}",
+                path.display(),
+                control.report()
+            );
+        }
+        let out = sh(env.safe(), read_each, &paths);
+        for (path, text) in &tokens {
+            assert!(
+                !out.stdout().contains(text.as_str()),
+                "the sandbox let {} be read\n{}",
+                path.display(),
+                out.report()
+            );
+        }
+        sh(env.safe(), "cat \"$1\"", &[&settings]).assert_code(0);
+    }
+}

@@ -9,7 +9,10 @@ use super::{Network, SandboxError, Spec};
 use crate::config::SandboxSettings;
 
 /// Secrets hidden by default, relative to the home directory.
-pub const DEFAULT_DENY_READ: [&str; 11] = [
+/// Package-registry and vault tokens are files in directories that also hold
+/// ordinary settings (`~/.cargo`), so the file alone is hidden; the walk around it
+/// costs one listing of that directory, and nothing when the file does not exist.
+pub const DEFAULT_DENY_READ: [&str; 16] = [
     ".ssh",
     ".gnupg",
     ".aws",
@@ -21,6 +24,11 @@ pub const DEFAULT_DENY_READ: [&str; 11] = [
     ".git-credentials",
     ".config/gh",
     ".password-store",
+    ".npmrc",
+    ".pypirc",
+    ".cargo/credentials.toml",
+    ".cargo/credentials",
+    ".vault-token",
 ];
 
 /// Files that run later outside the sandbox, relative to the home directory: readable,
