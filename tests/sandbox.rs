@@ -2239,3 +2239,85 @@ for_each_user! {
         sh(env.safe(), "cat \"$1\"", &[&settings]).assert_code(0);
     }
 }
+
+/// A new pseudo-terminal pair, the slave made the user's (as a login gives a session's
+/// terminal to its user), and the slave's name.
+fn session_terminal(env: &Env) -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd, PathBuf) {
+    let pty = nix::pty::openpty(None, None).expect("cannot open a pseudo-terminal");
+    let name = fs::read_link(format!(
+        "/proc/self/fd/{}",
+        std::os::fd::AsRawFd::as_raw_fd(&pty.slave)
+    ))
+    .unwrap();
+    assert!(name.starts_with("/dev/pts/"), "{}", name.display());
+    env.give(&name, 0o620);
+    (pty.master, pty.slave, name)
+}
+
+/// What the master of a pseudo-terminal holds, without waiting.
+fn drain(master: &std::os::fd::OwnedFd) -> String {
+    let flags = nix::fcntl::fcntl(master, nix::fcntl::FcntlArg::F_GETFL).unwrap();
+    let flags = nix::fcntl::OFlag::from_bits_retain(flags) | nix::fcntl::OFlag::O_NONBLOCK;
+    nix::fcntl::fcntl(master, nix::fcntl::FcntlArg::F_SETFL(flags)).unwrap();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = nix::unistd::read(master, &mut buf) {
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+for_each_user! {
+    /// Another session's terminal (a /dev/pts/N of the same user that gate was not
+    /// handed) cannot be opened, for reading (to steal what is typed there) or writing
+    /// (to show a fake prompt, or change its modes). The control opens it at level full.
+    fn other_terminals_cannot_be_opened(user) {
+        let env = Env::new(user);
+        let (_master, _slave, name) = session_terminal(&env);
+        for (flags, what) in [("os.O_RDONLY", "reading"), ("os.O_WRONLY", "writing"), ("os.O_RDWR", "both")] {
+            let body = format!(
+                "os.close(os.open({:?}, {flags} | os.O_NOCTTY))",
+                name.to_str().unwrap()
+            );
+            expect(env.full(), &body, Try::Ok, &format!("control: {what} at level full"));
+            expect(env.safe(), &body, Try::Errno(EACCES), &format!("another terminal, {what}"));
+        }
+    }
+
+    /// The terminal gate was handed keeps working in the sandbox: the command sees a
+    /// terminal on its descriptors, reads and sets its modes, writes to it, and opens it
+    /// again by name.
+    fn the_handed_terminal_works(user) {
+        let env = Env::new(user);
+        let (master, _slave, name) = session_terminal(&env);
+        let body = "
+            assert os.isatty(0) and os.isatty(2)
+            mode = termios.tcgetattr(0)
+            termios.tcsetattr(0, termios.TCSANOW, mode)
+            os.write(2, b'ON-THE-TERMINAL\\n')
+            fd = os.open(os.ttyname(0), os.O_RDWR | os.O_NOCTTY)
+            os.write(fd, b'BY-NAME\\n')
+        ";
+        for level in ["full", "safe"] {
+            let out = env
+                .unmarked("sh")
+                .args(["-c", "exec \"$0\" \"$@\" <\"$T\" 2>\"$T\""])
+                .arg(gate_binary_for(user))
+                .args(["--no-config", "--audit-log", "off", "--level", level, "--"])
+                .arg(python3())
+                .args(["-c", &python_program(body)])
+                .env("T", &name)
+                .run();
+            assert_eq!(result_in(&out.stdout()), Some(Try::Ok), "at level {level}\n{}", out.report());
+            let screen = drain(&master);
+            assert!(
+                screen.contains("ON-THE-TERMINAL") && screen.contains("BY-NAME"),
+                "at level {level}, the terminal shows {screen:?}\n{}",
+                out.report()
+            );
+        }
+    }
+}

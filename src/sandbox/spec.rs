@@ -159,10 +159,65 @@ pub fn build(
         deny_read,
         deny_write,
         unprotected,
+        terminals: handed_terminals(),
         network,
         unix_sockets: settings.unix_sockets,
         best_effort: settings.best_effort,
     })
+}
+
+/// The terminals gate was handed: those on its standard descriptors and its controlling
+/// terminal, by name. Other terminals of the same user (other sessions' /dev/pts/N) are
+/// not granted: a command could read what is typed there and write a fake prompt.
+fn handed_terminals() -> Vec<PathBuf> {
+    use std::io::IsTerminal;
+    let handed = [
+        std::io::stdin().is_terminal(),
+        std::io::stdout().is_terminal(),
+        std::io::stderr().is_terminal(),
+    ];
+    let mut found: Vec<PathBuf> = (0..=2)
+        .filter(|&fd| handed[fd])
+        .filter_map(|fd| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok())
+        .collect();
+    let controlling = std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|stat| pts_of_tty_nr(&stat));
+    if let Some((path, rdev)) = controlling {
+        // Only when the name is that device here (another devpts instance numbers its
+        // own terminals).
+        if std::fs::metadata(&path).is_ok_and(|m| {
+            std::os::unix::fs::MetadataExt::rdev(&m) == rdev
+                && std::os::unix::fs::FileTypeExt::is_char_device(&m.file_type())
+        }) {
+            found.push(path);
+        }
+    }
+    let mut out = Vec::new();
+    for path in found.into_iter().filter(|p| p.starts_with("/dev")) {
+        if let Some(path) = existing(&path).filter(|p| !out.contains(p)) {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// From /proc/self/stat, the controlling terminal when it is a pseudo-terminal: its
+/// name in /dev/pts and its device number.
+fn pts_of_tty_nr(stat: &str) -> Option<(PathBuf, u64)> {
+    // The command name (field 2) may hold spaces and parentheses: count from its end.
+    let after = &stat[stat.rfind(')')? + 1..];
+    // state, ppid, pgrp, session, tty_nr.
+    let tty_nr: u64 = after.split_whitespace().nth(4)?.parse().ok()?;
+    let major = (tty_nr >> 8) & 0xfff;
+    let minor = (tty_nr & 0xff) | ((tty_nr >> 12) & 0xf_ff00);
+    // Unix 98 pseudo-terminal slaves: majors 136 to 143, 256 minors each.
+    if !(136..=143).contains(&major) {
+        return None;
+    }
+    let index = (major - 136) * 256 + minor;
+    let rdev = libc::makedev(major as u32, minor as u32);
+    Some((PathBuf::from(format!("/dev/pts/{index}")), rdev))
 }
 
 /// Whether `path` is in /tmp or /dev/shm, which must stay fully writable at `safe`.
@@ -382,6 +437,27 @@ mod tests {
         };
         let spec = build(&settings, work.path(), &env_with(home.path()), false, &[]).unwrap();
         assert_eq!(spec.network, Network::On);
+    }
+
+    #[test]
+    fn the_controlling_terminal_is_read_from_tty_nr() {
+        // pts/3: major 136, minor 3, tty_nr 34819.
+        let stat = "42 (sh (x) y) S 1 42 42 34819 42 4194560 0";
+        assert_eq!(
+            pts_of_tty_nr(stat),
+            Some((PathBuf::from("/dev/pts/3"), libc::makedev(136, 3)))
+        );
+        // pts/300: major 137, minor 44.
+        let tty_nr = (137 << 8) | 44;
+        let stat = format!("1 (gate) S 0 1 1 {tty_nr} 1");
+        assert_eq!(
+            pts_of_tty_nr(&stat),
+            Some((PathBuf::from("/dev/pts/300"), libc::makedev(137, 44)))
+        );
+        // No controlling terminal, or a console.
+        assert_eq!(pts_of_tty_nr("1 (init) S 0 1 1 0 -1"), None);
+        assert_eq!(pts_of_tty_nr("1 (getty) S 0 1 1 1025 1"), None);
+        assert_eq!(pts_of_tty_nr("garbage"), None);
     }
 
     #[test]
