@@ -2321,3 +2321,87 @@ for_each_user! {
         }
     }
 }
+
+for_each_user! {
+    /// With TMPDIR=$HOME (so HOME is a writable root), files gate would protect or hide
+    /// but that do not exist yet cannot be made: gate's user configuration (a planted
+    /// `level = "full"` would loosen the next run), its default audit log, fish's
+    /// start-up files, and a hidden secret's directory (~/.config/gh). ~/.config and
+    /// ~/.local/state exist, and nothing protected is in them yet. (The top of HOME
+    /// holds ~/.ssh, so nothing can be made there anyway.) The control makes each at
+    /// level full.
+    fn protected_paths_that_do_not_exist_yet_cannot_be_made(user) {
+        let env = Env::new(user);
+        let home = &env.t.home;
+        env.dir(&home.join(".config"), 0o755);
+        env.dir(&home.join(".local/state"), 0o755);
+        let config = home.join(".config/gate/config.toml");
+        let log = home.join(".local/state/gate/audit.jsonl");
+        let fish = home.join(".config/fish/config.fish");
+        let gh = home.join(".config/gh/hosts.yml");
+        let plant = "for f; do mkdir -p \"${f%/*}\"; printf 'level = \"full\"\\n' > \"$f\"; done; true";
+        let run = |level: &str| {
+            env.t
+                .gate()
+                .user(user)
+                .env("TMPDIR", home)
+                .env_remove("XDG_CONFIG_HOME")
+                .env_remove("XDG_STATE_HOME")
+                .args(["--no-config", "--level", level, "--", "sh", "-c", plant, "sh"])
+                .args([&config, &log, &fish, &gh])
+                .run()
+        };
+        let out = run("safe");
+        out.assert_code(0);
+        for path in [&config, &fish, &gh] {
+            assert!(!path.exists(), "the sandbox let {} be made\n{}", path.display(), out.report());
+        }
+        let record = fs::read_to_string(&log).unwrap_or_default();
+        assert!(
+            record.starts_with('{') && record.contains("\"level\":\"safe\""),
+            "the sandbox let this run's audit record be replaced: {record:?}\n{}",
+            out.report()
+        );
+
+        fs::remove_dir_all(home.join(".local/state/gate")).unwrap();
+        let control = run("full");
+        for path in [&config, &log, &fish, &gh] {
+            assert_eq!(
+                fs::read_to_string(path).unwrap_or_default(),
+                "level = \"full\"\n",
+                "control: {} at level full\n{}",
+                path.display(),
+                control.report()
+            );
+        }
+    }
+
+    /// An audit log in the workspace (`--audit-log`) that does not exist before the run
+    /// cannot be replaced by the run's own command: gate's record stays. The control
+    /// replaces it at level full.
+    fn a_first_audit_log_in_the_workspace_cannot_be_replaced(user) {
+        let env = Env::new(user);
+        let log = env.t.work.join("audit.jsonl");
+        let replace = "rm -f audit.jsonl; mv audit.jsonl gone 2>/dev/null; echo forged > audit.jsonl; true";
+        let run = |level: &str| {
+            env.t
+                .gate()
+                .user(user)
+                .args(["--no-config", "--audit-log"])
+                .arg(&log)
+                .args(["--level", level, "-c", replace])
+                .run()
+        };
+        let out = run("safe");
+        out.assert_code(0);
+        let text = fs::read_to_string(&log).unwrap_or_default();
+        assert!(
+            text.starts_with('{') && text.contains("\"level\":\"safe\""),
+            "the command replaced the audit log: {text:?}\n{}",
+            out.report()
+        );
+        fs::remove_file(&log).unwrap();
+        run("full");
+        assert_eq!(fs::read_to_string(&log).unwrap(), "forged\n", "control");
+    }
+}

@@ -100,7 +100,8 @@ pub fn build(
         // uid 0 owns these, so without capabilities it can still read them.
         deny_read.extend(["/etc/shadow", "/etc/gshadow"].map(PathBuf::from));
     }
-    let deny_read = canonical_set(&deny_read);
+    let deny_read_wanted = deny_read;
+    let deny_read = canonical_set(&deny_read_wanted);
     if let Some(secret) = deny_read.iter().find(|d| workspace.starts_with(d)) {
         return Err(error(format!(
             "the working directory is inside {}, which the safe level hides; nothing was run",
@@ -110,7 +111,7 @@ pub fn build(
 
     let config_home = crate::xdg::config_home(env).unwrap_or_else(|| home.join(".config"));
     let state_home = crate::xdg::state_home(env).unwrap_or_else(|| home.join(".local/state"));
-    let deny_write: Vec<PathBuf> = DEFAULT_DENY_WRITE
+    let deny_write_wanted: Vec<PathBuf> = DEFAULT_DENY_WRITE
         .iter()
         .map(|p| home.join(p))
         .chain([
@@ -120,7 +121,7 @@ pub fn build(
         ])
         .chain(protect.iter().map(|p| cwd.join(p)))
         .collect();
-    let deny_write = canonical_set(&deny_write);
+    let deny_write = canonical_set(&deny_write_wanted);
 
     // /tmp and /dev/shm must stay fully writable (compilers, package managers and shells
     // create files there), and a protected path inside one would take away the right to
@@ -142,6 +143,28 @@ pub fn build(
             "a writable path of the safe level ($TMPDIR or --write / sandbox.write) is /, which \
              would make everything writable; nothing was run",
         ));
+    }
+
+    // A hidden or protected path that does not exist yet could be made by the command
+    // in a writable root (~/.config/gate/config.toml with TMPDIR=$HOME, a first run's
+    // audit log, ~/.ssh/authorized_keys). Where it would be, it is kept from being
+    // made: the walk then grants the entries of its nearest existing directory one by
+    // one, and that directory no right to create entries in it.
+    let mut deny_write = deny_write;
+    let mut resolved_parents: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for path in deny_read_wanted.iter().chain(&deny_write_wanted) {
+        if std::fs::symlink_metadata(path).is_ok() {
+            continue;
+        }
+        let Some(future) = not_yet(path, &mut resolved_parents) else {
+            continue;
+        };
+        if write.iter().any(|w| future.starts_with(w))
+            && !temporary_roots(&write).any(|t| future.starts_with(t))
+            && !deny_write.contains(&future)
+        {
+            deny_write.push(future);
+        }
     }
 
     let network = if settings.network {
@@ -218,6 +241,48 @@ fn pts_of_tty_nr(stat: &str) -> Option<(PathBuf, u64)> {
     let index = (major - 136) * 256 + minor;
     let rdev = libc::makedev(major as u32, minor as u32);
     Some((PathBuf::from(format!("/dev/pts/{index}")), rdev))
+}
+
+/// The writable roots that are /tmp or /dev/shm (canonical), where protection stops.
+fn temporary_roots(write: &[PathBuf]) -> impl Iterator<Item = &PathBuf> {
+    write
+        .iter()
+        .filter(|w| *w == Path::new("/tmp") || *w == Path::new("/dev/shm"))
+}
+
+/// Where `path`, which does not exist, would be made: its nearest existing ancestor
+/// made canonical, and the missing rest. `None` when the rest is not plain names (a
+/// `..` in a path that does not exist cannot be resolved) or nothing exists above it.
+/// `memo`: ancestors already made canonical (most such paths are in `HOME`).
+fn not_yet(path: &Path, memo: &mut Vec<(PathBuf, PathBuf)>) -> Option<PathBuf> {
+    let mut rest = Vec::new();
+    let mut at = path;
+    loop {
+        let name = at.file_name()?;
+        if !matches!(
+            at.components().next_back(),
+            Some(std::path::Component::Normal(_))
+        ) {
+            return None;
+        }
+        rest.push(name);
+        let parent = at.parent()?;
+        let canonical = match memo.iter().find(|(p, _)| p == parent) {
+            Some((_, c)) => Some(c.clone()),
+            None => match existing(parent) {
+                Some(c) => {
+                    memo.push((parent.to_path_buf(), c.clone()));
+                    Some(c)
+                }
+                None => None,
+            },
+        };
+        if let Some(mut out) = canonical {
+            out.extend(rest.iter().rev());
+            return Some(out);
+        }
+        at = parent;
+    }
 }
 
 /// Whether `path` is in /tmp or /dev/shm, which must stay fully writable at `safe`.
@@ -317,6 +382,63 @@ mod tests {
         let home = home.path().canonicalize().unwrap();
         assert!(spec.write.contains(&home));
         assert!(spec.deny_write.contains(&home.join(".bashrc")));
+    }
+
+    #[test]
+    fn paths_that_do_not_exist_yet_are_protected_in_a_writable_root() {
+        let home = home_dir();
+        std::fs::create_dir(home.path().join(".cargo")).unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let env = |name: &str| match name {
+            "HOME" | "TMPDIR" => Some(home.path().as_os_str().to_owned()),
+            _ => None,
+        };
+        let spec = build(&SandboxSettings::default(), work.path(), &env, false, &[]).unwrap();
+        let home = home.path().canonicalize().unwrap();
+        for missing in [
+            ".config/gate",
+            ".local/state/gate",
+            ".zshrc",
+            ".ssh",
+            ".cargo/credentials.toml",
+        ] {
+            assert!(
+                spec.deny_write.contains(&home.join(missing)),
+                "{missing}: {spec:?}"
+            );
+        }
+        assert!(spec.deny_read.is_empty(), "{spec:?}");
+        assert!(spec.unprotected.is_empty(), "{spec:?}");
+        // Outside every writable root, a path that does not exist costs nothing.
+        let spec = build(
+            &SandboxSettings::default(),
+            work.path(),
+            &env_with(&home),
+            false,
+            &[],
+        )
+        .unwrap();
+        assert!(
+            !spec.deny_write.iter().any(|p| p.starts_with(&home)),
+            "{spec:?}"
+        );
+    }
+
+    #[test]
+    fn where_a_missing_path_would_be_made() {
+        let dir = home_dir();
+        let base = dir.path().canonicalize().unwrap();
+        let mut memo = Vec::new();
+        assert_eq!(
+            not_yet(&dir.path().join("a/b/c"), &mut memo),
+            Some(base.join("a/b/c"))
+        );
+        assert_eq!(not_yet(&dir.path().join("a/../c"), &mut memo), None);
+        assert_eq!(not_yet(Path::new("/"), &mut memo), None);
+        let linked = home_dir();
+        let link = linked.path().join("link");
+        std::os::unix::fs::symlink(dir.path(), &link).unwrap();
+        assert_eq!(not_yet(&link.join("x"), &mut memo), Some(base.join("x")));
     }
 
     #[test]
