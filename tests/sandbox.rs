@@ -2405,3 +2405,58 @@ for_each_user! {
         assert_eq!(fs::read_to_string(&log).unwrap(), "forged\n", "control");
     }
 }
+
+for_each_user! {
+    /// A second mount of the home directory (a bind mount elsewhere, as containers and
+    /// some distributions make) is no way around the lists: through it ~/.ssh cannot
+    /// be read, and ~/.bashrc cannot be changed even where the alias is writable
+    /// (TMPDIR there). The mount is made in a private mount namespace (so this needs
+    /// root, which then starts gate as the test's user); the control reads and writes
+    /// through the alias at level full.
+    fn a_second_mount_of_home_is_hidden_and_protected_too(user) {
+        let env = Env::new(user);
+        let bashrc = env.file(&env.t.home.join(".bashrc"), "# mine\n", 0o644);
+        let alias = env.dir(&env.t.root.join("alias"), 0o755);
+        let alias_secret = alias.join(env.secret.strip_prefix(&env.t.home).unwrap());
+        let run = |level: &str| {
+            let mut command = Command::new(require_program("unshare"));
+            command
+                .args(["--mount", "--propagation", "private", "--", "sh", "-c"])
+                .arg("mount --bind \"$1\" \"$2\" && shift 2 && exec \"$@\"")
+                .arg("sh")
+                .arg(&env.t.home)
+                .arg(&alias);
+            if uid_of(user) != effective_uid() {
+                command.args(["setpriv", &format!("--reuid={NOBODY}"), &format!("--regid={NOBODY}")]);
+                command.args(["--clear-groups", "--"]);
+            }
+            command
+                .arg(gate_binary_for(user))
+                .args(["--no-config", "--audit-log", "off", "--level", level, "--", "sh", "-c"])
+                .arg("cat \"$1\"; echo forged >> \"$2\"; true")
+                .arg("sh")
+                .arg(&alias_secret)
+                .arg(alias.join(".bashrc"))
+                .env_clear()
+                .envs(env.variables())
+                .env("TMPDIR", &alias)
+                .current_dir(&env.t.work);
+            let (status, text) = run_bounded(command, "unshare and gate");
+            assert!(
+                status.success() && !text.contains("unshare:") && !text.contains("mount:"),
+                "could not bind-mount the home directory for the test (needs root): {text}"
+            );
+            text
+        };
+        let text = run("safe");
+        assert!(!text.contains(&env.secret_text), "the secret was read through the alias: {text}");
+        assert_eq!(
+            fs::read_to_string(&bashrc).unwrap(),
+            "# mine\n",
+            "~/.bashrc was changed through the alias: {text}"
+        );
+        let text = run("full");
+        assert!(text.contains(&env.secret_text), "control: read through the alias: {text}");
+        assert!(fs::read_to_string(&bashrc).unwrap().contains("forged"), "control: {text}");
+    }
+}

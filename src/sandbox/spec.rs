@@ -2,7 +2,8 @@
 //! canonical. Paths that do not exist are left out: hiding or protecting nothing costs
 //! nothing, and not granting write is the safe side.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::{Network, SandboxError, Spec};
@@ -101,7 +102,7 @@ pub fn build(
         deny_read.extend(["/etc/shadow", "/etc/gshadow"].map(PathBuf::from));
     }
     let deny_read_wanted = deny_read;
-    let deny_read = canonical_set(&deny_read_wanted);
+    let mut deny_read = canonical_set(&deny_read_wanted);
     if let Some(secret) = deny_read.iter().find(|d| workspace.starts_with(d)) {
         return Err(error(format!(
             "the working directory is inside {}, which the safe level hides; nothing was run",
@@ -121,7 +122,19 @@ pub fn build(
         ])
         .chain(protect.iter().map(|p| cwd.join(p)))
         .collect();
-    let deny_write = canonical_set(&deny_write_wanted);
+    let mut deny_write = canonical_set(&deny_write_wanted);
+
+    // A second mount of the same tree (a bind mount of HOME elsewhere) is another way to
+    // the same files: hide and protect them by every name.
+    if !deny_read.is_empty() || !deny_write.is_empty() {
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo")
+            .map(|text| parse_mountinfo(&text))
+            .unwrap_or_default();
+        let read_aliases = aliases(&mounts, &deny_read);
+        let write_aliases = aliases(&mounts, &deny_write);
+        extend_new(&mut deny_read, read_aliases);
+        extend_new(&mut deny_write, write_aliases);
+    }
 
     // /tmp and /dev/shm must stay fully writable (compilers, package managers and shells
     // create files there), and a protected path inside one would take away the right to
@@ -241,6 +254,116 @@ fn pts_of_tty_nr(stat: &str) -> Option<(PathBuf, u64)> {
     let index = (major - 136) * 256 + minor;
     let rdev = libc::makedev(major as u32, minor as u32);
     Some((PathBuf::from(format!("/dev/pts/{index}")), rdev))
+}
+
+/// One line of /proc/self/mountinfo: the filesystem, the directory of it mounted, and
+/// where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Mount {
+    device: String,
+    root: PathBuf,
+    point: PathBuf,
+}
+
+fn parse_mountinfo(text: &str) -> Vec<Mount> {
+    text.lines()
+        .filter_map(|line| {
+            let mut fields = line.split(' ');
+            let device = fields.nth(2)?.to_owned();
+            let root = unescape(fields.next()?);
+            let point = unescape(fields.next()?);
+            Some(Mount {
+                device,
+                root,
+                point,
+            })
+        })
+        .collect()
+}
+
+/// A mountinfo path: space, tab, newline and backslash are written as `\ooo`.
+fn unescape(field: &str) -> PathBuf {
+    let bytes = field.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let octal = bytes
+            .get(i + 1..i + 4)
+            .filter(|d| bytes[i] == b'\\' && d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match octal {
+            Some(d) => {
+                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
+                i += 4;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    PathBuf::from(OsStr::from_bytes(&out))
+}
+
+/// The names `path` (canonical) also has in other mounts of its filesystem.
+fn alias_candidates(mounts: &[Mount], path: &Path) -> Vec<PathBuf> {
+    // The mount `path` is in: the deepest mount point above it, the last one mounted
+    // when several are stacked.
+    let Some(home) = mounts
+        .iter()
+        .filter(|m| path.starts_with(&m.point))
+        .max_by_key(|m| m.point.components().count())
+    else {
+        return Vec::new();
+    };
+    let Ok(below) = path.strip_prefix(&home.point) else {
+        return Vec::new();
+    };
+    let within = home.root.join(below);
+    mounts
+        .iter()
+        .filter(|m| m.device == home.device && m.point != home.point)
+        .filter_map(|m| {
+            let rest = within.strip_prefix(&m.root).ok()?;
+            Some(if rest.as_os_str().is_empty() {
+                m.point.clone()
+            } else {
+                m.point.join(rest)
+            })
+        })
+        .filter(|alias| alias != path)
+        .collect()
+}
+
+/// The other names of `paths` that really are the same file now (a mount over a
+/// candidate, or a different tree at that name, is no alias).
+fn aliases(mounts: &[Mount], paths: &[PathBuf]) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    for path in paths {
+        let candidates = alias_candidates(mounts, path);
+        if candidates.is_empty() {
+            continue;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            continue;
+        };
+        for alias in candidates {
+            if std::fs::symlink_metadata(&alias)
+                .is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino())
+            {
+                out.push(alias);
+            }
+        }
+    }
+    out
+}
+
+fn extend_new(list: &mut Vec<PathBuf>, more: Vec<PathBuf>) {
+    for path in more {
+        if !list.contains(&path) {
+            list.push(path);
+        }
+    }
 }
 
 /// The writable roots that are /tmp or /dev/shm (canonical), where protection stops.
@@ -439,6 +562,64 @@ mod tests {
         let link = linked.path().join("link");
         std::os::unix::fs::symlink(dir.path(), &link).unwrap();
         assert_eq!(not_yet(&link.join("x"), &mut memo), Some(base.join("x")));
+    }
+
+    #[test]
+    fn mountinfo_is_read_with_its_escapes() {
+        let text = "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n\
+                    40 22 8:1 /home/a\\040b /mnt/x\\134y rw,relatime shared:1 - ext4 /dev/sda1 rw\n";
+        assert_eq!(
+            parse_mountinfo(text),
+            vec![
+                Mount {
+                    device: "8:1".into(),
+                    root: "/".into(),
+                    point: "/".into()
+                },
+                Mount {
+                    device: "8:1".into(),
+                    root: "/home/a b".into(),
+                    point: "/mnt/x\\y".into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_second_mount_of_a_tree_gives_its_files_other_names() {
+        let mount = |device: &str, root: &str, point: &str| Mount {
+            device: device.into(),
+            root: root.into(),
+            point: point.into(),
+        };
+        let mounts = [
+            mount("8:1", "/", "/"),
+            mount("8:2", "/", "/home"),
+            // /home/u bind-mounted at /srv/u, and all of /home at /data.
+            mount("8:2", "/u", "/srv/u"),
+            mount("8:2", "/", "/data"),
+            // Another filesystem, and a mount of another part of this one.
+            mount("8:3", "/u", "/other"),
+            mount("8:2", "/v", "/srv/v"),
+        ];
+        let mut found = alias_candidates(&mounts, Path::new("/home/u/.ssh"));
+        found.sort();
+        assert_eq!(
+            found,
+            [PathBuf::from("/data/u/.ssh"), PathBuf::from("/srv/u/.ssh")]
+        );
+        // From an alias back to the first name.
+        let mut found = alias_candidates(&mounts, Path::new("/srv/u/.ssh"));
+        found.sort();
+        assert_eq!(
+            found,
+            [PathBuf::from("/data/u/.ssh"), PathBuf::from("/home/u/.ssh")]
+        );
+        assert_eq!(
+            alias_candidates(&mounts, Path::new("/srv/u")),
+            [PathBuf::from("/home/u"), PathBuf::from("/data/u")]
+        );
+        assert!(alias_candidates(&mounts, Path::new("/etc/shadow")).is_empty());
     }
 
     #[test]
