@@ -102,7 +102,8 @@ pub fn build(
         deny_read.extend(["/etc/shadow", "/etc/gshadow"].map(PathBuf::from));
     }
     let deny_read_wanted = deny_read;
-    let mut deny_read = canonical_set(&deny_read_wanted);
+    let mut resolved_parents = Resolved::new();
+    let (mut deny_read, missing_read) = canonical_split(&deny_read_wanted, &mut resolved_parents);
     if let Some(secret) = deny_read.iter().find(|d| workspace.starts_with(d)) {
         return Err(error(format!(
             "the working directory is inside {}, which the safe level hides; nothing was run",
@@ -122,12 +123,13 @@ pub fn build(
         ])
         .chain(protect.iter().map(|p| cwd.join(p)))
         .collect();
-    let mut deny_write = canonical_set(&deny_write_wanted);
+    let (mut deny_write, missing_write) =
+        canonical_split(&deny_write_wanted, &mut resolved_parents);
 
     // A second mount of the same tree (a bind mount of HOME elsewhere) is another way to
     // the same files: hide and protect them by every name.
     if !deny_read.is_empty() || !deny_write.is_empty() {
-        let mounts = std::fs::read_to_string("/proc/self/mountinfo")
+        let mounts = read_proc("/proc/self/mountinfo")
             .map(|text| parse_mountinfo(&text))
             .unwrap_or_default();
         let read_aliases = aliases(&mounts, &deny_read);
@@ -164,11 +166,7 @@ pub fn build(
     // made: the walk then grants the entries of its nearest existing directory one by
     // one, and that directory no right to create entries in it.
     let mut deny_write = deny_write;
-    let mut resolved_parents: Vec<(PathBuf, PathBuf)> = Vec::new();
-    for path in deny_read_wanted.iter().chain(&deny_write_wanted) {
-        if std::fs::symlink_metadata(path).is_ok() {
-            continue;
-        }
+    for path in missing_read.iter().chain(&missing_write) {
         let Some(future) = not_yet(path, &mut resolved_parents) else {
             continue;
         };
@@ -216,9 +214,7 @@ fn handed_terminals() -> Vec<PathBuf> {
         .filter(|&fd| handed[fd])
         .filter_map(|fd| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok())
         .collect();
-    let controlling = std::fs::read_to_string("/proc/self/stat")
-        .ok()
-        .and_then(|stat| pts_of_tty_nr(&stat));
+    let controlling = read_proc("/proc/self/stat").and_then(|stat| pts_of_tty_nr(&stat));
     if let Some((path, rdev)) = controlling {
         // Only when the name is that device here (another devpts instance numbers its
         // own terminals).
@@ -236,6 +232,17 @@ fn handed_terminals() -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// A file of /proc, read in one go: it reports no size, so a plain read would first ask
+/// for it and then grow its buffer from 32 bytes, a system call per step.
+fn read_proc(path: &str) -> Option<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).ok()?;
+    let mut bytes = Vec::with_capacity(16 * 1024);
+    // Through `take`, which has no size probe.
+    file.take(u64::MAX).read_to_end(&mut bytes).ok()?;
+    String::from_utf8(bytes).ok()
 }
 
 /// From /proc/self/stat, the controlling terminal when it is a pseudo-terminal: its
@@ -377,7 +384,7 @@ fn temporary_roots(write: &[PathBuf]) -> impl Iterator<Item = &PathBuf> {
 /// made canonical, and the missing rest. `None` when the rest is not plain names (a
 /// `..` in a path that does not exist cannot be resolved) or nothing exists above it.
 /// `memo`: ancestors already made canonical (most such paths are in `HOME`).
-fn not_yet(path: &Path, memo: &mut Vec<(PathBuf, PathBuf)>) -> Option<PathBuf> {
+fn not_yet(path: &Path, memo: &mut Resolved) -> Option<PathBuf> {
     let mut rest = Vec::new();
     let mut at = path;
     loop {
@@ -391,14 +398,12 @@ fn not_yet(path: &Path, memo: &mut Vec<(PathBuf, PathBuf)>) -> Option<PathBuf> {
         rest.push(name);
         let parent = at.parent()?;
         let canonical = match memo.iter().find(|(p, _)| p == parent) {
-            Some((_, c)) => Some(c.clone()),
-            None => match existing(parent) {
-                Some(c) => {
-                    memo.push((parent.to_path_buf(), c.clone()));
-                    Some(c)
-                }
-                None => None,
-            },
+            Some((_, c)) => c.clone(),
+            None => {
+                let c = existing(parent);
+                memo.push((parent.to_path_buf(), c.clone()));
+                c
+            }
         };
         if let Some(mut out) = canonical {
             out.extend(rest.iter().rev());
@@ -411,6 +416,38 @@ fn not_yet(path: &Path, memo: &mut Vec<(PathBuf, PathBuf)>) -> Option<PathBuf> {
 /// Whether `path` is in /tmp or /dev/shm, which must stay fully writable at `safe`.
 pub fn in_temporary(path: &Path) -> bool {
     path.starts_with("/tmp") || path.starts_with("/dev/shm")
+}
+
+/// Directories by the name given and their canonical form (`None`: it does not exist).
+type Resolved = Vec<(PathBuf, Option<PathBuf>)>;
+
+/// As [`canonical_set`], and the paths that do not exist, as given. `parents` learns the
+/// canonical directory of each path found that is no symbolic link, for free.
+fn canonical_split(paths: &[PathBuf], parents: &mut Resolved) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut out: Vec<PathBuf> = Vec::with_capacity(paths.len());
+    let mut missing = Vec::new();
+    for path in paths {
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            missing.push(path.clone());
+            continue;
+        };
+        let Ok(canonical) = path.canonicalize() else {
+            continue;
+        };
+        if let (false, Some(parent), Some(canonical_parent)) = (
+            meta.file_type().is_symlink(),
+            path.parent(),
+            canonical.parent(),
+        ) {
+            if !parents.iter().any(|(p, _)| p == parent) {
+                parents.push((parent.to_path_buf(), Some(canonical_parent.to_path_buf())));
+            }
+        }
+        if !out.contains(&canonical) {
+            out.push(canonical);
+        }
+    }
+    (out, missing)
 }
 
 /// Canonical, existing, without duplicates, in the given order.
