@@ -2549,3 +2549,269 @@ fn root_cannot_open_up_the_files_it_owns() {
     .assert_stdout("664\n");
     assert_eq!(mode(&root_file), 0o644);
 }
+
+// ---------------------------------------------------------------------------------------
+// Issue 13, the Landlock spec: registry tokens, other terminals, protected paths that do
+// not exist yet, and second mounts of a protected tree.
+
+for_each_user! {
+    /// The package-registry and vault tokens in the home directory are hidden, while the
+    /// ordinary settings beside them (~/.cargo/config.toml) stay readable. The control
+    /// reads each token at level full.
+    fn registry_and_vault_tokens_cannot_be_read(user) {
+        let env = Env::new(user);
+        let home = &env.t.home;
+        env.dir(&home.join(".cargo"), 0o755);
+        let settings = env.file(&home.join(".cargo/config.toml"), "[build]\n", 0o644);
+        let mut tokens: Vec<(PathBuf, String)> = Vec::new();
+        for file in [
+            ".npmrc", ".pypirc", ".cargo/credentials.toml", ".cargo/credentials", ".vault-token",
+        ] {
+            let text = unique("gate-test-token");
+            tokens.push((env.file(&home.join(file), &format!("{text}\n"), 0o644), text));
+        }
+        let paths: Vec<&Path> = tokens.iter().map(|(p, _)| p.as_path()).collect();
+        let read_each = "for f; do cat \"$f\" && echo \"READ $f\"; done; true";
+
+        let control = sh(env.full(), read_each, &paths);
+        for (path, text) in &tokens {
+            assert!(
+                control.stdout().contains(text.as_str()),
+                "control: {} should be readable at level full\n{}",
+                path.display(),
+                control.report()
+            );
+        }
+        let out = sh(env.safe(), read_each, &paths);
+        for (path, text) in &tokens {
+            assert!(
+                !out.stdout().contains(text.as_str()),
+                "the sandbox let {} be read\n{}",
+                path.display(),
+                out.report()
+            );
+        }
+        sh(env.safe(), "cat \"$1\"", &[&settings]).assert_code(0);
+    }
+}
+
+/// A new pseudo-terminal pair, the slave made the user's (as a login gives a session's
+/// terminal to its user), and the slave's name.
+fn session_terminal(env: &Env) -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd, PathBuf) {
+    let pty = nix::pty::openpty(None, None).expect("cannot open a pseudo-terminal");
+    let name = fs::read_link(format!(
+        "/proc/self/fd/{}",
+        std::os::fd::AsRawFd::as_raw_fd(&pty.slave)
+    ))
+    .unwrap();
+    assert!(name.starts_with("/dev/pts/"), "{}", name.display());
+    env.give(&name, 0o620);
+    (pty.master, pty.slave, name)
+}
+
+/// What the master of a pseudo-terminal holds, without waiting.
+fn drain(master: &std::os::fd::OwnedFd) -> String {
+    let flags = nix::fcntl::fcntl(master, nix::fcntl::FcntlArg::F_GETFL).unwrap();
+    let flags = nix::fcntl::OFlag::from_bits_retain(flags) | nix::fcntl::OFlag::O_NONBLOCK;
+    nix::fcntl::fcntl(master, nix::fcntl::FcntlArg::F_SETFL(flags)).unwrap();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = nix::unistd::read(master, &mut buf) {
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+for_each_user! {
+    /// Another session's terminal (a /dev/pts/N of the same user that gate was not
+    /// handed) cannot be opened, for reading (to steal what is typed there) or writing
+    /// (to show a fake prompt, or change its modes). The control opens it at level full.
+    fn other_terminals_cannot_be_opened(user) {
+        let env = Env::new(user);
+        let (_master, _slave, name) = session_terminal(&env);
+        for (flags, what) in [("os.O_RDONLY", "reading"), ("os.O_WRONLY", "writing"), ("os.O_RDWR", "both")] {
+            let body = format!(
+                "os.close(os.open({:?}, {flags} | os.O_NOCTTY))",
+                name.to_str().unwrap()
+            );
+            expect(env.full(), &body, Try::Ok, &format!("control: {what} at level full"));
+            expect(env.safe(), &body, Try::Errno(EACCES), &format!("another terminal, {what}"));
+        }
+    }
+
+    /// The terminal gate was handed keeps working in the sandbox: the command sees a
+    /// terminal on its descriptors, reads and sets its modes, writes to it, and opens it
+    /// again by name.
+    fn the_handed_terminal_works(user) {
+        let env = Env::new(user);
+        let (master, _slave, name) = session_terminal(&env);
+        let body = "
+            assert os.isatty(0) and os.isatty(2)
+            mode = termios.tcgetattr(0)
+            termios.tcsetattr(0, termios.TCSANOW, mode)
+            os.write(2, b'ON-THE-TERMINAL\\n')
+            fd = os.open(os.ttyname(0), os.O_RDWR | os.O_NOCTTY)
+            os.write(fd, b'BY-NAME\\n')
+        ";
+        for level in ["full", "safe"] {
+            let out = env
+                .unmarked("sh")
+                .args(["-c", "exec \"$0\" \"$@\" <\"$T\" 2>\"$T\""])
+                .arg(gate_binary_for(user))
+                .args(["--no-config", "--audit-log", "off", "--level", level, "--"])
+                .arg(python3())
+                .args(["-c", &python_program(body)])
+                .env("T", &name)
+                .run();
+            assert_eq!(result_in(&out.stdout()), Some(Try::Ok), "at level {level}\n{}", out.report());
+            let screen = drain(&master);
+            assert!(
+                screen.contains("ON-THE-TERMINAL") && screen.contains("BY-NAME"),
+                "at level {level}, the terminal shows {screen:?}\n{}",
+                out.report()
+            );
+        }
+    }
+}
+
+for_each_user! {
+    /// With TMPDIR=$HOME (so HOME is a writable root), files gate would protect or hide
+    /// but that do not exist yet cannot be made: gate's user configuration (a planted
+    /// `level = "full"` would loosen the next run), its default audit log, fish's
+    /// start-up files, and a hidden secret's directory (~/.config/gh). ~/.config and
+    /// ~/.local/state exist, and nothing protected is in them yet. (The top of HOME
+    /// holds ~/.ssh, so nothing can be made there anyway.) The control makes each at
+    /// level full.
+    fn protected_paths_that_do_not_exist_yet_cannot_be_made(user) {
+        let env = Env::new(user);
+        let home = &env.t.home;
+        env.dir(&home.join(".config"), 0o755);
+        env.dir(&home.join(".local/state"), 0o755);
+        let config = home.join(".config/gate/config.toml");
+        let log = home.join(".local/state/gate/audit.jsonl");
+        let fish = home.join(".config/fish/config.fish");
+        let gh = home.join(".config/gh/hosts.yml");
+        let plant = "for f; do mkdir -p \"${f%/*}\"; printf 'level = \"full\"\\n' > \"$f\"; done; true";
+        let run = |level: &str| {
+            env.t
+                .gate()
+                .user(user)
+                .env("TMPDIR", home)
+                .env_remove("XDG_CONFIG_HOME")
+                .env_remove("XDG_STATE_HOME")
+                .args(["--no-config", "--level", level, "--", "sh", "-c", plant, "sh"])
+                .args([&config, &log, &fish, &gh])
+                .run()
+        };
+        let out = run("safe");
+        out.assert_code(0);
+        for path in [&config, &fish, &gh] {
+            assert!(!path.exists(), "the sandbox let {} be made\n{}", path.display(), out.report());
+        }
+        let record = fs::read_to_string(&log).unwrap_or_default();
+        assert!(
+            record.starts_with('{') && record.contains("\"level\":\"safe\""),
+            "the sandbox let this run's audit record be replaced: {record:?}\n{}",
+            out.report()
+        );
+
+        fs::remove_dir_all(home.join(".local/state/gate")).unwrap();
+        let control = run("full");
+        for path in [&config, &log, &fish, &gh] {
+            assert_eq!(
+                fs::read_to_string(path).unwrap_or_default(),
+                "level = \"full\"\n",
+                "control: {} at level full\n{}",
+                path.display(),
+                control.report()
+            );
+        }
+    }
+
+    /// An audit log in the workspace (`--audit-log`) that does not exist before the run
+    /// cannot be replaced by the run's own command: gate's record stays. The control
+    /// replaces it at level full.
+    fn a_first_audit_log_in_the_workspace_cannot_be_replaced(user) {
+        let env = Env::new(user);
+        let log = env.t.work.join("audit.jsonl");
+        let replace = "rm -f audit.jsonl; mv audit.jsonl gone 2>/dev/null; echo forged > audit.jsonl; true";
+        let run = |level: &str| {
+            env.t
+                .gate()
+                .user(user)
+                .args(["--no-config", "--audit-log"])
+                .arg(&log)
+                .args(["--level", level, "-c", replace])
+                .run()
+        };
+        let out = run("safe");
+        out.assert_code(0);
+        let text = fs::read_to_string(&log).unwrap_or_default();
+        assert!(
+            text.starts_with('{') && text.contains("\"level\":\"safe\""),
+            "the command replaced the audit log: {text:?}\n{}",
+            out.report()
+        );
+        fs::remove_file(&log).unwrap();
+        run("full");
+        assert_eq!(fs::read_to_string(&log).unwrap(), "forged\n", "control");
+    }
+}
+
+for_each_user! {
+    /// A second mount of the home directory (a bind mount elsewhere, as containers and
+    /// some distributions make) is no way around the lists: through it ~/.ssh cannot
+    /// be read, and ~/.bashrc cannot be changed even where the alias is writable
+    /// (TMPDIR there). The mount is made in a private mount namespace (so this needs
+    /// root, which then starts gate as the test's user); the control reads and writes
+    /// through the alias at level full.
+    fn a_second_mount_of_home_is_hidden_and_protected_too(user) {
+        let env = Env::new(user);
+        let bashrc = env.file(&env.t.home.join(".bashrc"), "# mine\n", 0o644);
+        let alias = env.dir(&env.t.root.join("alias"), 0o755);
+        let alias_secret = alias.join(env.secret.strip_prefix(&env.t.home).unwrap());
+        let run = |level: &str| {
+            let mut command = Command::new(require_program("unshare"));
+            command
+                .args(["--mount", "--propagation", "private", "--", "sh", "-c"])
+                .arg("mount --bind \"$1\" \"$2\" && shift 2 && exec \"$@\"")
+                .arg("sh")
+                .arg(&env.t.home)
+                .arg(&alias);
+            if uid_of(user) != effective_uid() {
+                command.args(["setpriv", &format!("--reuid={NOBODY}"), &format!("--regid={NOBODY}")]);
+                command.args(["--clear-groups", "--"]);
+            }
+            command
+                .arg(gate_binary_for(user))
+                .args(["--no-config", "--audit-log", "off", "--level", level, "--", "sh", "-c"])
+                .arg("cat \"$1\"; echo forged >> \"$2\"; true")
+                .arg("sh")
+                .arg(&alias_secret)
+                .arg(alias.join(".bashrc"))
+                .env_clear()
+                .envs(env.variables())
+                .env("TMPDIR", &alias)
+                .current_dir(&env.t.work);
+            let (status, text) = run_bounded(command, "unshare and gate");
+            assert!(
+                status.success() && !text.contains("unshare:") && !text.contains("mount:"),
+                "could not bind-mount the home directory for the test (needs root): {text}"
+            );
+            text
+        };
+        let text = run("safe");
+        assert!(!text.contains(&env.secret_text), "the secret was read through the alias: {text}");
+        assert_eq!(
+            fs::read_to_string(&bashrc).unwrap(),
+            "# mine\n",
+            "~/.bashrc was changed through the alias: {text}"
+        );
+        let text = run("full");
+        assert!(text.contains(&env.secret_text), "control: read through the alias: {text}");
+        assert!(fs::read_to_string(&bashrc).unwrap().contains("forged"), "control: {text}");
+    }
+}

@@ -32,7 +32,9 @@ use super::{Feature, Kernel, Network, SandboxError, Spec};
 const TARGET: ABI = ABI::V6;
 
 /// Device files a shell and a terminal need, read, written and (for terminals) ioctl'd,
-/// by name in /dev and whether each is a directory.
+/// by name in /dev and whether each is a directory. Of /dev/pts, only the multiplexer
+/// (where /dev/ptmx may point) and the terminals gate was handed ([`Spec::terminals`]);
+/// the directory itself can be listed.
 const DEVICES: [(&str, bool); 8] = [
     ("null", false),
     ("zero", false),
@@ -41,7 +43,7 @@ const DEVICES: [(&str, bool); 8] = [
     ("urandom", false),
     ("tty", false),
     ("ptmx", false),
-    ("pts", true),
+    ("pts/ptmx", false),
 ];
 
 fn read_access() -> BitFlags<AccessFs> {
@@ -163,6 +165,18 @@ pub fn prepare(spec: &Spec, kernel: &Kernel) -> Result<Prepared, SandboxError> {
             let name = CString::new(name).expect("device names have no NUL");
             if !hidden {
                 grants.add_known(dev.as_fd(), &name, device_access(), is_dir);
+            }
+        }
+        if !spec
+            .deny_read
+            .iter()
+            .any(|d| Path::new("/dev/pts").starts_with(d))
+        {
+            grants.add(Path::new("/dev/pts"), AccessFs::ReadDir.into(), Some(true))?;
+        }
+        for terminal in &spec.terminals {
+            if !spec.deny_read.iter().any(|d| terminal.starts_with(d)) {
+                grants.add(terminal, device_access(), Some(false))?;
             }
         }
     }

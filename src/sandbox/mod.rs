@@ -69,6 +69,9 @@ pub struct Spec {
     /// Paths that would be protected but sit in a temporary directory, which must stay
     /// fully writable (reported, not enforced).
     pub unprotected: Vec<PathBuf>,
+    /// The terminals gate was handed (on its standard descriptors, and its controlling
+    /// terminal), read, written and ioctl'd: of all of /dev/pts, only these.
+    pub terminals: Vec<PathBuf>,
     pub network: Network,
     /// Allow `socket(AF_UNIX)`: connections to any Unix socket reachable by path.
     pub unix_sockets: bool,
@@ -262,6 +265,7 @@ mod tests {
             deny_read: vec![],
             deny_write: vec![],
             unprotected: vec![],
+            terminals: vec![],
             network,
             unix_sockets: false,
             best_effort: false,

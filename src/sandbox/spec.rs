@@ -2,14 +2,18 @@
 //! canonical. Paths that do not exist are left out: hiding or protecting nothing costs
 //! nothing, and not granting write is the safe side.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::{Network, SandboxError, Spec};
 use crate::config::SandboxSettings;
 
 /// Secrets hidden by default, relative to the home directory.
-pub const DEFAULT_DENY_READ: [&str; 11] = [
+/// Package-registry and vault tokens are files in directories that also hold
+/// ordinary settings (`~/.cargo`), so the file alone is hidden; the walk around it
+/// costs one listing of that directory, and nothing when the file does not exist.
+pub const DEFAULT_DENY_READ: [&str; 16] = [
     ".ssh",
     ".gnupg",
     ".aws",
@@ -21,6 +25,11 @@ pub const DEFAULT_DENY_READ: [&str; 11] = [
     ".git-credentials",
     ".config/gh",
     ".password-store",
+    ".npmrc",
+    ".pypirc",
+    ".cargo/credentials.toml",
+    ".cargo/credentials",
+    ".vault-token",
 ];
 
 /// Files that run later outside the sandbox, relative to the home directory: readable,
@@ -92,7 +101,9 @@ pub fn build(
         // uid 0 owns these, so without capabilities it can still read them.
         deny_read.extend(["/etc/shadow", "/etc/gshadow"].map(PathBuf::from));
     }
-    let deny_read = canonical_set(&deny_read);
+    let deny_read_wanted = deny_read;
+    let mut resolved_parents = Resolved::new();
+    let (mut deny_read, missing_read) = canonical_split(&deny_read_wanted, &mut resolved_parents);
     if let Some(secret) = deny_read.iter().find(|d| workspace.starts_with(d)) {
         return Err(error(format!(
             "the working directory is inside {}, which the safe level hides; nothing was run",
@@ -102,7 +113,7 @@ pub fn build(
 
     let config_home = crate::xdg::config_home(env).unwrap_or_else(|| home.join(".config"));
     let state_home = crate::xdg::state_home(env).unwrap_or_else(|| home.join(".local/state"));
-    let deny_write: Vec<PathBuf> = DEFAULT_DENY_WRITE
+    let deny_write_wanted: Vec<PathBuf> = DEFAULT_DENY_WRITE
         .iter()
         .map(|p| home.join(p))
         .chain([
@@ -112,7 +123,20 @@ pub fn build(
         ])
         .chain(protect.iter().map(|p| cwd.join(p)))
         .collect();
-    let deny_write = canonical_set(&deny_write);
+    let (mut deny_write, missing_write) =
+        canonical_split(&deny_write_wanted, &mut resolved_parents);
+
+    // A second mount of the same tree (a bind mount of HOME elsewhere) is another way to
+    // the same files: hide and protect them by every name.
+    if !deny_read.is_empty() || !deny_write.is_empty() {
+        let mounts = read_proc("/proc/self/mountinfo")
+            .map(|text| parse_mountinfo(&text))
+            .unwrap_or_default();
+        let read_aliases = aliases(&mounts, &deny_read);
+        let write_aliases = aliases(&mounts, &deny_write);
+        extend_new(&mut deny_read, read_aliases);
+        extend_new(&mut deny_write, write_aliases);
+    }
 
     // /tmp and /dev/shm must stay fully writable (compilers, package managers and shells
     // create files there), and a protected path inside one would take away the right to
@@ -136,6 +160,24 @@ pub fn build(
         ));
     }
 
+    // A hidden or protected path that does not exist yet could be made by the command
+    // in a writable root (~/.config/gate/config.toml with TMPDIR=$HOME, a first run's
+    // audit log, ~/.ssh/authorized_keys). Where it would be, it is kept from being
+    // made: the walk then grants the entries of its nearest existing directory one by
+    // one, and that directory no right to create entries in it.
+    let mut deny_write = deny_write;
+    for path in missing_read.iter().chain(&missing_write) {
+        let Some(future) = not_yet(path, &mut resolved_parents) else {
+            continue;
+        };
+        if write.iter().any(|w| future.starts_with(w))
+            && !temporary_roots(&write).any(|t| future.starts_with(t))
+            && !deny_write.contains(&future)
+        {
+            deny_write.push(future);
+        }
+    }
+
     let network = if settings.network {
         Network::On
     } else if settings.net_connect.is_empty() && settings.net_bind.is_empty() {
@@ -151,15 +193,261 @@ pub fn build(
         deny_read,
         deny_write,
         unprotected,
+        terminals: handed_terminals(),
         network,
         unix_sockets: settings.unix_sockets,
         best_effort: settings.best_effort,
     })
 }
 
+/// The terminals gate was handed: those on its standard descriptors and its controlling
+/// terminal, by name. Other terminals of the same user (other sessions' /dev/pts/N) are
+/// not granted: a command could read what is typed there and write a fake prompt.
+fn handed_terminals() -> Vec<PathBuf> {
+    use std::io::IsTerminal;
+    let handed = [
+        std::io::stdin().is_terminal(),
+        std::io::stdout().is_terminal(),
+        std::io::stderr().is_terminal(),
+    ];
+    let mut found: Vec<PathBuf> = (0..=2)
+        .filter(|&fd| handed[fd])
+        .filter_map(|fd| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok())
+        .collect();
+    let controlling = read_proc("/proc/self/stat").and_then(|stat| pts_of_tty_nr(&stat));
+    if let Some((path, rdev)) = controlling {
+        // Only when the name is that device here (another devpts instance numbers its
+        // own terminals).
+        if std::fs::metadata(&path).is_ok_and(|m| {
+            std::os::unix::fs::MetadataExt::rdev(&m) == rdev
+                && std::os::unix::fs::FileTypeExt::is_char_device(&m.file_type())
+        }) {
+            found.push(path);
+        }
+    }
+    let mut out = Vec::new();
+    for path in found.into_iter().filter(|p| p.starts_with("/dev")) {
+        if let Some(path) = existing(&path).filter(|p| !out.contains(p)) {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// A file of /proc, read in one go: it reports no size, so a plain read would first ask
+/// for it and then grow its buffer from 32 bytes, a system call per step.
+fn read_proc(path: &str) -> Option<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).ok()?;
+    let mut bytes = Vec::with_capacity(16 * 1024);
+    // Through `take`, which has no size probe.
+    file.take(u64::MAX).read_to_end(&mut bytes).ok()?;
+    String::from_utf8(bytes).ok()
+}
+
+/// From /proc/self/stat, the controlling terminal when it is a pseudo-terminal: its
+/// name in /dev/pts and its device number.
+fn pts_of_tty_nr(stat: &str) -> Option<(PathBuf, u64)> {
+    // The command name (field 2) may hold spaces and parentheses: count from its end.
+    let after = &stat[stat.rfind(')')? + 1..];
+    // state, ppid, pgrp, session, tty_nr.
+    let tty_nr: u64 = after.split_whitespace().nth(4)?.parse().ok()?;
+    let major = (tty_nr >> 8) & 0xfff;
+    let minor = (tty_nr & 0xff) | ((tty_nr >> 12) & 0xf_ff00);
+    // Unix 98 pseudo-terminal slaves: majors 136 to 143, 256 minors each.
+    if !(136..=143).contains(&major) {
+        return None;
+    }
+    let index = (major - 136) * 256 + minor;
+    let rdev = libc::makedev(major as u32, minor as u32);
+    Some((PathBuf::from(format!("/dev/pts/{index}")), rdev))
+}
+
+/// One line of /proc/self/mountinfo: the filesystem, the directory of it mounted, and
+/// where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Mount {
+    device: String,
+    root: PathBuf,
+    point: PathBuf,
+}
+
+fn parse_mountinfo(text: &str) -> Vec<Mount> {
+    text.lines()
+        .filter_map(|line| {
+            let mut fields = line.split(' ');
+            let device = fields.nth(2)?.to_owned();
+            let root = unescape(fields.next()?);
+            let point = unescape(fields.next()?);
+            Some(Mount {
+                device,
+                root,
+                point,
+            })
+        })
+        .collect()
+}
+
+/// A mountinfo path: space, tab, newline and backslash are written as `\ooo`.
+fn unescape(field: &str) -> PathBuf {
+    let bytes = field.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let octal = bytes
+            .get(i + 1..i + 4)
+            .filter(|d| bytes[i] == b'\\' && d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match octal {
+            Some(d) => {
+                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
+                i += 4;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    PathBuf::from(OsStr::from_bytes(&out))
+}
+
+/// The names `path` (canonical) also has in other mounts of its filesystem.
+fn alias_candidates(mounts: &[Mount], path: &Path) -> Vec<PathBuf> {
+    // The mount `path` is in: the deepest mount point above it, the last one mounted
+    // when several are stacked.
+    let Some(home) = mounts
+        .iter()
+        .filter(|m| path.starts_with(&m.point))
+        .max_by_key(|m| m.point.components().count())
+    else {
+        return Vec::new();
+    };
+    let Ok(below) = path.strip_prefix(&home.point) else {
+        return Vec::new();
+    };
+    let within = home.root.join(below);
+    mounts
+        .iter()
+        .filter(|m| m.device == home.device && m.point != home.point)
+        .filter_map(|m| {
+            let rest = within.strip_prefix(&m.root).ok()?;
+            Some(if rest.as_os_str().is_empty() {
+                m.point.clone()
+            } else {
+                m.point.join(rest)
+            })
+        })
+        .filter(|alias| alias != path)
+        .collect()
+}
+
+/// The other names of `paths` that really are the same file now (a mount over a
+/// candidate, or a different tree at that name, is no alias).
+fn aliases(mounts: &[Mount], paths: &[PathBuf]) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    for path in paths {
+        let candidates = alias_candidates(mounts, path);
+        if candidates.is_empty() {
+            continue;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            continue;
+        };
+        for alias in candidates {
+            if std::fs::symlink_metadata(&alias)
+                .is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino())
+            {
+                out.push(alias);
+            }
+        }
+    }
+    out
+}
+
+fn extend_new(list: &mut Vec<PathBuf>, more: Vec<PathBuf>) {
+    for path in more {
+        if !list.contains(&path) {
+            list.push(path);
+        }
+    }
+}
+
+/// The writable roots that are /tmp or /dev/shm (canonical), where protection stops.
+fn temporary_roots(write: &[PathBuf]) -> impl Iterator<Item = &PathBuf> {
+    write
+        .iter()
+        .filter(|w| *w == Path::new("/tmp") || *w == Path::new("/dev/shm"))
+}
+
+/// Where `path`, which does not exist, would be made: its nearest existing ancestor
+/// made canonical, and the missing rest. `None` when the rest is not plain names (a
+/// `..` in a path that does not exist cannot be resolved) or nothing exists above it.
+/// `memo`: ancestors already made canonical (most such paths are in `HOME`).
+fn not_yet(path: &Path, memo: &mut Resolved) -> Option<PathBuf> {
+    let mut rest = Vec::new();
+    let mut at = path;
+    loop {
+        let name = at.file_name()?;
+        if !matches!(
+            at.components().next_back(),
+            Some(std::path::Component::Normal(_))
+        ) {
+            return None;
+        }
+        rest.push(name);
+        let parent = at.parent()?;
+        let canonical = match memo.iter().find(|(p, _)| p == parent) {
+            Some((_, c)) => c.clone(),
+            None => {
+                let c = existing(parent);
+                memo.push((parent.to_path_buf(), c.clone()));
+                c
+            }
+        };
+        if let Some(mut out) = canonical {
+            out.extend(rest.iter().rev());
+            return Some(out);
+        }
+        at = parent;
+    }
+}
+
 /// Whether `path` is in /tmp or /dev/shm, which must stay fully writable at `safe`.
 pub fn in_temporary(path: &Path) -> bool {
     path.starts_with("/tmp") || path.starts_with("/dev/shm")
+}
+
+/// Directories by the name given and their canonical form (`None`: it does not exist).
+type Resolved = Vec<(PathBuf, Option<PathBuf>)>;
+
+/// As [`canonical_set`], and the paths that do not exist, as given. `parents` learns the
+/// canonical directory of each path found that is no symbolic link, for free.
+fn canonical_split(paths: &[PathBuf], parents: &mut Resolved) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut out: Vec<PathBuf> = Vec::with_capacity(paths.len());
+    let mut missing = Vec::new();
+    for path in paths {
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            missing.push(path.clone());
+            continue;
+        };
+        let Ok(canonical) = path.canonicalize() else {
+            continue;
+        };
+        if let (false, Some(parent), Some(canonical_parent)) = (
+            meta.file_type().is_symlink(),
+            path.parent(),
+            canonical.parent(),
+        ) {
+            if !parents.iter().any(|(p, _)| p == parent) {
+                parents.push((parent.to_path_buf(), Some(canonical_parent.to_path_buf())));
+            }
+        }
+        if !out.contains(&canonical) {
+            out.push(canonical);
+        }
+    }
+    (out, missing)
 }
 
 /// Canonical, existing, without duplicates, in the given order.
@@ -254,6 +542,121 @@ mod tests {
         let home = home.path().canonicalize().unwrap();
         assert!(spec.write.contains(&home));
         assert!(spec.deny_write.contains(&home.join(".bashrc")));
+    }
+
+    #[test]
+    fn paths_that_do_not_exist_yet_are_protected_in_a_writable_root() {
+        let home = home_dir();
+        std::fs::create_dir(home.path().join(".cargo")).unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let env = |name: &str| match name {
+            "HOME" | "TMPDIR" => Some(home.path().as_os_str().to_owned()),
+            _ => None,
+        };
+        let spec = build(&SandboxSettings::default(), work.path(), &env, false, &[]).unwrap();
+        let home = home.path().canonicalize().unwrap();
+        for missing in [
+            ".config/gate",
+            ".local/state/gate",
+            ".zshrc",
+            ".ssh",
+            ".cargo/credentials.toml",
+        ] {
+            assert!(
+                spec.deny_write.contains(&home.join(missing)),
+                "{missing}: {spec:?}"
+            );
+        }
+        assert!(spec.deny_read.is_empty(), "{spec:?}");
+        assert!(spec.unprotected.is_empty(), "{spec:?}");
+        // Outside every writable root, a path that does not exist costs nothing.
+        let spec = build(
+            &SandboxSettings::default(),
+            work.path(),
+            &env_with(&home),
+            false,
+            &[],
+        )
+        .unwrap();
+        assert!(
+            !spec.deny_write.iter().any(|p| p.starts_with(&home)),
+            "{spec:?}"
+        );
+    }
+
+    #[test]
+    fn where_a_missing_path_would_be_made() {
+        let dir = home_dir();
+        let base = dir.path().canonicalize().unwrap();
+        let mut memo = Vec::new();
+        assert_eq!(
+            not_yet(&dir.path().join("a/b/c"), &mut memo),
+            Some(base.join("a/b/c"))
+        );
+        assert_eq!(not_yet(&dir.path().join("a/../c"), &mut memo), None);
+        assert_eq!(not_yet(Path::new("/"), &mut memo), None);
+        let linked = home_dir();
+        let link = linked.path().join("link");
+        std::os::unix::fs::symlink(dir.path(), &link).unwrap();
+        assert_eq!(not_yet(&link.join("x"), &mut memo), Some(base.join("x")));
+    }
+
+    #[test]
+    fn mountinfo_is_read_with_its_escapes() {
+        let text = "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n\
+                    40 22 8:1 /home/a\\040b /mnt/x\\134y rw,relatime shared:1 - ext4 /dev/sda1 rw\n";
+        assert_eq!(
+            parse_mountinfo(text),
+            vec![
+                Mount {
+                    device: "8:1".into(),
+                    root: "/".into(),
+                    point: "/".into()
+                },
+                Mount {
+                    device: "8:1".into(),
+                    root: "/home/a b".into(),
+                    point: "/mnt/x\\y".into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_second_mount_of_a_tree_gives_its_files_other_names() {
+        let mount = |device: &str, root: &str, point: &str| Mount {
+            device: device.into(),
+            root: root.into(),
+            point: point.into(),
+        };
+        let mounts = [
+            mount("8:1", "/", "/"),
+            mount("8:2", "/", "/home"),
+            // /home/u bind-mounted at /srv/u, and all of /home at /data.
+            mount("8:2", "/u", "/srv/u"),
+            mount("8:2", "/", "/data"),
+            // Another filesystem, and a mount of another part of this one.
+            mount("8:3", "/u", "/other"),
+            mount("8:2", "/v", "/srv/v"),
+        ];
+        let mut found = alias_candidates(&mounts, Path::new("/home/u/.ssh"));
+        found.sort();
+        assert_eq!(
+            found,
+            [PathBuf::from("/data/u/.ssh"), PathBuf::from("/srv/u/.ssh")]
+        );
+        // From an alias back to the first name.
+        let mut found = alias_candidates(&mounts, Path::new("/srv/u/.ssh"));
+        found.sort();
+        assert_eq!(
+            found,
+            [PathBuf::from("/data/u/.ssh"), PathBuf::from("/home/u/.ssh")]
+        );
+        assert_eq!(
+            alias_candidates(&mounts, Path::new("/srv/u")),
+            [PathBuf::from("/home/u"), PathBuf::from("/data/u")]
+        );
+        assert!(alias_candidates(&mounts, Path::new("/etc/shadow")).is_empty());
     }
 
     #[test]
@@ -374,6 +777,27 @@ mod tests {
         };
         let spec = build(&settings, work.path(), &env_with(home.path()), false, &[]).unwrap();
         assert_eq!(spec.network, Network::On);
+    }
+
+    #[test]
+    fn the_controlling_terminal_is_read_from_tty_nr() {
+        // pts/3: major 136, minor 3, tty_nr 34819.
+        let stat = "42 (sh (x) y) S 1 42 42 34819 42 4194560 0";
+        assert_eq!(
+            pts_of_tty_nr(stat),
+            Some((PathBuf::from("/dev/pts/3"), libc::makedev(136, 3)))
+        );
+        // pts/300: major 137, minor 44.
+        let tty_nr = (137 << 8) | 44;
+        let stat = format!("1 (gate) S 0 1 1 {tty_nr} 1");
+        assert_eq!(
+            pts_of_tty_nr(&stat),
+            Some((PathBuf::from("/dev/pts/300"), libc::makedev(137, 44)))
+        );
+        // No controlling terminal, or a console.
+        assert_eq!(pts_of_tty_nr("1 (init) S 0 1 1 0 -1"), None);
+        assert_eq!(pts_of_tty_nr("1 (getty) S 0 1 1 1025 1"), None);
+        assert_eq!(pts_of_tty_nr("garbage"), None);
     }
 
     #[test]
