@@ -7,7 +7,8 @@
 
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -146,8 +147,49 @@ pub fn open(path: &Path, var: Var<'_>) -> io::Result<File> {
                 )),
             }
         }
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => match restore_mode(path) {
+            Ok(Some(file)) => Ok(file),
+            Ok(None) => Err(e),
+            Err(why) => Err(io::Error::new(e.kind(), format!("{e}; {why}"))),
+        },
         other => other,
     }
+}
+
+/// The log is this user's own file but its owner may not write it: a command took the
+/// write bit away (`chmod 000`, which Landlock does not mediate), so that later runs
+/// would go unrecorded. Put the mode back to 0600, say so, and open it again. The file
+/// is pinned first (`O_PATH | O_NOFOLLOW`, then checked on the descriptor), so a link
+/// swapped in meanwhile is never followed. `Ok(None)` when it is not such a file.
+fn restore_mode(path: &Path) -> Result<Option<File>, String> {
+    use std::os::unix::fs::MetadataExt;
+    let pinned = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH | libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| format!("cannot look at it: {e}"))?;
+    let meta = pinned
+        .metadata()
+        .map_err(|e| format!("cannot look at it: {e}"))?;
+    let ours = meta.uid() == nix::unistd::geteuid().as_raw();
+    if !meta.file_type().is_file() || !ours || meta.mode() & 0o200 != 0 {
+        return Ok(None);
+    }
+    // chmod through the descriptor's /proc name reaches the pinned file itself.
+    let by_fd = PathBuf::from(format!("/proc/self/fd/{}", pinned.as_raw_fd()));
+    std::fs::set_permissions(&by_fd, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| format!("cannot restore its mode: {e}"))?;
+    crate::output::say(&format!(
+        "gate: warning: the audit log {} had mode {:04o}, so nothing could be recorded in \
+         it (a command may have changed it); gate set it back to 0600",
+        path.display(),
+        meta.mode() & 0o7777
+    ));
+    OpenOptions::new()
+        .append(true)
+        .open(&by_fd)
+        .map(Some)
+        .map_err(|e| format!("cannot open it after restoring its mode: {e}"))
 }
 
 /// Append one record to `path` (open, one write, close).

@@ -527,3 +527,42 @@ fn without_home_or_xdg_state_home_the_command_still_runs_with_a_warning() {
         .assert_stdout("ran\n")
         .assert_stderr_contains("gate: warning: cannot write the audit log");
 }
+
+/// Landlock does not mediate chmod, so a command at `safe` can take the write bit off the
+/// (read-only to it) audit log, and every later run would go unrecorded. The next gate,
+/// as the log's owner, puts the mode back, says so, and records. Run as the unprivileged
+/// user: root writes the file whatever its mode.
+#[test]
+fn a_log_whose_write_bit_a_command_took_away_is_restored_and_recorded_next_time() {
+    let env = TestEnv::new_in("/var/tmp");
+    let user = User::Unprivileged;
+    let log = env.default_audit_log();
+    // The attack, at safe: it works (the control that the sandbox does not stop it).
+    let out = env
+        .gate()
+        .user(user)
+        .args([
+            "--no-config",
+            "--level",
+            "safe",
+            "-c",
+            "chmod 000 \"$1\" && stat -c %a \"$1\"",
+        ])
+        .arg("sh")
+        .arg(&log)
+        .run();
+    out.assert_code(0).assert_stdout("0\n");
+    let out = env
+        .gate()
+        .user(user)
+        .args(["--no-config", "--level", "full", "-c", "echo next"])
+        .run();
+    out.assert_code(0)
+        .assert_stdout("next\n")
+        .assert_stderr_contains("had mode 0000")
+        .assert_stderr_contains("set it back to 0600");
+    let mode = std::fs::metadata(&log).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode, 0o600);
+    let last = audit_records(&log).pop().unwrap();
+    assert_eq!(last["command"], "echo next", "{last}");
+}
