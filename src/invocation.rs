@@ -367,16 +367,27 @@ fn parse_gate_options(args: Vec<OsString>, gate: &mut GateArgs) -> Result<(), Us
     Ok(())
 }
 
-/// `gate [OPTIONS] NAME ARGS...` for a subcommand clap parses.
-fn parse_subcommand(
-    sub: &'static SubcommandSpec,
+/// Parse gate's options before the word at `at` (a subcommand's name) into `gate`, and
+/// return the arguments after it.
+fn gate_options_then_rest(
     mut args: Vec<OsString>,
     at: usize,
     gate: &mut GateArgs,
-) -> Result<Action, UsageError> {
+) -> Result<Vec<OsString>, UsageError> {
     let rest = args.split_off(at + 1);
     args.truncate(at);
     parse_gate_options(args, gate)?;
+    Ok(rest)
+}
+
+/// `gate [OPTIONS] NAME ARGS...` for a subcommand clap parses.
+fn parse_subcommand(
+    sub: &'static SubcommandSpec,
+    args: Vec<OsString>,
+    at: usize,
+    gate: &mut GateArgs,
+) -> Result<Action, UsageError> {
+    let rest = gate_options_then_rest(args, at, gate)?;
     let parsed = match cli::parse_subcommand(sub, rest).map_err(usage)? {
         Parsed::Help => {
             return Ok(Action::Help {
@@ -397,14 +408,8 @@ fn parse_subcommand(
 }
 
 /// `gate help [SUBCOMMAND]`.
-fn parse_help(
-    mut args: Vec<OsString>,
-    at: usize,
-    gate: &mut GateArgs,
-) -> Result<Action, UsageError> {
-    let rest = args.split_off(at + 1);
-    args.truncate(at);
-    parse_gate_options(args, gate)?;
+fn parse_help(args: Vec<OsString>, at: usize, gate: &mut GateArgs) -> Result<Action, UsageError> {
+    let rest = gate_options_then_rest(args, at, gate)?;
     match rest.as_slice() {
         [] => Ok(Action::Help { subcommand: None }),
         [word] => match word.to_str().and_then(cli::subcommand) {
