@@ -96,7 +96,12 @@ struct Env {
 
 impl Env {
     fn new(user: User) -> Env {
-        let t = TestEnv::new_in("/var/tmp");
+        Env::new_in(user, "/var/tmp")
+    }
+
+    /// The same tree made in `parent`.
+    fn new_in(user: User, parent: &str) -> Env {
+        let t = TestEnv::new_in(parent);
         let ssh = t.home.join(".ssh");
         fs::create_dir(&ssh).unwrap();
         let secret_text = unique("gate-test-secret");
@@ -1498,6 +1503,89 @@ for_each_user! {
                 control.report()
             );
         }
+    }
+}
+
+/// Installs a seccomp filter that answers the given system calls with "errno 0", so they
+/// return 0 without doing anything, as a broken kernel or a runtime's filter could, then
+/// execs the rest of its arguments. `CALLS`: comma-separated numbers, each optionally
+/// `NR:ARG=VALUE` (only when that argument's low 32 bits are VALUE).
+const ANSWER_ZERO: &str = r#"
+import ctypes, os, struct, sys
+def op(code, jt, jf, k): return struct.pack("HBBI", code, jt, jf, k)
+LD, JEQ, RET, ERRNO_0, ALLOW = 0x20, 0x15, 0x06, 0x00050000, 0x7fff0000
+prog = []
+for call in sys.argv[1].split(","):
+    nr, _, cond = call.partition(":")
+    tail = [op(RET, 0, 0, ERRNO_0)]
+    if cond:
+        arg, value = (int(x) for x in cond.split("="))
+        tail = [op(LD, 0, 0, 16 + 8 * arg), op(JEQ, 0, 1, value)] + tail
+    prog += [op(LD, 0, 0, 0), op(JEQ, 0, len(tail), int(nr))] + tail
+prog.append(op(RET, 0, 0, ALLOW))
+code = ctypes.create_string_buffer(b"".join(prog))
+fprog = ctypes.create_string_buffer(struct.pack("HxxxxxxQ", len(prog), ctypes.addressof(code)))
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
+for args in [(38, 1, 0, 0, 0), (22, 2, ctypes.addressof(fprog), 0, 0)]:
+    if libc.prctl(*args) != 0:
+        sys.exit("answer-zero: prctl: " + os.strerror(ctypes.get_errno()))
+os.execv(sys.argv[2], sys.argv[2:])
+"#;
+
+/// gate at `level` under a parent filter that answers `calls` with 0 ([`ANSWER_ZERO`]).
+fn answering_zero(env: &Env, calls: &str, level: &str) -> Gate {
+    env.t
+        .gate()
+        .user(env.user)
+        .program(python3())
+        .args(["-c", ANSWER_ZERO, calls])
+        .arg(gate_binary_for(env.user))
+        .args(["--no-config", "--audit-log", "off", "--level", level])
+}
+
+for_each_user! {
+    /// Issue 13: a Landlock or seccomp layer that reports success without acting is
+    /// caught. Under a parent filter that answers `landlock_restrict_self` (alone, or with
+    /// `landlock_create_ruleset` and `landlock_add_rule`) or `seccomp` with 0, gate exits
+    /// 125 with one line naming the layer, and the command ran not at all (it would have
+    /// made a file in the workspace, and one outside, which only Landlock stops). Controls:
+    /// without the filter the same command runs and its write outside is refused; under
+    /// the filter at level full it runs too, so the filter does not break gate itself.
+    fn a_layer_that_does_not_act_runs_nothing(user) {
+        let env = Env::new(user);
+        let ran = env.t.work.join("ran");
+        let planted = env.outside.join("planted");
+        let script = "touch \"$1\"; touch \"$2\"";
+        let nr = |call: libc::c_long| call.to_string();
+        let restrict = nr(libc::SYS_landlock_restrict_self);
+        let all_three = format!(
+            "{}:2=0,{},{}",
+            libc::SYS_landlock_create_ruleset,
+            libc::SYS_landlock_add_rule,
+            libc::SYS_landlock_restrict_self
+        );
+        let seccomp = nr(libc::SYS_seccomp);
+        for (calls, layer) in [
+            (&restrict, "Landlock was enforced but does not act"),
+            (&all_three, "Landlock was enforced but does not act"),
+            (&seccomp, "the seccomp filter was loaded but does not act"),
+        ] {
+            let out = sh(answering_zero(&env, calls, "safe"), script, &[&ran, &planted]);
+            out.assert_gate_error().assert_stderr_contains(layer);
+            assert_eq!(out.stderr().lines().count(), 1, "{}", out.report());
+            assert_absent(&ran, &out);
+            assert_absent(&planted, &out);
+        }
+
+        let control = sh(env.safe(), script, &[&ran, &planted]);
+        assert!(ran.exists(), "control: the command runs\n{}", control.report());
+        assert_absent(&planted, &control);
+        fs::remove_file(&ran).unwrap();
+
+        let control = sh(answering_zero(&env, &restrict, "full"), script, &[&ran, &planted]);
+        control.assert_code(0);
+        assert!(ran.exists() && planted.exists(), "control: {}", control.report());
     }
 }
 

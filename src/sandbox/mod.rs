@@ -27,7 +27,9 @@
 //! for, [`Sandbox::prepare`] fails and names what is missing; `best_effort` turns that into
 //! a warning instead. Preparing does everything that can fail on an ordinary machine
 //! (probing, opening every path, building the filter) before anything is enforced, so the
-//! audit record can be written in between and a refusal never happens half-way.
+//! audit record can be written in between and a refusal never happens half-way. Once
+//! enforced, each layer is tried ([`verify`] for Landlock, the filter's own probe for
+//! seccomp): a layer that reports success without acting runs nothing.
 
 mod caps;
 mod landlock;
@@ -35,6 +37,7 @@ pub mod mark;
 mod probe;
 mod seccomp;
 pub mod spec;
+mod verify;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -170,6 +173,8 @@ impl std::error::Error for SandboxError {}
 /// A sandbox ready to enforce: every path opened, the filter built.
 pub struct Sandbox {
     ruleset: landlock::Prepared,
+    /// The probes that show Landlock acts once restricted.
+    check: verify::Check,
     filter: seccomp::Filter,
     summary: Value,
     /// What is not enforced (best effort only), for one warning line.
@@ -204,6 +209,7 @@ impl Sandbox {
             )));
         }
         let ruleset = landlock::prepare(spec, &kernel)?;
+        let check = verify::Check::prepare(spec, &kernel)?;
         let policy = seccomp::Policy {
             network: &spec.network,
             unix_sockets: spec.unix_sockets,
@@ -230,6 +236,7 @@ impl Sandbox {
         });
         Ok(Sandbox {
             ruleset,
+            check,
             filter,
             summary,
             not_enforced: missing,
@@ -242,11 +249,13 @@ impl Sandbox {
     }
 
     /// Enforce it on this process: drop capabilities, restrict with Landlock (which sets
-    /// no_new_privs), then load the seccomp filter. After an error here the process must
-    /// not exec: it is partly restricted and should exit.
+    /// no_new_privs) and try that it acts ([`verify`]), then load the seccomp filter and
+    /// try that too. After an error here the process must not exec: it is partly
+    /// restricted and should exit.
     pub fn enforce(self) -> Result<Enforced, SandboxError> {
         caps::drop_all()?;
         let kept = self.ruleset.restrict()?;
+        self.check.run()?;
         self.filter.load()?;
         Ok(Enforced {
             summary: self.summary,
