@@ -2766,6 +2766,38 @@ for_each_user! {
 }
 
 for_each_user! {
+    /// Issue 13: with HOME under /tmp and a secret in ~/.ssh, hiding it would take away
+    /// the right to create files directly in /tmp (Claude Code writes its
+    /// /tmp/claude-*-cwd file there, so every command failed), and a hidden secret must
+    /// stay hidden: gate refuses the layout at start with one line that says to move
+    /// HOME, and runs nothing (no file made in /tmp, the secret not printed). Controls:
+    /// at level full the command makes the file and reads the secret; at safe, with the
+    /// same HOME but nothing hidden in it, it makes the file.
+    fn a_secret_hidden_in_tmp_is_refused_at_start(user) {
+        let env = Env::new_in(user, "/tmp");
+        let made = PathBuf::from("/tmp").join(unique("gate-test-new"));
+        let _cleanup = Removed(made.clone());
+        let script = "touch \"$1\"; cat \"$2\"";
+        let out = sh(env.safe(), script, &[&made, &env.secret]);
+        out.assert_gate_error()
+            .assert_stderr_contains("Set HOME to a directory outside /tmp");
+        assert_eq!(out.stderr().lines().count(), 1, "{}", out.report());
+        assert!(!out.stdout().contains(&env.secret_text), "{}", out.report());
+        assert_absent(&made, &out);
+
+        let control = sh(env.full(), script, &[&made, &env.secret]);
+        control.assert_code(0).assert_stdout_contains(&env.secret_text);
+        assert!(made.exists(), "control: {}", control.report());
+        fs::remove_file(&made).unwrap();
+
+        fs::remove_dir_all(&env.ssh).unwrap();
+        let control = sh(env.safe(), "touch \"$1\"", &[&made]);
+        control.assert_code(0);
+        assert!(made.exists(), "control: nothing hidden in /tmp\n{}", control.report());
+    }
+}
+
+for_each_user! {
     /// With TMPDIR=$HOME (so HOME is a writable root), files gate would protect or hide
     /// but that do not exist yet cannot be made: gate's user configuration (a planted
     /// `level = "full"` would loosen the next run), its default audit log, fish's

@@ -144,6 +144,9 @@ pub fn build(
     // unprotected are reported. $TMPDIR is writable too, but as an ordinary root: it is
     // only an environment variable, and pointing it at $HOME must not unprotect ~/.bashrc.
     let temporary = canonical_set(&[PathBuf::from("/tmp"), PathBuf::from("/dev/shm")]);
+    if let Some((hidden, temp)) = hidden_in_temporary(&deny_read, &temporary) {
+        return Err(hidden_there(hidden, temp, &home));
+    }
     let (unprotected, deny_write): (Vec<PathBuf>, Vec<PathBuf>) = deny_write
         .into_iter()
         .partition(|p| temporary.iter().any(|t| p.starts_with(t)));
@@ -373,6 +376,43 @@ fn extend_new(list: &mut Vec<PathBuf>, more: Vec<PathBuf>) {
     }
 }
 
+/// A hidden path inside /tmp or /dev/shm (not one of them itself), and which. Hiding it
+/// would walk that directory and take away the right to create files directly in it
+/// (see [`super::landlock`]), and a hidden secret must stay hidden: the two cannot both
+/// hold with Landlock, so such a layout is refused.
+fn hidden_in_temporary<'a>(
+    deny_read: &'a [PathBuf],
+    temporary: &'a [PathBuf],
+) -> Option<(&'a Path, &'a Path)> {
+    deny_read.iter().find_map(|hidden| {
+        temporary
+            .iter()
+            .find(|t| hidden.starts_with(t) && hidden != *t)
+            .map(|t| (hidden.as_path(), t.as_path()))
+    })
+}
+
+fn hidden_there(hidden: &Path, temp: &Path, home: &Path) -> SandboxError {
+    let home = existing(home).unwrap_or_else(|| home.to_path_buf());
+    let advice = if hidden.starts_with(&home) {
+        format!(
+            "Set HOME to a directory outside {temp} (such as one in /var/tmp)",
+            temp = temp.display()
+        )
+    } else {
+        format!(
+            "Move it out of {temp}, or do not hide it (--deny-read, sandbox.deny_read)",
+            temp = temp.display()
+        )
+    };
+    error(format!(
+        "the safe level hides {hidden}, which is in {temp}, and hiding it there would take \
+         away the right to create files directly in {temp}; nothing was run. {advice}",
+        hidden = hidden.display(),
+        temp = temp.display()
+    ))
+}
+
 /// The writable roots that are /tmp or /dev/shm (canonical), where protection stops.
 fn temporary_roots(write: &[PathBuf]) -> impl Iterator<Item = &PathBuf> {
     write
@@ -527,6 +567,54 @@ mod tests {
         let gate_state = state.path().canonicalize().unwrap().join("gate");
         assert!(!spec.deny_write.contains(&gate_state));
         assert_eq!(spec.unprotected, vec![gate_state]);
+    }
+
+    #[test]
+    fn a_secret_hidden_in_tmp_is_refused_with_what_to_change() {
+        let home = tempfile::Builder::new()
+            .prefix("gate-home-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let work = home_dir();
+        let run = |settings: &SandboxSettings| {
+            build(settings, work.path(), &env_with(home.path()), false, &[])
+        };
+        // Nothing hidden there yet: nothing to refuse.
+        assert!(run(&SandboxSettings::default()).is_ok());
+        std::fs::create_dir(home.path().join(".ssh")).unwrap();
+        let err = run(&SandboxSettings::default()).unwrap_err();
+        let ssh = home.path().canonicalize().unwrap().join(".ssh");
+        assert!(err.0.contains(&format!("hides {}", ssh.display())), "{err}");
+        assert!(
+            err.0.contains("Set HOME to a directory outside /tmp"),
+            "{err}"
+        );
+        // Added by hand, outside HOME.
+        let other = tempfile::Builder::new()
+            .prefix("gate-secret-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let settings = SandboxSettings {
+            deny_read: vec![other.path().to_path_buf()],
+            ..SandboxSettings::default()
+        };
+        let err = build(&settings, work.path(), &env_with(work.path()), false, &[]).unwrap_err();
+        assert!(err.0.contains("Move it out of /tmp"), "{err}");
+    }
+
+    #[test]
+    fn only_paths_strictly_inside_a_temporary_directory_count() {
+        let temporary = [PathBuf::from("/tmp"), PathBuf::from("/dev/shm")];
+        let found = |hidden: &[&str]| {
+            let hidden: Vec<PathBuf> = hidden.iter().map(PathBuf::from).collect();
+            hidden_in_temporary(&hidden, &temporary)
+                .map(|(h, t)| (h.to_path_buf(), t.to_path_buf()))
+        };
+        assert_eq!(found(&["/var/tmp/h/.ssh", "/tmp", "/tmpx/a"]), None);
+        assert_eq!(
+            found(&["/home/u/.ssh", "/dev/shm/k"]),
+            Some((PathBuf::from("/dev/shm/k"), PathBuf::from("/dev/shm")))
+        );
     }
 
     #[test]
