@@ -1587,6 +1587,22 @@ for_each_user! {
         control.assert_code(0);
         assert!(ran.exists() && planted.exists(), "control: {}", control.report());
     }
+
+    /// The Landlock probe opens /proc/self/comm for writing: with /proc made writable
+    /// (`--write /proc`) that open is allowed by right, so nothing would be checked, and
+    /// gate refuses with 125 rather than run unchecked. The control runs the same
+    /// command without it.
+    fn a_writable_proc_leaves_landlock_unchecked_and_runs_nothing(user) {
+        let env = Env::new(user);
+        let ran = env.t.work.join("ran");
+        let out = sh(env.safe().args(["--write", "/proc"]), "touch \"$1\"", &[&ran]);
+        out.assert_gate_error()
+            .assert_stderr_contains("cannot check that Landlock acts: the writable root /proc");
+        assert_absent(&ran, &out);
+        let control = sh(env.safe(), "touch \"$1\"", &[&ran]);
+        control.assert_code(0);
+        assert!(ran.exists(), "control: {}", control.report());
+    }
 }
 
 /// On x86_64, x32 system calls (their own numbers, which the seccomp rules would not
