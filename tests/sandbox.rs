@@ -1588,6 +1588,28 @@ for_each_user! {
         assert!(ran.exists() && planted.exists(), "control: {}", control.report());
     }
 
+    /// A gate that a command at `safe` starts runs its own command in a sandbox of its own,
+    /// and its checks pass there: Landlock's file probe, and the scope probe, which it
+    /// skips when no Unix socket can be made (the outer filter refuses them, so nothing
+    /// inside can reach an abstract socket) and runs when they are allowed. The inner
+    /// command writes in the workspace, which both sandboxes allow; a write outside stays
+    /// refused.
+    fn a_gate_inside_the_sandbox_runs_sandboxed(user) {
+        let env = Env::new(user);
+        let gate = gate_binary_for(user);
+        let inner = env.t.work.join("inner");
+        let outside = env.outside.join("inner");
+        let script = "\"$1\" --no-config --audit-log off --level safe \
+                      -c 'echo x > \"$0\"; echo x > \"$1\"' \"$2\" \"$3\"";
+        for outer in [&[][..], &["--unix-sockets"][..]] {
+            let out = sh(env.safe().args(outer), script, &[&gate, &inner, &outside]);
+            assert!(inner.exists(), "outer {outer:?}: the inner gate ran nothing\n{}", out.report());
+            assert!(!out.stderr().contains("gate: "), "outer {outer:?}\n{}", out.report());
+            assert_absent(&outside, &out);
+            fs::remove_file(&inner).unwrap();
+        }
+    }
+
     /// The Landlock probe opens /proc/self/comm for writing: with /proc made writable
     /// (`--write /proc`) that open is allowed by right, so nothing would be checked, and
     /// gate refuses with 125 rather than run unchecked. The control runs the same

@@ -14,7 +14,11 @@
 //!   refuse, with `EPERM`.
 //!
 //! Either one answered otherwise and the command does not run (exit 125). The check is
-//! made before the seccomp filter is loaded, which would refuse `socket()` itself.
+//! made before the seccomp filter is loaded, which would refuse `socket()` itself. Where
+//! no Unix socket can be made at all (a gate started inside the sandbox), the scope has
+//! nothing to stop and is not tried. Inside another sandbox, the file probe shows that
+//! some Landlock layer refuses, not that this one does: a command that fakes the inner
+//! gate's call gains nothing over the sandbox it is already in.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -73,12 +77,19 @@ impl Check {
                 })?;
         }
         let scope = if kernel.landlock_abi >= Feature::Scopes.abi() {
-            Some(bound_socket().map_err(|e| {
-                cannot_check(format!(
-                    "binding an abstract Unix socket: {}",
-                    std::io::Error::from(e)
-                ))
-            })?)
+            match bound_socket() {
+                Ok(bound) => Some(bound),
+                // Inside a sandbox that refuses Unix sockets (a gate started by a
+                // command at `safe`), the command cannot make one either: nothing can
+                // reach an abstract socket, so there is nothing for the scope to stop.
+                Err(Errno::EPERM | Errno::EACCES) if !any_unix_socket() => None,
+                Err(e) => {
+                    return Err(cannot_check(format!(
+                        "binding an abstract Unix socket: {}",
+                        std::io::Error::from(e)
+                    )));
+                }
+            }
         } else {
             None
         };
@@ -118,6 +129,22 @@ fn bound_socket() -> nix::Result<(OwnedFd, UnixAddr)> {
         return Err(Errno::EINVAL);
     }
     Ok((fd, address))
+}
+
+/// Whether this process can make any Unix socket that could reach an abstract name: a
+/// socket of any type, or a datagram pair (whose ends can send to a name).
+fn any_unix_socket() -> bool {
+    let kinds = [SockType::Datagram, SockType::Stream, SockType::SeqPacket];
+    kinds
+        .into_iter()
+        .any(|kind| socket(AddressFamily::Unix, kind, SockFlag::SOCK_CLOEXEC, None).is_ok())
+        || nix::sys::socket::socketpair(
+            AddressFamily::Unix,
+            SockType::Datagram,
+            None,
+            SockFlag::SOCK_CLOEXEC,
+        )
+        .is_ok()
 }
 
 fn open_for_writing() -> nix::Result<OwnedFd> {
@@ -213,6 +240,12 @@ mod tests {
         };
         let e = check.run().unwrap_err();
         assert!(e.0.contains("abstract Unix socket"), "{e}");
+    }
+
+    #[test]
+    fn outside_a_sandbox_unix_sockets_can_be_made() {
+        // So the scope probe is skipped only where they cannot.
+        assert!(any_unix_socket());
     }
 
     #[test]
