@@ -1610,21 +1610,87 @@ for_each_user! {
         }
     }
 
-    /// The Landlock probe opens /proc/self/comm for writing: with /proc made writable
-    /// (`--write /proc`) that open is allowed by right, so nothing would be checked, and
-    /// gate refuses with 125 rather than run unchecked. The control runs the same
-    /// command without it.
-    fn a_writable_proc_leaves_landlock_unchecked_and_runs_nothing(user) {
+    /// Where /proc/self/comm cannot show whether Landlock acts (here /proc is made
+    /// writable with `--write /proc`; a read-only or missing /proc is the same), gate
+    /// tries a file it hides or protects instead: one the user may write by its mode
+    /// (~/.netrc, 0600), opened for writing, or else one it may read (~/.netrc, 0400),
+    /// opened for reading. Under a parent filter that makes `landlock_restrict_self` a
+    /// no-op, the refusal names that file and nothing runs; without the filter the
+    /// command runs. With no such file, uid 65534 cannot be checked and nothing runs.
+    /// Root, without capabilities by then, may write /etc/shadow by its mode, which is
+    /// hidden from it: that is tried once ~/.netrc is read-only, and root runs.
+    fn without_a_usable_proc_landlock_is_tried_on_a_hidden_file(user) {
         let env = Env::new(user);
+        let netrc = env.file(&env.t.home.join(".netrc"), "machine example.com\n", 0o600);
+        let shown = netrc.canonicalize().unwrap().display().to_string();
         let ran = env.t.work.join("ran");
-        let out = sh(env.safe().args(["--write", "/proc"]), "touch \"$1\"", &[&ran]);
-        out.assert_gate_error()
-            .assert_stderr_contains("cannot check that Landlock acts: the writable root /proc");
-        assert_absent(&ran, &out);
-        let control = sh(env.safe(), "touch \"$1\"", &[&ran]);
+        let touch = "touch \"$1\"";
+        let restrict = libc::SYS_landlock_restrict_self.to_string();
+        let faked = || answering_zero(&env, &restrict, "safe").args(["--write", "/proc"]);
+        let refused = |expected: &str| {
+            let out = sh(faked(), touch, &[&ran]);
+            out.assert_gate_error().assert_stderr_contains(&format!(
+                "Landlock was enforced but does not act (opening {expected} answered success)"
+            ));
+            assert_absent(&ran, &out);
+        };
+        refused(&format!("{shown}, which the rules keep read-only, for writing"));
+        let control = sh(env.safe().args(["--write", "/proc"]), touch, &[&ran]);
         control.assert_code(0);
         assert!(ran.exists(), "control: {}", control.report());
+        fs::remove_file(&ran).unwrap();
+
+        env.give(&netrc, 0o400);
+        if is_root(user) {
+            refused("/etc/shadow, which the rules keep read-only, for writing");
+        } else {
+            refused(&format!("{shown}, which the rules hide, for reading"));
+        }
+
+        fs::remove_file(&netrc).unwrap();
+        let out = sh(env.safe().args(["--write", "/proc"]), touch, &[&ran]);
+        if is_root(user) {
+            out.assert_code(0);
+            assert!(ran.exists(), "root is checked on /etc/shadow\n{}", out.report());
+        } else {
+            out.assert_gate_error().assert_stderr_contains(
+                "cannot check that Landlock acts: the writable root /proc holds /proc/self/comm, \
+                 and no file it protects or hides can be written or read by its mode",
+            );
+            assert_absent(&ran, &out);
+        }
     }
+}
+
+/// Root prepares the sandbox with every capability, and the command gets none: a file
+/// of another user's HOME looks writable to root while preparing (`CAP_DAC_OVERRIDE`)
+/// but is not once the capabilities are dropped, and an open refused by the mode bits
+/// would prove nothing about Landlock. So the file probe is chosen after they are
+/// dropped: with /proc made writable and uid 65534's HOME (its ~/.netrc, 0600), root is
+/// tried on /etc/shadow, which it owns, and a `landlock_restrict_self` that does not act
+/// is caught. (Run as another user, this is the same as the test above with its own
+/// HOME: ~/.netrc is tried.)
+#[test]
+fn root_is_tried_on_a_file_it_may_open_without_capabilities() {
+    let env = Env::new(User::Current);
+    let netrc = env.t.home.join(".netrc");
+    fs::write(&netrc, "machine example.com\n").unwrap();
+    fs::set_permissions(&netrc, fs::Permissions::from_mode(0o600)).unwrap();
+    let expected = if running_as_root() {
+        std::os::unix::fs::lchown(&netrc, Some(uid_of(User::Unprivileged)), None).unwrap();
+        PathBuf::from("/etc/shadow")
+    } else {
+        netrc.canonicalize().unwrap()
+    };
+    let ran = env.t.work.join("ran");
+    let restrict = libc::SYS_landlock_restrict_self.to_string();
+    let faked = answering_zero(&env, &restrict, "safe").args(["--write", "/proc"]);
+    let out = sh(faked, "touch \"$1\"", &[&ran]);
+    out.assert_gate_error().assert_stderr_contains(&format!(
+        "does not act (opening {}, which the rules keep read-only, for writing answered success)",
+        expected.display()
+    ));
+    assert_absent(&ran, &out);
 }
 
 /// On x86_64, x32 system calls (their own numbers, which the seccomp rules would not

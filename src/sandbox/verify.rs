@@ -8,7 +8,9 @@
 //! - **files**: open `/proc/self/comm` for writing, without writing. The process owns
 //!   that file and may write it by its mode (checked, with `faccessat`, when the sandbox
 //!   is prepared; Landlock does not mediate `faccessat`), and it lies outside every
-//!   writable root, so only Landlock can refuse, with `EACCES`;
+//!   writable root, so only Landlock can refuse, with `EACCES`. Where it cannot tell (a
+//!   read-only or missing /proc), a file gate hides or protects that the process may
+//!   write by its mode takes its place;
 //! - **scopes** (Landlock ABI 6): connect to an abstract Unix socket that gate bound
 //!   before restricting. Abstract names have no permissions, so only the scope can
 //!   refuse, with `EPERM`.
@@ -43,39 +45,44 @@ fn cannot_check(why: impl std::fmt::Display) -> SandboxError {
     ))
 }
 
+/// How the file probe opens its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    /// For writing: a file the rules keep read-only.
+    Write,
+    /// For reading: a file the rules hide.
+    Read,
+}
+
+/// The paths the file probe chooses from (see [`target`]).
+#[derive(Debug, Clone)]
+struct Files {
+    write: Vec<PathBuf>,
+    deny_write: Vec<PathBuf>,
+    deny_read: Vec<PathBuf>,
+}
+
 /// What the check needs, made before anything is restricted.
 #[derive(Debug)]
 pub struct Check {
-    /// Landlock's file rules are in force (ABI 1 or later).
-    files: bool,
+    /// What the file probe chooses from, when Landlock's file rules are in force (ABI 1
+    /// or later). The choice is made once restricted, with the credentials the command
+    /// gets: root still holds `CAP_DAC_OVERRIDE` while preparing, which would make any
+    /// file look writable by its mode.
+    files: Option<Files>,
     /// An abstract socket bound outside the sandbox, and its address (ABI 6 or later).
     scope: Option<(OwnedFd, UnixAddr)>,
 }
 
 impl Check {
-    /// Get ready to check the sandbox `spec` on `kernel`: see that the file probe is
-    /// one only Landlock can refuse, and bind the socket for the scope probe.
+    /// Get ready to check the sandbox `spec` on `kernel`: note the paths the file probe
+    /// chooses from, and bind the socket for the scope probe.
     pub fn prepare(spec: &Spec, kernel: &Kernel) -> Result<Check, SandboxError> {
-        let files = kernel.landlock_abi >= Feature::Filesystem.abi();
-        if files {
-            // /proc/self is /proc/PID for the whole process: a writable root above it
-            // would let the open through by right.
-            let own = PathBuf::from(format!("/proc/{}/comm", std::process::id()));
-            if let Some(root) = writable_above(&spec.write, &own) {
-                return Err(cannot_check(format!(
-                    "the writable root {} holds {FILE}, the file gate tries to open; \
-                     do not make /proc writable",
-                    root.display()
-                )));
-            }
-            nix::unistd::faccessat(AT_FDCWD, FILE, AccessFlags::W_OK, AtFlags::AT_EACCESS)
-                .map_err(|e| {
-                    cannot_check(format!(
-                        "{FILE} is not writable by its owner here ({}); is /proc mounted?",
-                        std::io::Error::from(e)
-                    ))
-                })?;
-        }
+        let files = (kernel.landlock_abi >= Feature::Filesystem.abi()).then(|| Files {
+            write: spec.write.clone(),
+            deny_write: spec.deny_write.clone(),
+            deny_read: spec.deny_read.clone(),
+        });
         let scope = if kernel.landlock_abi >= Feature::Scopes.abi() {
             match bound_socket() {
                 Ok(bound) => Some(bound),
@@ -96,10 +103,11 @@ impl Check {
         Ok(Check { files, scope })
     }
 
-    /// Try both probes in this process, now restricted.
+    /// Try both probes in this process, now restricted (and without capabilities).
     pub fn run(self) -> Result<(), SandboxError> {
-        if self.files {
-            file_refused(open_for_writing())?;
+        if let Some(files) = &self.files {
+            let (file, access) = target(files)?;
+            file_refused(&file, access, open(&file, access))?;
         }
         if let Some((socket, address)) = self.scope {
             let answer = reach(&address);
@@ -108,6 +116,55 @@ impl Check {
         }
         Ok(())
     }
+}
+
+/// The file to try: [`FILE`] for writing; where that cannot tell (a writable root above
+/// it, a read-only or missing /proc, a process that does not own its /proc files) a
+/// regular file gate protects or hides that the process may write by its mode; else
+/// (everything read-only, as in a container) one it hides that the process may read by
+/// its mode, for reading. The ruleset must refuse each of those wherever it is; a
+/// refused open leaves nothing behind, and one let through is closed unused.
+fn target(spec: &Files) -> Result<(PathBuf, Access), SandboxError> {
+    // /proc/self is /proc/PID for the whole process.
+    let own = PathBuf::from(format!("/proc/{}/comm", std::process::id()));
+    let why_not = match writable_above(&spec.write, &own) {
+        Some(root) => format!("the writable root {} holds {FILE}", root.display()),
+        None => match allowed_by_mode(Path::new(FILE), Access::Write) {
+            Ok(()) => return Ok((PathBuf::from(FILE), Access::Write)),
+            Err(e) => format!("{FILE} is not writable by its owner here ({e})"),
+        },
+    };
+    let usable = |access| {
+        move |path: &&PathBuf| {
+            std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
+                && allowed_by_mode(path, access).is_ok()
+        }
+    };
+    let writable = spec
+        .deny_write
+        .iter()
+        .chain(&spec.deny_read)
+        .find(usable(Access::Write));
+    if let Some(path) = writable {
+        return Ok((path.clone(), Access::Write));
+    }
+    if let Some(path) = spec.deny_read.iter().find(usable(Access::Read)) {
+        return Ok((path.clone(), Access::Read));
+    }
+    Err(cannot_check(format!(
+        "{why_not}, and no file it protects or hides can be written or read by its mode; \
+         mount a proc filesystem read-write at /proc, and do not make /proc writable"
+    )))
+}
+
+/// Whether the mode bits (and, for writing, a read-only mount) let this process open
+/// `path` so: `faccessat`, which Landlock does not mediate.
+fn allowed_by_mode(path: &Path, access: Access) -> Result<(), std::io::Error> {
+    let mode = match access {
+        Access::Write => AccessFlags::W_OK,
+        Access::Read => AccessFlags::R_OK,
+    };
+    nix::unistd::faccessat(AT_FDCWD, path, mode, AtFlags::AT_EACCESS).map_err(std::io::Error::from)
 }
 
 /// The writable root of `write` that holds `path`, if any.
@@ -147,10 +204,16 @@ fn any_unix_socket() -> bool {
         .is_ok()
 }
 
-fn open_for_writing() -> nix::Result<OwnedFd> {
+/// Open `file`, without truncating, following no link at its end, and without waiting
+/// (should it have become a FIFO meanwhile). Nothing is read or written.
+fn open(file: &Path, access: Access) -> nix::Result<OwnedFd> {
+    let how = match access {
+        Access::Write => OFlag::O_WRONLY,
+        Access::Read => OFlag::O_RDONLY,
+    };
     nix::fcntl::open(
-        FILE,
-        OFlag::O_WRONLY | OFlag::O_CLOEXEC | OFlag::O_NOCTTY,
+        file,
+        how | OFlag::O_CLOEXEC | OFlag::O_NOCTTY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK,
         Mode::empty(),
     )
 }
@@ -172,18 +235,26 @@ fn does_not_act(what: &str, answer: String) -> SandboxError {
     ))
 }
 
-/// Whether the answer to opening [`FILE`] for writing shows the file rules in force.
-fn file_refused<T>(answer: nix::Result<T>) -> Result<(), SandboxError> {
+/// Whether the answer to opening `file` for writing shows the file rules in force.
+fn file_refused<T>(
+    file: &Path,
+    access: Access,
+    answer: nix::Result<T>,
+) -> Result<(), SandboxError> {
+    let what = match access {
+        Access::Write => format!(
+            "opening {}, which the rules keep read-only, for writing",
+            file.display()
+        ),
+        Access::Read => format!(
+            "opening {}, which the rules hide, for reading",
+            file.display()
+        ),
+    };
     match answer {
         Err(Errno::EACCES) => Ok(()),
-        Ok(_) => Err(does_not_act(
-            &format!("opening {FILE}, outside the writable roots, for writing"),
-            "success".into(),
-        )),
-        Err(e) => Err(does_not_act(
-            &format!("opening {FILE}, outside the writable roots, for writing"),
-            std::io::Error::from(e).to_string(),
-        )),
+        Ok(_) => Err(does_not_act(&what, "success".into())),
+        Err(e) => Err(does_not_act(&what, std::io::Error::from(e).to_string())),
     }
 }
 
@@ -203,9 +274,15 @@ mod tests {
 
     #[test]
     fn only_eacces_shows_the_file_rules_act() {
-        assert!(file_refused::<()>(Err(Errno::EACCES)).is_ok());
+        let file = Path::new(FILE);
+        assert!(file_refused::<()>(file, Access::Write, Err(Errno::EACCES)).is_ok());
+        let e = file_refused(file, Access::Read, Ok(())).unwrap_err();
+        assert!(
+            e.0.contains("which the rules hide, for reading answered success"),
+            "{e}"
+        );
         for answer in [Ok(()), Err(Errno::ENOENT), Err(Errno::EPERM)] {
-            let e = file_refused(answer).unwrap_err();
+            let e = file_refused(file, Access::Write, answer).unwrap_err();
             assert!(
                 e.0.starts_with("Landlock was enforced but does not act"),
                 "{e}"
@@ -229,17 +306,61 @@ mod tests {
     fn without_landlock_in_force_both_probes_get_through() {
         // This test process is not restricted: the probes must see that.
         let check = Check {
-            files: true,
+            files: Some(spec(&[], &[], &[])),
             scope: Some(bound_socket().unwrap()),
         };
         let e = check.run().unwrap_err();
         assert!(e.0.contains("/proc/self/comm"), "{e}");
         let check = Check {
-            files: false,
+            files: None,
             scope: Some(bound_socket().unwrap()),
         };
         let e = check.run().unwrap_err();
         assert!(e.0.contains("abstract Unix socket"), "{e}");
+    }
+
+    fn spec(write: &[&Path], deny_write: &[&Path], deny_read: &[&Path]) -> Files {
+        let owned = |paths: &[&Path]| paths.iter().map(|p| p.to_path_buf()).collect();
+        Files {
+            write: owned(write),
+            deny_write: owned(deny_write),
+            deny_read: owned(deny_read),
+        }
+    }
+
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn proc_self_comm_is_tried_unless_proc_is_writable_then_a_protected_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let protected = dir.path().join("config.toml");
+        std::fs::write(&protected, "").unwrap();
+        let proc_ = Path::new("/proc");
+        assert_eq!(
+            target(&spec(&[], &[], &[])).unwrap(),
+            (PathBuf::from(FILE), Access::Write)
+        );
+        // A directory, a missing path and a writable file: the file is taken.
+        let candidates = [dir.path(), &dir.path().join("x"), &protected];
+        let chosen = target(&spec(&[proc_], &candidates, &[]));
+        assert_eq!(chosen.unwrap(), (protected.clone(), Access::Write));
+        // Read-only by its mode (as root, mode bits do not stop writing): hidden files
+        // are tried for reading.
+        if !nix::unistd::geteuid().is_root() {
+            std::fs::set_permissions(&protected, std::fs::Permissions::from_mode(0o444)).unwrap();
+            assert!(target(&spec(&[proc_], &[&protected], &[])).is_err());
+            let chosen = target(&spec(&[proc_], &[], &[&protected]));
+            assert_eq!(chosen.unwrap(), (protected.clone(), Access::Read));
+        }
+        let e = target(&spec(&[proc_], &[dir.path()], &[])).unwrap_err();
+        assert!(
+            e.0.contains("the writable root /proc holds /proc/self/comm"),
+            "{e}"
+        );
+        assert!(
+            e.0.contains("mount a proc filesystem read-write at /proc"),
+            "{e}"
+        );
     }
 
     #[test]
