@@ -1280,6 +1280,10 @@ fn codex_snapshot(m: &Machine, shell: &Path) -> Result<PathBuf, Done> {
     let Some(at) = out.stdout.find("# Snapshot file") else {
         return Err(out);
     };
+    // Codex 0.17x takes the capture in NUL-ended sections and writes the file anew.
+    let Some(written) = codex_rewrite_capture(&out.stdout[at..]) else {
+        return Err(out);
+    };
     // Codex writes the file itself (create_dir_all, fs::write), as the agent's user.
     m.process("/bin/sh")
         .args([
@@ -1288,7 +1292,7 @@ fn codex_snapshot(m: &Machine, shell: &Path) -> Result<PathBuf, Done> {
             "sh",
             dir.to_str().unwrap(),
             &format!("{id}.tmp-{nanos}"),
-            &out.stdout[at..],
+            &written,
         ])
         .run()
         .code(0);
@@ -1300,6 +1304,25 @@ fn codex_snapshot(m: &Machine, shell: &Path) -> Result<PathBuf, Done> {
     let snapshot = dir.join(format!("{id}.{nanos}.sh"));
     fs::rename(&temporary, &snapshot).unwrap();
     Ok(snapshot)
+}
+
+/// What Codex 0.171 writes as its snapshot from a capture (as observed with the real
+/// Codex, see tests/real_codex.rs): the capture is the shell's functions and options, a
+/// NUL, its aliases, a NUL, then `NAME NUL DECLARATION NUL` per exported variable and a
+/// final NUL; the file is the first two sections, a header, and the declarations. `None`
+/// where Codex reports an invalid capture.
+fn codex_rewrite_capture(captured: &str) -> Option<String> {
+    let mut sections = captured.split('\0');
+    let (text, aliases) = (sections.next()?, sections.next()?);
+    let mut out = format!("{text}{aliases}# exports (native declarations)\n");
+    loop {
+        let name = sections.next()?;
+        if name.is_empty() {
+            break;
+        }
+        out.push_str(sections.next()?);
+    }
+    Some(out)
 }
 
 /// `[SHELL, "-c", TEXT]` as Codex runs it: argv0 the path, detached, stdin /dev/null.
@@ -1339,7 +1362,7 @@ fn codex_cli_with_its_shell_snapshot() {
     let snapshot = codex_snapshot(&m, &shell).unwrap_or_else(|out| panic!("{}", out.report()));
     assert_eq!(
         fs::read_to_string(&snapshot).unwrap(),
-        wrapper::SNAPSHOT_STUB
+        wrapper::CODEX_SNAPSHOT_STUB
     );
     assert!(!m.t.home.join("capture-ran").exists());
     let startup: Vec<Value> = m
