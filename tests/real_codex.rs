@@ -1,0 +1,438 @@
+//! The real Codex CLI (0.171.0 from npm, `tests/agents/install.sh codex`) through gate,
+//! driven by a scripted model (`tests/agents/protocols/openai_responses.py`), set up as
+//! docs/integrations.md's Codex recipe says: the bash shim as the login shell of the
+//! account Codex runs as, the shim directory first on `PATH`, Codex's own sandbox off
+//! and its approvals off (gate decides), gate's settings in the user file.
+//!
+//! The login shell comes from the passwd database, which a test must not change; each
+//! run gets a private mount namespace in which `/etc/passwd` is a copy whose entry for
+//! the account names the shim (what `chsh -s` would write). That needs root, which the
+//! tests have here and in CI; without it they fail and say so.
+//!
+//! Judged by side effects in the test's directories and by the tool results the fake
+//! model received (what the model saw).
+
+mod common;
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::real_agents::{FakeModel, install};
+use common::*;
+use serde_json::{Value, json};
+
+/// How long one Codex session may take (it takes two to five seconds here).
+const SESSION: Duration = Duration::from_secs(90);
+
+/// The Codex settings of the recipe, plus the fake provider. No update check, no
+/// analytics, no plugin sync: nothing leaves 127.0.0.1.
+fn codex_config(base_url: &str) -> String {
+    format!(
+        r#"model = "gpt-test"
+model_provider = "fake"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+check_for_update_on_startup = false
+
+[model_providers.fake]
+name = "fake"
+base_url = "{base_url}/v1"
+wire_api = "responses"
+env_key = "FAKE_MODEL_KEY"
+
+[analytics]
+enabled = false
+
+[features]
+plugins = false
+remote_plugin = false
+plugin_discovery_prefetch = false
+"#
+    )
+}
+
+struct Codex {
+    t: TestEnv,
+    user: User,
+    exe: PathBuf,
+    shims: PathBuf,
+    passwd: PathBuf,
+    codex_home: PathBuf,
+}
+
+impl Codex {
+    /// A machine for one test: gate's user settings `gate_config`, Codex installed.
+    fn new(user: User, gate_config: &str) -> Codex {
+        assert!(
+            running_as_root(),
+            "these tests give the agent's account the shim as its login shell in a private \
+             mount namespace, which needs root"
+        );
+        let exe = install("codex");
+        // Outside /tmp: a hidden path inside /tmp would change what the sandbox allows.
+        let t = TestEnv::new_in("/var/tmp");
+        let shims = shim_dir_for(&t, &["bash", "sh"], user);
+        let uid = uid_of(user).to_string();
+        let passwd: String = fs::read_to_string("/etc/passwd")
+            .unwrap()
+            .lines()
+            .map(|line| {
+                let mut fields: Vec<&str> = line.split(':').collect();
+                if fields.len() == 7 && fields[2] == uid {
+                    fields[6] = "";
+                    format!("{}{}\n", fields.join(":"), shims.join("bash").display())
+                } else {
+                    format!("{line}\n")
+                }
+            })
+            .collect();
+        let passwd_path = t.write("passwd", passwd);
+        let codex_home = t.home.join(".codex");
+        fs::create_dir(&codex_home).unwrap();
+        fs::set_permissions(&codex_home, fs::Permissions::from_mode(0o700)).unwrap();
+        let id = uid_of(user);
+        std::os::unix::fs::chown(&codex_home, Some(id), Some(id)).unwrap();
+        t.write_user_config(gate_config);
+        Codex {
+            t,
+            user,
+            exe,
+            shims,
+            passwd: passwd_path,
+            codex_home,
+        }
+    }
+
+    /// `codex exec` with the model's `script`, as the recipe runs it.
+    fn start(&self, script: &Value) -> (Running, FakeModel) {
+        let model = FakeModel::start("openai_responses", script, &self.t.root);
+        let config = self.codex_home.join("config.toml");
+        fs::write(&config, codex_config(&model.base_url())).unwrap();
+        let id = uid_of(self.user);
+        std::os::unix::fs::chown(&config, Some(id), Some(id)).unwrap();
+        let mut inner = vec![];
+        if self.user == User::Unprivileged {
+            inner.extend([
+                "setpriv".to_owned(),
+                format!("--reuid={NOBODY}"),
+                format!("--regid={NOBODY}"),
+                "--clear-groups".to_owned(),
+                "--".to_owned(),
+            ]);
+        }
+        inner.push(self.exe.display().to_string());
+        let path = format!("{}:/usr/local/bin:/usr/bin:/bin", self.shims.display());
+        let running = self
+            .t
+            .gate()
+            .program(require_program("unshare"))
+            .args(["--mount", "--propagation", "private", "--", "/bin/sh", "-c"])
+            .arg("mount --bind \"$1\" /etc/passwd && shift && exec \"$@\"")
+            .arg("sh")
+            .arg(&self.passwd)
+            .args(&inner)
+            .args(["exec", "--skip-git-repo-check", "Run the commands."])
+            .env("PATH", path)
+            .env("SHELL", self.shims.join("bash"))
+            .env("CODEX_HOME", &self.codex_home)
+            .env("FAKE_MODEL_KEY", "dummy")
+            .env("LC_ALL", "C.UTF-8")
+            .deadline(SESSION)
+            .spawn();
+        (running, model)
+    }
+
+    /// A whole session: the outcome, and what the model saw of each command.
+    fn run(&self, script: &Value) -> (Outcome, Vec<String>) {
+        let (running, model) = self.start(script);
+        let out = running.wait();
+        let results = model.tool_results();
+        (out, results)
+    }
+
+    fn audit(&self) -> Vec<Value> {
+        audit_records(&self.t.default_audit_log())
+    }
+
+    fn commands_in_audit(&self) -> Vec<(String, String, Option<String>)> {
+        self.audit()
+            .iter()
+            .map(|r| {
+                (
+                    r["command"].as_str().unwrap_or_default().to_owned(),
+                    r["decided_by"].as_str().unwrap_or_default().to_owned(),
+                    r["wrapper"].as_str().map(str::to_owned),
+                )
+            })
+            .collect()
+    }
+}
+
+/// The model's script: each command once, then a final answer.
+fn script(commands: &[&str]) -> Value {
+    json!({"commands": commands, "final": "done"})
+}
+
+/// `commands` with extra exec_command arguments, one object per command.
+fn script_with(commands: &[&str], arguments: Value) -> Value {
+    json!({"commands": commands, "final": "done", "arguments": arguments})
+}
+
+#[track_caller]
+fn session_ok(out: &Outcome, results: &[String], count: usize) {
+    assert_eq!(out.code(), Some(0), "codex failed:\n{}", out.report());
+    assert_eq!(
+        results.len(),
+        count,
+        "the model saw {} results, not {count}: {results:?}\n{}",
+        results.len(),
+        out.report()
+    );
+}
+
+/// What the model saw of a command: Codex's header, then the output.
+fn exit_code(result: &str) -> Option<i32> {
+    let line = result.lines().find(|l| l.starts_with("Process exited with code "))?;
+    line.rsplit(' ').next()?.parse().ok()
+}
+
+const ASK: &str = r#"level = "ask"
+allow = ["echo", "touch allowed-ran", "printenv PATH", "sleep"]
+shell = "/bin/bash"
+"#;
+
+/// An allowed command runs unasked, wrapped the way Codex 0.171 wraps it once it has a
+/// snapshot: gate answered the capture and the check (nothing of them ran: the
+/// `~/.bashrc` they source did not), Codex accepted the answer and rewrote it, and the
+/// command came in Codex's wrapper, recognised (template `codex/snapshot-env`), judged
+/// once by the gate the wrapper execs.
+#[test]
+fn codex_allowed_commands_run_unasked_inside_its_snapshot_wrapper() {
+    let c = Codex::new(User::Current, ASK);
+    fs::write(c.t.home.join(".bashrc"), "touch \"$HOME/bashrc-ran\"\n").unwrap();
+    let (out, results) = c.run(&script(&["echo first", "touch allowed-ran", "echo third"]));
+    session_ok(&out, &results, 3);
+    for r in &results {
+        assert_eq!(exit_code(r), Some(0), "{results:?}");
+    }
+    assert!(results[0].contains("first") && results[2].contains("third"));
+    assert!(c.t.file("allowed-ran").exists());
+    assert!(!c.t.home.join("bashrc-ran").exists(), "the capture ran");
+    let audit = c.commands_in_audit();
+    let startup: Vec<String> = c
+        .audit()
+        .iter()
+        .filter(|r| r["kind"] == "agent-startup")
+        .map(|r| r["command"].as_str().unwrap().split(':').next().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        startup,
+        ["(codex/snapshot-capture)", "(codex/snapshot-check"],
+        "{audit:?}"
+    );
+    // The commands after the snapshot is made come wrapped, and are recognised.
+    let wrapped: Vec<_> = audit
+        .iter()
+        .filter(|(_, by, w)| by == "delegated" && w.as_deref() == Some("codex/snapshot-env"))
+        .map(|(command, _, _)| command.as_str())
+        .collect();
+    assert!(wrapped.contains(&"echo third"), "{audit:?}");
+    for record in c.audit() {
+        let line = serde_json::to_string(&record).unwrap();
+        assert!(line.len() < 2048, "a long audit record: {line}");
+    }
+}
+
+/// A snapshot the model edited after gate answered: the next wrapped command sources
+/// it, so gate judges the whole wrapper, which no rule allows, and nothing of it runs.
+#[test]
+fn codex_a_snapshot_the_model_edited_is_not_trusted() {
+    let c = Codex::new(User::Current, ASK);
+    let planted = c.t.home.join("planted-ran");
+    // The model's own file tools could edit it; the test does, during the second
+    // command (an allowed `sleep`).
+    let (running, model) = c.start(&script(&["echo one", "sleep 3", "echo three"]));
+    // Wait until the first command has run, then edit the snapshot.
+    let end = Instant::now() + SESSION;
+    loop {
+        let snapshots: Vec<PathBuf> = fs::read_dir(c.codex_home.join("shell_snapshots"))
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        // Once the `sleep` has started (its wrapper sourced the file before that):
+        // editing earlier would race gate's check against the shell's `.` (see the
+        // recipe's known limits).
+        let sleeping = c.t.default_audit_log().exists()
+            && c.commands_in_audit()
+                .iter()
+                .any(|(command, by, _)| command == "sleep 3" && by == "rule");
+        if sleeping && snapshots.iter().any(|p| p.extension().is_some_and(|e| e == "sh")) {
+            thread::sleep(Duration::from_millis(300));
+            for p in snapshots.iter().filter(|p| p.extension().is_some_and(|e| e == "sh")) {
+                let mut text = fs::read_to_string(p).unwrap();
+                text.push_str(&format!("touch {}\n", planted.display()));
+                fs::write(p, text).unwrap();
+            }
+            break;
+        }
+        assert!(Instant::now() < end, "no snapshot and first result in time");
+        thread::sleep(Duration::from_millis(20));
+    }
+    let out = running.wait();
+    let results = model.tool_results();
+    session_ok(&out, &results, 3);
+    assert_eq!(exit_code(&results[2]), Some(126), "{results:?}");
+    assert!(results[2].contains("gate: refused"), "{results:?}");
+    assert!(
+        !planted.exists(),
+        "the edited snapshot was sourced: {results:?}\n{:#?}",
+        c.commands_in_audit()
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Approvals: a real `gate serve`, answered with `gate pending/approve/deny`.
+
+struct Broker<'a> {
+    c: &'a Codex,
+    running: Option<Running>,
+}
+
+impl<'a> Broker<'a> {
+    fn start(c: &'a Codex) -> Broker<'a> {
+        let running = c.t.gate().arg("serve").deadline(SESSION * 2).spawn();
+        let socket = c.t.runtime.join("gate/broker.sock");
+        let end = Instant::now() + DEADLINE;
+        while !socket.exists() {
+            assert!(Instant::now() < end, "gate serve did not start");
+            thread::sleep(Duration::from_millis(10));
+        }
+        Broker {
+            c,
+            running: Some(running),
+        }
+    }
+
+    fn pending(&self) -> Vec<Value> {
+        let out = self.c.t.gate().args(["pending", "--json"]).run();
+        out.assert_code(0);
+        serde_json::from_str(&out.stdout()).unwrap()
+    }
+
+    /// The request for `command`, once it waits.
+    #[track_caller]
+    fn wait_for(&self, command: &str) -> Value {
+        let end = Instant::now() + SESSION;
+        loop {
+            if let Some(item) = self.pending().into_iter().find(|i| i["command"] == command) {
+                return item;
+            }
+            assert!(Instant::now() < end, "no request for {command:?} arrived");
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn answer(&self, args: &[&str]) {
+        self.c.t.gate().args(args).run().assert_code(0);
+    }
+}
+
+impl Drop for Broker<'_> {
+    fn drop(&mut self) {
+        if let Some(running) = self.running.take() {
+            // SAFETY: kill(2) on the broker this test started.
+            unsafe { libc::kill(running.pid as i32, libc::SIGTERM) };
+            let _ = running.wait();
+        }
+    }
+}
+
+/// Shell syntax is refused at once with nothing run, and the model reads why.
+#[test]
+fn codex_shell_syntax_is_refused_with_nothing_run() {
+    let c = Codex::new(User::Current, ASK);
+    let (out, results) = c.run(&script(&["echo a; touch syntax-ran", "echo fine"]));
+    session_ok(&out, &results, 2);
+    assert_eq!(exit_code(&results[0]), Some(126), "{results:?}");
+    assert!(results[0].contains("gate: refused `echo a; touch syntax-ran`"));
+    assert!(results[0].contains("shell character ';'"), "{results:?}");
+    assert!(!c.t.file("syntax-ran").exists());
+    assert_eq!(exit_code(&results[1]), Some(0));
+}
+
+/// No approver: the refusal comes at once (not after gate's timeout), and says how to
+/// get one.
+#[test]
+fn codex_without_an_approver_refuses_at_once() {
+    let c = Codex::new(User::Current, ASK);
+    let started = Instant::now();
+    let (out, results) = c.run(&script(&["touch needs-approval"]));
+    session_ok(&out, &results, 1);
+    assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
+    assert_eq!(exit_code(&results[0]), Some(126));
+    assert!(results[0].contains("gate serve"), "{results:?}");
+    assert!(!c.t.file("needs-approval").exists());
+}
+
+/// With the broker: a denial's message reaches the model, an approval runs, and
+/// `--remember` holds for the identical next command of the session.
+#[test]
+fn codex_with_the_broker_denied_approved_and_remembered() {
+    let c = Codex::new(User::Current, ASK);
+    let broker = Broker::start(&c);
+    let (running, model) = c.start(&script(&[
+        "touch denied-ran",
+        "touch approved-ran",
+        "touch remembered-ran",
+        "rm remembered-ran",
+        "touch remembered-ran",
+    ]));
+    let denied = broker.wait_for("touch denied-ran");
+    broker.answer(&["deny", denied["id"].as_str().unwrap(), "--message", "use make clean instead"]);
+    let approved = broker.wait_for("touch approved-ran");
+    broker.answer(&["approve", approved["id"].as_str().unwrap()]);
+    let remembered = broker.wait_for("touch remembered-ran");
+    broker.answer(&["approve", remembered["id"].as_str().unwrap(), "--remember"]);
+    let rm = broker.wait_for("rm remembered-ran");
+    broker.answer(&["approve", rm["id"].as_str().unwrap()]);
+    let out = running.wait();
+    let results = model.tool_results();
+    session_ok(&out, &results, 5);
+    assert_eq!(exit_code(&results[0]), Some(126), "{results:?}");
+    assert!(results[0].contains("use make clean instead"), "{results:?}");
+    assert!(!c.t.file("denied-ran").exists());
+    assert!(c.t.file("approved-ran").exists());
+    // The second `touch remembered-ran` was not asked: it ran after the `rm`.
+    assert!(c.t.file("remembered-ran").exists(), "{results:?}");
+    for r in &results[1..] {
+        assert_eq!(exit_code(r), Some(0), "{results:?}");
+    }
+    let asked: Vec<String> = c
+        .audit()
+        .iter()
+        .filter(|r| r["command"] == "touch remembered-ran")
+        .map(|r| r["decided_by"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(asked.contains(&"remembered".to_owned()), "{asked:?}");
+}
+
+/// Level `full` with a deny rule: everything else runs, the denied command does not,
+/// and the model reads which rule matched.
+#[test]
+fn codex_at_full_with_a_deny_rule() {
+    let c = Codex::new(
+        User::Current,
+        "level = \"full\"\ndeny = [\"git push\"]\nshell = \"/bin/bash\"\n",
+    );
+    let (out, results) = c.run(&script(&[
+        "touch full-ran && echo ok",
+        "git push origin main",
+    ]));
+    session_ok(&out, &results, 2);
+    assert_eq!(exit_code(&results[0]), Some(0), "{results:?}");
+    assert!(c.t.file("full-ran").exists());
+    assert_eq!(exit_code(&results[1]), Some(126), "{results:?}");
+    assert!(results[1].contains("the deny rule `git push`"), "{results:?}");
+}
