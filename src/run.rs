@@ -173,6 +173,23 @@ fn join(args: &[OsString]) -> CommandText {
     }
 }
 
+/// Why a record could not be written, in words a user can act on. A read-only file
+/// system is what an agent's own sandbox looks like from inside (Codex's `read-only` and
+/// `workspace-write` modes mount everything else read-only).
+fn audit_error(path: &std::path::Path, err: &std::io::Error) -> String {
+    let mut line = format!("cannot write the audit log {}: {err}", path.display());
+    if err.raw_os_error() == Some(libc::EROFS) {
+        let dir = path.parent().unwrap_or(path);
+        line.push_str(&format!(
+            " (gate runs inside a sandbox that makes it read-only, such as the agent's own: \
+             let that sandbox write {}, for Codex `sandbox_workspace_write.writable_roots`, \
+             or set audit.required = true to refuse instead of running unrecorded)",
+            dir.display()
+        ));
+    }
+    line
+}
+
 /// The audit trail for one call; the session and call ids are made only when a record
 /// is written.
 struct Trail<'a> {
@@ -199,8 +216,7 @@ impl Trail<'_> {
                 Ok(None) => return Ok(()),
                 Err(why) => return Err(format!("cannot write the audit log: {why}")),
             };
-            let opened = audit::open(&path, &var)
-                .map_err(|err| format!("cannot write the audit log {}: {err}", path.display()))?;
+            let opened = audit::open(&path, &var).map_err(|err| audit_error(&path, &err))?;
             *file = Some((path, opened));
         }
         let Some((path, file)) = file.as_mut() else {
@@ -223,8 +239,7 @@ impl Trail<'_> {
             wrapper: self.judged.wrapper.as_ref().map(|(_, t)| *t),
         };
         let line = audit::encode(&record, SystemTime::now());
-        audit::write(file, &line)
-            .map_err(|err| format!("cannot write the audit log {}: {err}", path.display()))
+        audit::write(file, &line).map_err(|err| audit_error(path, &err))
     }
 
     /// This call's id, made on first use.

@@ -12,11 +12,12 @@
 //! Judged by side effects in the test's directories and by the tool results the fake
 //! model received (what the model saw).
 
+#[macro_use]
 mod common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -108,9 +109,19 @@ impl Codex {
 
     /// `codex exec` with the model's `script`, as the recipe runs it.
     fn start(&self, script: &Value) -> (Running, FakeModel) {
+        let config = self.codex_home.join("config.toml");
+        self.start_with(script, |text| fs::write(&config, text).unwrap())
+    }
+
+    /// The same, with Codex's settings written by `write_config` (given the recipe's).
+    fn start_with(
+        &self,
+        script: &Value,
+        write_config: impl FnOnce(String),
+    ) -> (Running, FakeModel) {
         let model = FakeModel::start("openai_responses", script, &self.t.root);
         let config = self.codex_home.join("config.toml");
-        fs::write(&config, codex_config(&model.base_url())).unwrap();
+        write_config(codex_config(&model.base_url()));
         let id = uid_of(self.user);
         std::os::unix::fs::chown(&config, Some(id), Some(id)).unwrap();
         let mut inner = vec![];
@@ -148,6 +159,17 @@ impl Codex {
     /// A whole session: the outcome, and what the model saw of each command.
     fn run(&self, script: &Value) -> (Outcome, Vec<String>) {
         let (running, model) = self.start(script);
+        let out = running.wait();
+        let results = model.tool_results();
+        (out, results)
+    }
+
+    fn run_with(
+        &self,
+        script: &Value,
+        write_config: impl FnOnce(String),
+    ) -> (Outcome, Vec<String>) {
+        let (running, model) = self.start_with(script, write_config);
         let out = running.wait();
         let results = model.tool_results();
         (out, results)
@@ -195,7 +217,9 @@ fn session_ok(out: &Outcome, results: &[String], count: usize) {
 
 /// What the model saw of a command: Codex's header, then the output.
 fn exit_code(result: &str) -> Option<i32> {
-    let line = result.lines().find(|l| l.starts_with("Process exited with code "))?;
+    let line = result
+        .lines()
+        .find(|l| l.starts_with("Process exited with code "))?;
     line.rsplit(' ').next()?.parse().ok()
 }
 
@@ -226,7 +250,15 @@ fn codex_allowed_commands_run_unasked_inside_its_snapshot_wrapper() {
         .audit()
         .iter()
         .filter(|r| r["kind"] == "agent-startup")
-        .map(|r| r["command"].as_str().unwrap().split(':').next().unwrap().to_owned())
+        .map(|r| {
+            r["command"]
+                .as_str()
+                .unwrap()
+                .split(':')
+                .next()
+                .unwrap()
+                .to_owned()
+        })
         .collect();
     assert_eq!(
         startup,
@@ -268,9 +300,16 @@ fn codex_a_snapshot_the_model_edited_is_not_trusted() {
             && c.commands_in_audit()
                 .iter()
                 .any(|(command, by, _)| command == "sleep 3" && by == "rule");
-        if sleeping && snapshots.iter().any(|p| p.extension().is_some_and(|e| e == "sh")) {
+        if sleeping
+            && snapshots
+                .iter()
+                .any(|p| p.extension().is_some_and(|e| e == "sh"))
+        {
             thread::sleep(Duration::from_millis(300));
-            for p in snapshots.iter().filter(|p| p.extension().is_some_and(|e| e == "sh")) {
+            for p in snapshots
+                .iter()
+                .filter(|p| p.extension().is_some_and(|e| e == "sh"))
+            {
                 let mut text = fs::read_to_string(p).unwrap();
                 text.push_str(&format!("touch {}\n", planted.display()));
                 fs::write(p, text).unwrap();
@@ -370,7 +409,11 @@ fn codex_without_an_approver_refuses_at_once() {
     let started = Instant::now();
     let (out, results) = c.run(&script(&["touch needs-approval"]));
     session_ok(&out, &results, 1);
-    assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(exit_code(&results[0]), Some(126));
     assert!(results[0].contains("gate serve"), "{results:?}");
     assert!(!c.t.file("needs-approval").exists());
@@ -390,7 +433,12 @@ fn codex_with_the_broker_denied_approved_and_remembered() {
         "touch remembered-ran",
     ]));
     let denied = broker.wait_for("touch denied-ran");
-    broker.answer(&["deny", denied["id"].as_str().unwrap(), "--message", "use make clean instead"]);
+    broker.answer(&[
+        "deny",
+        denied["id"].as_str().unwrap(),
+        "--message",
+        "use make clean instead",
+    ]);
     let approved = broker.wait_for("touch approved-ran");
     broker.answer(&["approve", approved["id"].as_str().unwrap()]);
     let remembered = broker.wait_for("touch remembered-ran");
@@ -434,5 +482,305 @@ fn codex_at_full_with_a_deny_rule() {
     assert_eq!(exit_code(&results[0]), Some(0), "{results:?}");
     assert!(c.t.file("full-ran").exists());
     assert_eq!(exit_code(&results[1]), Some(126), "{results:?}");
-    assert!(results[1].contains("the deny rule `git push`"), "{results:?}");
+    assert!(
+        results[1].contains("the deny rule `git push`"),
+        "{results:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Level safe, and what the model can choose in exec_command's arguments.
+
+const SAFE: &str = "level = \"safe\"\nshell = \"/bin/bash\"\n";
+
+/// The network probe: prints `net-errno N` (111 is a refused connection, what the
+/// network without a sandbox gives; the sandbox refuses the socket itself).
+const NET_PROBE: &str = "python3 -c 'import socket\ntry:\n  socket.create_connection((\"127.0.0.1\", 1))\nexcept OSError as e:\n  print(\"net-errno\", e.errno)'";
+
+for_each_user! {
+    /// Level `safe`: commands run unasked in the sandbox. The workspace is writable,
+    /// a secret is not readable, `HOME` is not writable, the network is off, and a
+    /// `workdir` the model points at `~/.codex` does not make Codex's settings writable.
+    fn codex_at_level_safe(user) {
+        let c = Codex::new(user, SAFE);
+        let ssh = c.t.home.join(".ssh");
+        fs::create_dir(&ssh).unwrap();
+        fs::write(ssh.join("id_test"), "SECRET-KEY\n").unwrap();
+        let id = uid_of(user);
+        for p in [&ssh, &ssh.join("id_test")] {
+            std::os::unix::fs::chown(p, Some(id), Some(id)).unwrap();
+        }
+        let config = c.codex_home.join("config.toml");
+        let outside = c.t.home.join("outside-write");
+        let commands = [
+            "touch safe-inside && echo wrote".to_owned(),
+            format!("cat {}", ssh.join("id_test").display()),
+            format!("touch {}", outside.display()),
+            NET_PROBE.to_owned(),
+            "echo 'sandbox_mode = \"danger-full-access\"' >> config.toml; echo rc=$?".to_owned(),
+        ];
+        let refs: Vec<&str> = commands.iter().map(String::as_str).collect();
+        let workdirs = json!([{}, {}, {}, {}, {"workdir": c.codex_home}]);
+        let (out, results) = c.run(&script_with(&refs, workdirs));
+        session_ok(&out, &results, 5);
+        let config_after = fs::read_to_string(&config).unwrap();
+        assert!(c.t.file("safe-inside").exists(), "{results:?}");
+        assert!(results[0].contains("wrote"), "{results:?}");
+        assert!(!results[1].contains("SECRET-KEY"), "{results:?}");
+        assert_ne!(exit_code(&results[1]), Some(0), "{results:?}");
+        assert!(!outside.exists(), "{results:?}");
+        assert!(results[3].contains("net-errno"), "{results:?}");
+        assert!(!results[3].contains("net-errno 111"), "the network was open: {results:?}");
+        assert!(
+            !config_after.contains("danger-full-access\"\n\""),
+            "the model edited Codex's settings through workdir: {results:?}"
+        );
+        assert!(results[4].contains("rc=1"), "{results:?}");
+        // Every command went through gate, in the sandbox.
+        let audit = c.audit();
+        let sandboxed = audit
+            .iter()
+            .filter(|r| r["decided_by"] == "level" && !r["sandbox"].is_null())
+            .count();
+        assert!(sandboxed >= 5, "{audit:#?}");
+    }
+}
+
+/// `exec_command`'s `shell`: the model may name any program. `sh` and `bash` are found
+/// on `PATH` (the shims, first there by the recipe); any other name makes Codex run
+/// `/bin/sh`, which its snapshot wrapper execs, so gate judges the command all the
+/// same. With `login: false` as well there is no wrapper: Codex runs `/bin/sh -c CMD`
+/// itself, past gate. That is the hole the recipe names in its first line.
+#[test]
+fn codex_a_shell_the_model_names_still_meets_gate_but_not_with_login_false() {
+    let c = Codex::new(User::Current, ASK);
+    let commands = [
+        "echo warm-up",
+        "touch via-sh",
+        "touch via-python",
+        "touch via-bash",
+        "touch past-gate",
+    ];
+    let arguments = json!([
+        {},
+        {"shell": "sh"},
+        {"shell": "/usr/bin/python3"},
+        {"shell": "/bin/bash"},
+        {"shell": "/usr/bin/python3", "login": false},
+    ]);
+    let (out, results) = c.run(&script_with(&commands, arguments));
+    session_ok(&out, &results, 5);
+    for (i, name) in [(1, "via-sh"), (2, "via-python"), (3, "via-bash")] {
+        assert_eq!(exit_code(&results[i]), Some(126), "{name}: {results:?}");
+        assert!(results[i].contains("gate: refused"), "{results:?}");
+        assert!(!c.t.file(name).exists(), "{name} ran");
+    }
+    // The limit, as it stands: nothing of it reached gate. If this starts failing,
+    // Codex changed, and the recipe's first line must change with it.
+    assert_eq!(exit_code(&results[4]), Some(0), "{results:?}");
+    assert!(c.t.file("past-gate").exists());
+    assert!(
+        !c.commands_in_audit()
+            .iter()
+            .any(|(command, _, _)| command == "touch past-gate"),
+        "gate saw it after all: update the recipe"
+    );
+}
+
+/// `apply_patch` is Codex's own file tool: it writes outside gate, here a
+/// `~/.bash_profile` that would run before every command of a login shell. gate starts
+/// no login shell and reads no start-up file (`bash --norc`), so the next allowed
+/// commands do not run it, and they still get Codex's `PATH` (its bundled tools first).
+#[test]
+fn codex_apply_patch_plants_a_profile_that_no_command_runs() {
+    let c = Codex::new(User::Current, ASK);
+    let ran = c.t.home.join("profile-ran");
+    let profile = c.t.home.join(".bash_profile");
+    let patch = format!(
+        "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: {}\n+touch {}\n*** End Patch\nEOF\n",
+        profile.display(),
+        ran.display()
+    );
+    let (out, results) = c.run(&script(&[&patch, "echo after", "printenv PATH"]));
+    session_ok(&out, &results, 3);
+    assert!(profile.exists(), "apply_patch did not write: {results:?}");
+    assert!(results[1].contains("after"), "{results:?}");
+    assert!(!ran.exists(), "the planted ~/.bash_profile ran");
+    let path = results[2].lines().last().unwrap_or_default().to_owned();
+    // Codex's bundled tools first; gate took its own shim directory out (so that a
+    // `bash` the command starts is the real one).
+    assert!(path.contains("/codex-path:"), "{path}");
+    assert!(!path.contains(&c.shims.display().to_string()), "{path}");
+    assert!(path.ends_with(":/usr/local/bin:/usr/bin:/bin"), "{path}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Codex's own sandbox, and the audit log.
+
+/// Codex with its own sandbox on (`workspace-write`): gate runs inside it, and its log
+/// is outside the writable roots. With the log's directory added to Codex's writable
+/// roots, gate records as usual; a command that slips past gate (`login: false` and a
+/// shell gate does not know) is still held by Codex's sandbox. With Codex's read-only
+/// sandbox and nothing added, gate says why it cannot record, and with
+/// `audit.required = true` it refuses instead of running unrecorded.
+#[test]
+fn codex_inside_its_own_sandbox_gate_still_records() {
+    let c = Codex::new(User::Current, ASK);
+    let state = c.t.state.join("gate");
+    fs::create_dir_all(&state).unwrap();
+    let config = c.codex_home.join("config.toml");
+    let with_root = |mode: &'static str, root: bool| {
+        let (config, state) = (config.clone(), state.clone());
+        move |text: String| {
+            let mut text = text.replace(
+                "sandbox_mode = \"danger-full-access\"",
+                &format!("sandbox_mode = \"{mode}\""),
+            );
+            if root {
+                text.push_str(&format!(
+                    "\n[sandbox_workspace_write]\nwritable_roots = [\"{}\"]\n",
+                    state.display()
+                ));
+            }
+            fs::write(&config, text).unwrap();
+        }
+    };
+    // workspace-write, the log's directory a writable root.
+    let outside = c.t.home.join("outside-bypass");
+    let commands = ["echo recorded", &format!("touch {}", outside.display())];
+    let arguments = json!([{}, {"shell": "/usr/bin/python3", "login": false}]);
+    let (out, results) = c.run_with(
+        &script_with(&commands, arguments),
+        with_root("workspace-write", true),
+    );
+    session_ok(&out, &results, 2);
+    assert!(results[0].contains("recorded"), "{results:?}");
+    assert!(
+        !results[0].contains("cannot write the audit log"),
+        "{results:?}"
+    );
+    assert!(
+        c.commands_in_audit()
+            .iter()
+            .any(|(command, by, _)| command == "echo recorded" && by == "rule"),
+        "{:?}",
+        c.commands_in_audit()
+    );
+    assert!(
+        !outside.exists(),
+        "Codex's sandbox did not hold: {results:?}"
+    );
+
+    // read-only, nothing added: one clear line, and the command runs unrecorded.
+    let (out, results) = c.run_with(&script(&["echo unrecorded"]), with_root("read-only", false));
+    session_ok(&out, &results, 1);
+    assert!(results[0].contains("unrecorded"), "{results:?}");
+    assert!(
+        results[0].contains("gate runs inside a sandbox that makes it read-only"),
+        "{results:?}"
+    );
+    assert!(
+        results[0].contains("sandbox_workspace_write.writable_roots"),
+        "{results:?}"
+    );
+
+    // audit.required: refused, nothing run.
+    fs::write(
+        c.t.user_config_file(),
+        format!("{ASK}\n[audit]\nrequired = true\n"),
+    )
+    .unwrap();
+    let (out, results) = c.run_with(
+        &script(&["touch allowed-ran"]),
+        with_root("read-only", false),
+    );
+    session_ok(&out, &results, 1);
+    assert_ne!(exit_code(&results[0]), Some(0), "{results:?}");
+    assert!(
+        results[0].contains("gate runs inside a sandbox"),
+        "{results:?}"
+    );
+    assert!(!c.t.file("allowed-ran").exists());
+}
+
+/// Codex kills the process group of a command it gives up on. A gate killed while it
+/// waits for the broker writes nothing; the broker then records the request itself
+/// (`decided_by` `requester-gone`), so the log has a line for every command asked.
+#[test]
+fn codex_a_requester_killed_while_waiting_still_leaves_a_record() {
+    let c = Codex::new(User::Current, ASK);
+    let broker = Broker::start(&c);
+    let (running, model) = c.start(&script(&["touch killed-ran", "echo after"]));
+    let request = broker.wait_for("touch killed-ran");
+    let pid = request["pid"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{request}")) as i32;
+    let call_id = request["call_id"].as_str().unwrap().to_owned();
+    // SAFETY: getpgid and kill on the gate process this test's Codex started.
+    unsafe {
+        let group = libc::getpgid(pid);
+        assert!(group > 0);
+        libc::kill(-group, libc::SIGKILL);
+    }
+    let out = running.wait();
+    let results = model.tool_results();
+    session_ok(&out, &results, 2);
+    assert!(!c.t.file("killed-ran").exists());
+    let end = Instant::now() + Duration::from_secs(20);
+    let record = loop {
+        let found = c
+            .audit()
+            .into_iter()
+            .find(|r| r["call_id"] == call_id.as_str());
+        if let Some(r) = found {
+            break r;
+        }
+        assert!(
+            Instant::now() < end,
+            "no record for the killed request: {:#?}",
+            c.audit()
+        );
+        thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(record["decided_by"], "requester-gone", "{record}");
+    assert_eq!(record["decision"], "deny");
+    assert_eq!(record["command"], "touch killed-ran");
+    assert_eq!(record["pid"], pid);
+    drop(broker);
+}
+
+/// At level `full` gate runs Codex's capture script and its wrapper as they are (the
+/// snapshot then holds what the script printed, so the wrapper is judged whole). The
+/// records stay small all the same: a text longer than the audit keeps is cut, with
+/// its length, and the gate the wrapper execs records the command itself.
+#[test]
+fn codex_at_full_audit_records_stay_small() {
+    let c = Codex::new(User::Current, "level = \"full\"\nshell = \"/bin/bash\"\n");
+    let (out, results) = c.run(&script(&["echo one", "echo two"]));
+    session_ok(&out, &results, 2);
+    let log = fs::read_to_string(c.t.default_audit_log()).unwrap();
+    for line in log.lines() {
+        assert!(
+            line.len() <= 4096,
+            "a record of {} bytes: {}…",
+            line.len(),
+            &line[..200]
+        );
+    }
+    let audit = c.audit();
+    let cut: Vec<&Value> = audit
+        .iter()
+        .filter(|r| !r["command_bytes"].is_null())
+        .collect();
+    assert!(!cut.is_empty(), "Codex's wrapper was not cut: {audit:#?}");
+    for r in cut {
+        assert!(r["command_bytes"].as_u64().unwrap() > 30_000, "{r}");
+    }
+    assert!(
+        c.commands_in_audit()
+            .iter()
+            .any(|(command, _, _)| command == "echo two"),
+        "{:?}",
+        c.commands_in_audit()
+    );
 }
