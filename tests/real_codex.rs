@@ -784,3 +784,34 @@ fn codex_at_full_audit_records_stay_small() {
         c.commands_in_audit()
     );
 }
+
+/// Inside Codex's own sandbox a command cannot reach the broker's socket: a command
+/// that needs an approver is refused at once, and the broker never hears of it (the
+/// recipe says so; allow rules still work there).
+#[test]
+fn codex_inside_its_own_sandbox_the_broker_is_out_of_reach() {
+    let c = Codex::new(User::Current, ASK);
+    let state = c.t.state.join("gate");
+    fs::create_dir_all(&state).unwrap();
+    let config = c.codex_home.join("config.toml");
+    let broker = Broker::start(&c);
+    let (running, model) = c.start_with(
+        &script(&["touch asked-in-sandbox", "echo allowed"]),
+        |text| {
+            let text = text.replace("danger-full-access", "workspace-write")
+                + &format!(
+                    "\n[sandbox_workspace_write]\nwritable_roots = [\"{}\"]\n",
+                    state.display()
+                );
+            fs::write(&config, text).unwrap();
+        },
+    );
+    let out = running.wait();
+    let results = model.tool_results();
+    session_ok(&out, &results, 2);
+    assert_eq!(exit_code(&results[0]), Some(126), "{results:?}");
+    assert!(results[0].contains("no approver to ask"), "{results:?}");
+    assert!(!c.t.file("asked-in-sandbox").exists());
+    assert!(broker.pending().is_empty());
+    assert!(results[1].contains("allowed"), "{results:?}");
+}
