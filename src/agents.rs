@@ -172,6 +172,51 @@ fn own_regular_file(meta: &std::fs::Metadata, path: &str) -> Result<(), String> 
     Ok(())
 }
 
+/// At level `safe` the working directory is the writable workspace, and Codex lets the
+/// model choose the working directory of every command (`exec_command`'s `workdir`), so
+/// the model would choose what the sandbox lets it write. Under Codex (its variable
+/// `CODEX_THREAD_ID` in the environment, which the model cannot set for a command) the
+/// working directory must be Codex's own, the directory of the process that started
+/// gate, or inside it. `Err` says why not; nothing may run then.
+pub fn codex_workspace(cwd: &Path, var: &dyn Fn(&str) -> Option<OsString>) -> Result<(), String> {
+    if var("CODEX_THREAD_ID").is_none() {
+        return Ok(());
+    }
+    let parent = nix::unistd::getppid();
+    let agent = match std::fs::canonicalize(format!("/proc/{parent}/cwd")) {
+        Ok(dir) => dir,
+        // Marked (no_new_privs and the Landlock domain of a command gate ran, which hides
+        // the processes outside it): this gate runs inside a command, at `safe` either a
+        // sandboxed one, whose writes can only shrink, or Codex's wrapper, whose gate made
+        // this check before it delegated (see `run`), or the agent's own sandbox.
+        Err(_) if marked() => return Ok(()),
+        Err(e) => {
+            return Err(format!(
+                "gate runs under Codex (CODEX_THREAD_ID is set) and cannot tell which \
+                 directory Codex works in ({e}), so the safe level has no workspace it can \
+                 trust; nothing was run"
+            ));
+        }
+    };
+    let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    if cwd.starts_with(&agent) {
+        return Ok(());
+    }
+    Err(format!(
+        "Codex runs this command in {}, outside the directory Codex works in ({}); the safe \
+         level makes the working directory writable, and the model chose this one \
+         (exec_command's workdir); nothing was run. Run it in the project, or start Codex in \
+         the directory it may write",
+        cwd.display(),
+        agent.display()
+    ))
+}
+
+fn marked() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .is_ok_and(|status| status.lines().any(|l| l == "NoNewPrivs:\t1"))
+}
+
 /// An agent's start-up call that gate answers itself, if `args` is one for this user's
 /// home. Codex's check of its snapshot is one only while the file holds gate's stub;
 /// otherwise the call is judged like any command.

@@ -587,6 +587,20 @@ fn run_allowed(
             return fail(format!("{message}; nothing was run"));
         }
     };
+    // Codex's wrapper at `safe` runs no sandbox here: the gate it execs sets one up,
+    // around the working directory, from inside this one's mark, where it can no longer
+    // see which directory Codex works in. So the check is made here.
+    if trail.judged.execs_gate && settings.policy.level == crate::policy::Level::Safe {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        if let Err(why) = crate::agents::codex_workspace(&cwd, &var) {
+            let e = Explanation {
+                decided_by: "error",
+                ..explanation
+            };
+            trail.refused(&e, &why);
+            return fail(why);
+        }
+    }
     // At `safe`, everything that can fail is prepared before the allow record, and the
     // record carries what the sandbox will enforce.
     let sandbox = match Permit::for_allowed(allowed) {
@@ -652,6 +666,9 @@ fn run_allowed(
 /// Why the sandbox could not be set up here, for `gate check` (which never enforces it).
 fn sandbox_problem(settings: &Settings) -> Option<String> {
     let cwd = std::env::current_dir().ok()?;
+    if let Err(why) = crate::agents::codex_workspace(&cwd, &var) {
+        return Some(format!("gate would not run it (exit 125): {why}"));
+    }
     let root = nix::unistd::geteuid().is_root();
     let spec = match sandbox::spec::build(
         &sandbox_settings(settings),
@@ -684,6 +701,7 @@ fn prepare_sandbox(settings: &Settings) -> Result<sandbox::Sandbox, sandbox::San
             "cannot find the working directory ({e}); nothing was run"
         ))
     })?;
+    crate::agents::codex_workspace(&cwd, &var).map_err(sandbox::SandboxError)?;
     let is_root = nix::unistd::geteuid().is_root();
     let spec = sandbox::spec::build(
         &sandbox_settings(settings),

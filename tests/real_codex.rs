@@ -512,17 +512,21 @@ for_each_user! {
         }
         let config = c.codex_home.join("config.toml");
         let outside = c.t.home.join("outside-write");
+        let elsewhere = c.t.root.join("elsewhere");
+        fs::create_dir(&elsewhere).unwrap();
+        fs::set_permissions(&elsewhere, fs::Permissions::from_mode(0o777)).unwrap();
         let commands = [
             "touch safe-inside && echo wrote".to_owned(),
             format!("cat {}", ssh.join("id_test").display()),
             format!("touch {}", outside.display()),
             NET_PROBE.to_owned(),
             "echo 'sandbox_mode = \"danger-full-access\"' >> config.toml; echo rc=$?".to_owned(),
+            "touch elsewhere-ran".to_owned(),
         ];
         let refs: Vec<&str> = commands.iter().map(String::as_str).collect();
-        let workdirs = json!([{}, {}, {}, {}, {"workdir": c.codex_home}]);
+        let workdirs = json!([{}, {}, {}, {}, {"workdir": c.codex_home}, {"workdir": elsewhere}]);
         let (out, results) = c.run(&script_with(&refs, workdirs));
-        session_ok(&out, &results, 5);
+        session_ok(&out, &results, 6);
         let config_after = fs::read_to_string(&config).unwrap();
         assert!(c.t.file("safe-inside").exists(), "{results:?}");
         assert!(results[0].contains("wrote"), "{results:?}");
@@ -535,14 +539,20 @@ for_each_user! {
             !config_after.contains("danger-full-access\"\n\""),
             "the model edited Codex's settings through workdir: {results:?}"
         );
-        assert!(results[4].contains("rc=1"), "{results:?}");
+        // The model's workdir is not the workspace: neither Codex's settings nor any
+        // other directory becomes writable by naming it.
+        for r in &results[4..] {
+            assert_eq!(exit_code(r), Some(125), "{results:?}");
+            assert!(r.contains("outside the directory Codex works in"), "{results:?}");
+        }
+        assert!(!elsewhere.join("elsewhere-ran").exists(), "{results:?}");
         // Every command went through gate, in the sandbox.
         let audit = c.audit();
         let sandboxed = audit
             .iter()
             .filter(|r| r["decided_by"] == "level" && !r["sandbox"].is_null())
             .count();
-        assert!(sandboxed >= 5, "{audit:#?}");
+        assert!(sandboxed >= 4, "{audit:#?}");
     }
 }
 
