@@ -95,6 +95,9 @@ struct Judged {
     wrapper: Option<(CommandText, &'static str)>,
     /// The wrapper runs `text` through gate again, under the same settings.
     execs_gate: bool,
+    /// Why text that is (or looks like) an agent's wrapper was judged whole, for the
+    /// reason a refusal, `gate check` and the audit record give.
+    note: Option<String>,
 }
 
 impl Judged {
@@ -106,6 +109,7 @@ impl Judged {
             text,
             wrapper: None,
             execs_gate: false,
+            note: None,
         };
         match target {
             Target::Shell { work, .. } => match work {
@@ -124,14 +128,39 @@ impl Judged {
                                         text: Some(inner),
                                         wrapper: Some((outer.clone(), template)),
                                         execs_gate: trust.execs_gate && same_settings,
+                                        note: None,
                                     };
                                 }
-                                Err(why) => tracing::debug!(
-                                    template = u.template,
-                                    %why,
-                                    "an agent's wrapper, judged whole"
-                                ),
+                                Err(why) => {
+                                    tracing::debug!(
+                                        template = u.template,
+                                        %why,
+                                        "an agent's wrapper, judged whole"
+                                    );
+                                    if u.agent == "codex" {
+                                        let note = format!(
+                                            "it is Codex's wrapper ({}), but {why}, so the \
+                                             whole text was judged",
+                                            u.template
+                                        );
+                                        return Judged {
+                                            note: Some(note),
+                                            ..plain("command", Some(outer))
+                                        };
+                                    }
+                                }
                             }
+                        } else if let Some(agent) =
+                            crate::policy::wrapper::looks_like(outer.as_str())
+                        {
+                            let note = format!(
+                                "it looks like {agent}'s wrapper, of a version gate does not \
+                                 know, so the whole text was judged"
+                            );
+                            return Judged {
+                                note: Some(note),
+                                ..plain("command", Some(outer))
+                            };
                         }
                     }
                     plain("command", Some(outer))
@@ -291,6 +320,9 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
             explanation.reason
         );
     }
+    if let Some(note) = &judged.note {
+        explanation.reason = format!("{} ({note})", explanation.reason);
+    }
     tracing::debug!(?decision, reason = %explanation.reason, "decided");
     let trail = Trail {
         settings: &settings,
@@ -397,6 +429,7 @@ fn recognise_startup<'t>(
         text: Some(CommandText::new(text)),
         wrapper: None,
         execs_gate: false,
+        note: None,
     };
     let e = Explanation {
         decided_by: "agent-startup",
@@ -787,7 +820,10 @@ fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
     // when asked, so here such a command is one that would ask.
     let remembered = Remembered::new();
     let decision = decide(&settings.policy, &remembered, judged.request());
-    let e = explain::explain(&decision, &settings.policy, judged.text.as_ref());
+    let mut e = explain::explain(&decision, &settings.policy, judged.text.as_ref());
+    if let Some(note) = &judged.note {
+        e.reason = format!("{} ({note})", e.reason);
+    }
     // Who would be asked now, looked at the way a run looks (and only when it would).
     let reach = match &decision {
         Decision::Ask => Some(crate::approval::reach::look(

@@ -2086,3 +2086,31 @@ for_each_user! {
         }
     }
 }
+
+/// A Codex wrapper gate does not know (here the 0.171 capture with one word changed, as
+/// a new release might): judged whole, and the refusal, `gate check` and the audit
+/// record say that it looks like Codex's wrapper, so the user knows why nothing is
+/// allowed.
+#[test]
+fn codex_cli_a_wrapper_of_another_version_is_named_as_such() {
+    let text = fixture_text(&fixture("codex-0.171-snapshot-env-echo")).replacen(
+        "then :; fi",
+        "then true; fi",
+        1,
+    );
+    let env = TestEnv::new();
+    env.write_user_config("level = \"ask\"\nallow = [\"echo\"]\n");
+    let note = "it looks like Codex CLI's wrapper, of a version gate does not know";
+    let check = env.gate().args(["check", "-c", &text]).run();
+    assert!(check.stdout().contains(note), "{}", check.report());
+    let run = env.gate().args(["-c", &text]).run();
+    run.assert_refused();
+    assert!(run.stderr().contains(note), "{}", run.report());
+    let records = audit_records(&env.default_audit_log());
+    assert!(
+        records
+            .iter()
+            .any(|r| r["message"].as_str().is_some_and(|m| m.contains(note))),
+        "{records:?}"
+    );
+}

@@ -361,6 +361,16 @@ pub fn unwrap(command: &str) -> Option<Unwrapped<'_>> {
     TEMPLATES.iter().find_map(|t| match_template(t, command))
 }
 
+/// The agent whose wrapper `text` looks like, when no template matched it: a release
+/// gate does not know, or an edited copy. Only for telling the user why nothing is
+/// allowed; never a reason to trust anything. Codex's wrappers start with its saved
+/// variables or with the `if .` of its snapshot.
+pub fn looks_like(text: &str) -> Option<&'static str> {
+    let codex = text.starts_with("__CODEX_SNAPSHOT_")
+        || (text.starts_with("if . '") && text.contains(CODEX_SNAPSHOT_DIR));
+    codex.then_some("Codex CLI")
+}
+
 /// What gate does instead of running an agent's start-up call. Every answer runs
 /// nothing and leaves a snapshot that holds exactly [`SNAPSHOT_STUB`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1631,6 +1641,23 @@ mod tests {
         for text in &edits {
             assert_ne!(&good, text, "an edit that changed nothing");
             assert_eq!(unwrap(text).map(|u| u.template), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn codex_lookalikes_are_named_but_never_unwrapped() {
+        let good = codex_env(&["CODEX_THREAD_ID"], &[], None, "ls");
+        let newer = good.replacen("then :; fi", "then true; fi", 1);
+        assert!(unwrap(&newer).is_none());
+        assert_eq!(looks_like(&newer), Some("Codex CLI"));
+        let old = codex("/bin/bash", "ls").replace("exec '", "exec  '");
+        assert_eq!(looks_like(&old), Some("Codex CLI"));
+        for other in [
+            "ls",
+            "if . '/etc/profile'; then :; fi",
+            "echo __CODEX_SNAPSHOT_",
+        ] {
+            assert_eq!(looks_like(other), None, "{other}");
         }
     }
 
