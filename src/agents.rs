@@ -48,7 +48,7 @@ pub fn trusted(u: &Unwrapped<'_>, var: &dyn Fn(&str) -> Option<OsString>) -> Res
         if b.sources_home.map(Path::new) != Some(Path::new(home)) {
             return Err(format!("the snapshot {snapshot} is not under HOME"));
         }
-        holds_stub(snapshot)?;
+        holds_stub(snapshot, u.agent)?;
     }
     if let Some(written) = b.writes {
         match std::fs::symlink_metadata(written) {
@@ -62,6 +62,9 @@ pub fn trusted(u: &Unwrapped<'_>, var: &dyn Fn(&str) -> Option<OsString>) -> Res
             }
         }
     }
+    if let Some(dir) = b.path_prepend {
+        path_entry_of_the_agent(dir, var)?;
+    }
     let mut trust = Trust { execs_gate: false };
     if let Some(shell) = b.exec_shell {
         trust.execs_gate = exec_target(shell)?;
@@ -70,15 +73,19 @@ pub fn trusted(u: &Unwrapped<'_>, var: &dyn Fn(&str) -> Option<OsString>) -> Res
 }
 
 /// Whether `path` is a regular file of this user's, not writable by others, that holds
-/// exactly gate's snapshot stub (so that sourcing it does nothing).
-fn holds_stub(path: &str) -> Result<(), String> {
+/// exactly gate's snapshot stub, as `agent` keeps it (so that sourcing it does nothing).
+fn holds_stub(path: &str, agent: &str) -> Result<(), String> {
     let meta = std::fs::symlink_metadata(path).map_err(|e| format!("the snapshot {path}: {e}"))?;
     own_regular_file(&meta, path)?;
     let mut content = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(4096).read_to_end(&mut content))
         .map_err(|e| format!("the snapshot {path}: {e}"))?;
-    if !wrapper::is_snapshot_stub(&content) {
+    let stub = match agent {
+        "codex" => wrapper::is_codex_snapshot_stub(&content),
+        _ => wrapper::is_snapshot_stub(&content),
+    };
+    if !stub {
         return Err(format!(
             "the snapshot {path} is not gate's own (sourcing it would run what it holds)"
         ));
@@ -125,6 +132,33 @@ fn exec_target(shell: &str) -> Result<bool, String> {
     Ok(false)
 }
 
+/// Check a directory a wrapper puts first on `PATH` (Codex's bundled tools): it must
+/// already be on the `PATH` the agent gave gate, so that moving it to the front adds no
+/// directory of the model's choosing, and be root's or this user's, writable by nobody
+/// else.
+fn path_entry_of_the_agent(
+    dir: &str,
+    var: &dyn Fn(&str) -> Option<OsString>,
+) -> Result<(), String> {
+    let path = var("PATH").unwrap_or_default();
+    if !std::env::split_paths(&path).any(|entry| entry == Path::new(dir)) {
+        return Err(format!(
+            "the wrapper puts {dir} first on PATH, which is not on the agent's PATH"
+        ));
+    }
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| format!("{dir}: {e}"))?;
+    let uid = meta.uid();
+    if !meta.is_dir()
+        || (uid != 0 && uid != nix::unistd::geteuid().as_raw())
+        || meta.mode() & 0o022 != 0
+    {
+        return Err(format!(
+            "{dir} is not a directory of root's or this user's that only its owner can write"
+        ));
+    }
+    Ok(())
+}
+
 fn own_regular_file(meta: &std::fs::Metadata, path: &str) -> Result<(), String> {
     if !meta.file_type().is_file() {
         return Err(format!("{path} is not a regular file"));
@@ -136,6 +170,51 @@ fn own_regular_file(meta: &std::fs::Metadata, path: &str) -> Result<(), String> 
         return Err(format!("{path} is writable by others"));
     }
     Ok(())
+}
+
+/// At level `safe` the working directory is the writable workspace, and Codex lets the
+/// model choose the working directory of every command (`exec_command`'s `workdir`), so
+/// the model would choose what the sandbox lets it write. Under Codex (its variable
+/// `CODEX_THREAD_ID` in the environment, which the model cannot set for a command) the
+/// working directory must be Codex's own, the directory of the process that started
+/// gate, or inside it. `Err` says why not; nothing may run then.
+pub fn codex_workspace(cwd: &Path, var: &dyn Fn(&str) -> Option<OsString>) -> Result<(), String> {
+    if var("CODEX_THREAD_ID").is_none() {
+        return Ok(());
+    }
+    let parent = nix::unistd::getppid();
+    let agent = match std::fs::canonicalize(format!("/proc/{parent}/cwd")) {
+        Ok(dir) => dir,
+        // Marked (no_new_privs and the Landlock domain of a command gate ran, which hides
+        // the processes outside it): this gate runs inside a command, at `safe` either a
+        // sandboxed one, whose writes can only shrink, or Codex's wrapper, whose gate made
+        // this check before it delegated (see `run`), or the agent's own sandbox.
+        Err(_) if marked() => return Ok(()),
+        Err(e) => {
+            return Err(format!(
+                "gate runs under Codex (CODEX_THREAD_ID is set) and cannot tell which \
+                 directory Codex works in ({e}), so the safe level has no workspace it can \
+                 trust; nothing was run"
+            ));
+        }
+    };
+    let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    if cwd.starts_with(&agent) {
+        return Ok(());
+    }
+    Err(format!(
+        "Codex runs this command in {}, outside the directory Codex works in ({}); the safe \
+         level makes the working directory writable, and the model chose this one \
+         (exec_command's workdir); nothing was run. Run it in the project, or start Codex in \
+         the directory it may write",
+        cwd.display(),
+        agent.display()
+    ))
+}
+
+fn marked() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .is_ok_and(|status| status.lines().any(|l| l == "NoNewPrivs:\t1"))
 }
 
 /// An agent's start-up call that gate answers itself, if `args` is one for this user's
@@ -153,7 +232,7 @@ pub fn startup<'a>(
         }
     }
     if let StartupAnswer::CheckStub(path) = call.answer {
-        if let Err(why) = holds_stub(path) {
+        if let Err(why) = holds_stub(path, call.agent) {
             tracing::debug!(%why, "an agent's snapshot check, judged whole");
             return None;
         }
@@ -170,7 +249,7 @@ pub fn answer_startup(call: &StartupCall<'_>) -> Result<(), String> {
         StartupAnswer::WriteStub(path) => write_stub(Path::new(path)),
         StartupAnswer::PrintStub => {
             let mut out = std::io::stdout().lock();
-            out.write_all(wrapper::SNAPSHOT_STUB.as_bytes())
+            out.write_all(wrapper::CODEX_CAPTURE_STUB.as_bytes())
                 .and_then(|()| out.flush())
                 .map_err(|e| format!("cannot write the snapshot to standard output: {e}"))
         }

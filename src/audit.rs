@@ -41,6 +41,12 @@ pub struct Record<'a> {
 
 type Var<'a> = &'a dyn Fn(&str) -> Option<std::ffi::OsString>;
 
+/// The most of a command's text a record keeps. A longer one (an agent's wrapper that
+/// gate did not recognise, a start-up script: Codex's ran to 40 KB) is cut there, marked
+/// with `…`, and its full length recorded as `command_bytes`: the record stays one
+/// small line, and a recognised wrapper is recorded as its inner command anyway.
+pub const MAX_COMMAND_BYTES: usize = 2048;
+
 /// gate's own state directory, where the default log goes: `$XDG_STATE_HOME/gate`, or
 /// `~/.local/state/gate` when `XDG_STATE_HOME` is unset or not absolute. With it, the
 /// directory it must be made in, which gate never makes: `XDG_STATE_HOME` or `HOME`.
@@ -70,19 +76,37 @@ pub fn resolve_path(log: &AuditLog, var: Var<'_>) -> Result<Option<PathBuf>, Str
 
 /// The record as one line of JSON, newline included.
 pub fn encode(record: &Record<'_>, now: SystemTime) -> Vec<u8> {
+    let cwd = std::env::current_dir()
+        .map(|p| p.to_string_lossy().into_owned())
+        .ok();
+    encode_for(record, now, u64::from(std::process::id()), cwd.as_deref())
+}
+
+/// The record of a decision made in another process, `pid` in `cwd` (the broker's
+/// record of a requester that went away without one of its own).
+pub fn encode_for(record: &Record<'_>, now: SystemTime, pid: u64, cwd: Option<&str>) -> Vec<u8> {
     let mut object = Map::new();
     object.insert("time".into(), json!(rfc3339(now)));
     object.insert("call_id".into(), json!(record.call_id));
     object.insert("session_id".into(), json!(record.session_id));
-    object.insert("pid".into(), json!(std::process::id()));
+    object.insert("pid".into(), json!(pid));
     object.insert("uid".into(), json!(nix::unistd::getuid().as_raw()));
-    let cwd = std::env::current_dir()
-        .map(|p| p.to_string_lossy().into_owned())
-        .ok();
     object.insert("cwd".into(), json!(cwd));
     object.insert("level".into(), json!(record.level));
     object.insert("kind".into(), json!(record.kind));
-    object.insert("command".into(), json!(record.command));
+    match record.command {
+        Some(command) if command.len() > MAX_COMMAND_BYTES => {
+            let mut end = MAX_COMMAND_BYTES;
+            while !command.is_char_boundary(end) {
+                end -= 1;
+            }
+            object.insert("command".into(), json!(format!("{}…", &command[..end])));
+            object.insert("command_bytes".into(), json!(command.len()));
+        }
+        command => {
+            object.insert("command".into(), json!(command));
+        }
+    }
     object.insert("decision".into(), json!(record.decision));
     object.insert("decided_by".into(), json!(record.decided_by));
     object.insert("rule".into(), json!(record.rule));
@@ -244,6 +268,38 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn a_long_command_is_cut_and_its_length_kept() {
+        let long = format!("{}é", "x".repeat(MAX_COMMAND_BYTES - 1));
+        for (command, cut) in [(long.as_str(), true), ("ls", false)] {
+            let record = Record {
+                call_id: "c",
+                session_id: "s",
+                level: "ask",
+                kind: "command",
+                command: Some(command),
+                decision: "deny",
+                decided_by: "rule",
+                rule: None,
+                rule_origin: None,
+                message: None,
+                sandbox: None,
+                wrapper: None,
+            };
+            let line = encode(&record, UNIX_EPOCH);
+            let v: Value = serde_json::from_slice(&line).unwrap();
+            if cut {
+                assert!(line.len() < MAX_COMMAND_BYTES + 1024);
+                assert_eq!(v["command_bytes"], command.len());
+                let kept = v["command"].as_str().unwrap();
+                assert_eq!(kept, format!("{}…", "x".repeat(MAX_COMMAND_BYTES - 1)));
+            } else {
+                assert_eq!(v["command"], "ls");
+                assert!(v.get("command_bytes").is_none());
+            }
+        }
+    }
 
     #[test]
     fn time_is_formatted_in_utc() {

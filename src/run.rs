@@ -95,6 +95,9 @@ struct Judged {
     wrapper: Option<(CommandText, &'static str)>,
     /// The wrapper runs `text` through gate again, under the same settings.
     execs_gate: bool,
+    /// Why text that is (or looks like) an agent's wrapper was judged whole, for the
+    /// reason a refusal, `gate check` and the audit record give.
+    note: Option<String>,
 }
 
 impl Judged {
@@ -106,6 +109,7 @@ impl Judged {
             text,
             wrapper: None,
             execs_gate: false,
+            note: None,
         };
         match target {
             Target::Shell { work, .. } => match work {
@@ -124,14 +128,39 @@ impl Judged {
                                         text: Some(inner),
                                         wrapper: Some((outer.clone(), template)),
                                         execs_gate: trust.execs_gate && same_settings,
+                                        note: None,
                                     };
                                 }
-                                Err(why) => tracing::debug!(
-                                    template = u.template,
-                                    %why,
-                                    "an agent's wrapper, judged whole"
-                                ),
+                                Err(why) => {
+                                    tracing::debug!(
+                                        template = u.template,
+                                        %why,
+                                        "an agent's wrapper, judged whole"
+                                    );
+                                    if u.agent == "codex" {
+                                        let note = format!(
+                                            "it is Codex's wrapper ({}), but {why}, so the \
+                                             whole text was judged",
+                                            u.template
+                                        );
+                                        return Judged {
+                                            note: Some(note),
+                                            ..plain("command", Some(outer))
+                                        };
+                                    }
+                                }
                             }
+                        } else if let Some(agent) =
+                            crate::policy::wrapper::looks_like(outer.as_str())
+                        {
+                            let note = format!(
+                                "it looks like {agent}'s wrapper, of a version gate does not \
+                                 know, so the whole text was judged"
+                            );
+                            return Judged {
+                                note: Some(note),
+                                ..plain("command", Some(outer))
+                            };
                         }
                     }
                     plain("command", Some(outer))
@@ -173,6 +202,23 @@ fn join(args: &[OsString]) -> CommandText {
     }
 }
 
+/// Why a record could not be written, in words a user can act on. A read-only file
+/// system is what an agent's own sandbox looks like from inside (Codex's `read-only` and
+/// `workspace-write` modes mount everything else read-only).
+fn audit_error(path: &std::path::Path, err: &std::io::Error) -> String {
+    let mut line = format!("cannot write the audit log {}: {err}", path.display());
+    if err.raw_os_error() == Some(libc::EROFS) {
+        let dir = path.parent().unwrap_or(path);
+        line.push_str(&format!(
+            " (gate runs inside a sandbox that makes it read-only, such as the agent's own: \
+             let that sandbox write {}, for Codex `sandbox_workspace_write.writable_roots`, \
+             or set audit.required = true to refuse instead of running unrecorded)",
+            dir.display()
+        ));
+    }
+    line
+}
+
 /// The audit trail for one call; the session and call ids are made only when a record
 /// is written.
 struct Trail<'a> {
@@ -199,8 +245,7 @@ impl Trail<'_> {
                 Ok(None) => return Ok(()),
                 Err(why) => return Err(format!("cannot write the audit log: {why}")),
             };
-            let opened = audit::open(&path, &var)
-                .map_err(|err| format!("cannot write the audit log {}: {err}", path.display()))?;
+            let opened = audit::open(&path, &var).map_err(|err| audit_error(&path, &err))?;
             *file = Some((path, opened));
         }
         let Some((path, file)) = file.as_mut() else {
@@ -223,8 +268,7 @@ impl Trail<'_> {
             wrapper: self.judged.wrapper.as_ref().map(|(_, t)| *t),
         };
         let line = audit::encode(&record, SystemTime::now());
-        audit::write(file, &line)
-            .map_err(|err| format!("cannot write the audit log {}: {err}", path.display()))
+        audit::write(file, &line).map_err(|err| audit_error(path, &err))
     }
 
     /// This call's id, made on first use.
@@ -275,6 +319,9 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
             "{} (the agent's own command, inside the {template} wrapper)",
             explanation.reason
         );
+    }
+    if let Some(note) = &judged.note {
+        explanation.reason = format!("{} ({note})", explanation.reason);
     }
     tracing::debug!(?decision, reason = %explanation.reason, "decided");
     let trail = Trail {
@@ -382,6 +429,7 @@ fn recognise_startup<'t>(
         text: Some(CommandText::new(text)),
         wrapper: None,
         execs_gate: false,
+        note: None,
     };
     let e = Explanation {
         decided_by: "agent-startup",
@@ -572,6 +620,20 @@ fn run_allowed(
             return fail(format!("{message}; nothing was run"));
         }
     };
+    // Codex's wrapper at `safe` runs no sandbox here: the gate it execs sets one up,
+    // around the working directory, from inside this one's mark, where it can no longer
+    // see which directory Codex works in. So the check is made here.
+    if trail.judged.execs_gate && settings.policy.level == crate::policy::Level::Safe {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        if let Err(why) = crate::agents::codex_workspace(&cwd, &var) {
+            let e = Explanation {
+                decided_by: "error",
+                ..explanation
+            };
+            trail.refused(&e, &why);
+            return fail(why);
+        }
+    }
     // At `safe`, everything that can fail is prepared before the allow record, and the
     // record carries what the sandbox will enforce.
     let sandbox = match Permit::for_allowed(allowed) {
@@ -637,6 +699,9 @@ fn run_allowed(
 /// Why the sandbox could not be set up here, for `gate check` (which never enforces it).
 fn sandbox_problem(settings: &Settings) -> Option<String> {
     let cwd = std::env::current_dir().ok()?;
+    if let Err(why) = crate::agents::codex_workspace(&cwd, &var) {
+        return Some(format!("gate would not run it (exit 125): {why}"));
+    }
     let root = nix::unistd::geteuid().is_root();
     let spec = match sandbox::spec::build(
         &sandbox_settings(settings),
@@ -669,6 +734,7 @@ fn prepare_sandbox(settings: &Settings) -> Result<sandbox::Sandbox, sandbox::San
             "cannot find the working directory ({e}); nothing was run"
         ))
     })?;
+    crate::agents::codex_workspace(&cwd, &var).map_err(sandbox::SandboxError)?;
     let is_root = nix::unistd::geteuid().is_root();
     let spec = sandbox::spec::build(
         &sandbox_settings(settings),
@@ -754,7 +820,10 @@ fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
     // when asked, so here such a command is one that would ask.
     let remembered = Remembered::new();
     let decision = decide(&settings.policy, &remembered, judged.request());
-    let e = explain::explain(&decision, &settings.policy, judged.text.as_ref());
+    let mut e = explain::explain(&decision, &settings.policy, judged.text.as_ref());
+    if let Some(note) = &judged.note {
+        e.reason = format!("{} ({note})", e.reason);
+    }
     // Who would be asked now, looked at the way a run looks (and only when it would).
     let reach = match &decision {
         Decision::Ask => Some(crate::approval::reach::look(

@@ -1280,6 +1280,10 @@ fn codex_snapshot(m: &Machine, shell: &Path) -> Result<PathBuf, Done> {
     let Some(at) = out.stdout.find("# Snapshot file") else {
         return Err(out);
     };
+    // Codex 0.17x takes the capture in NUL-ended sections and writes the file anew.
+    let Some(written) = codex_rewrite_capture(&out.stdout[at..]) else {
+        return Err(out);
+    };
     // Codex writes the file itself (create_dir_all, fs::write), as the agent's user.
     m.process("/bin/sh")
         .args([
@@ -1288,7 +1292,7 @@ fn codex_snapshot(m: &Machine, shell: &Path) -> Result<PathBuf, Done> {
             "sh",
             dir.to_str().unwrap(),
             &format!("{id}.tmp-{nanos}"),
-            &out.stdout[at..],
+            &written,
         ])
         .run()
         .code(0);
@@ -1300,6 +1304,25 @@ fn codex_snapshot(m: &Machine, shell: &Path) -> Result<PathBuf, Done> {
     let snapshot = dir.join(format!("{id}.{nanos}.sh"));
     fs::rename(&temporary, &snapshot).unwrap();
     Ok(snapshot)
+}
+
+/// What Codex 0.171 writes as its snapshot from a capture (as observed with the real
+/// Codex, see tests/real_codex.rs): the capture is the shell's functions and options, a
+/// NUL, its aliases, a NUL, then `NAME NUL DECLARATION NUL` per exported variable and a
+/// final NUL; the file is the first two sections, a header, and the declarations. `None`
+/// where Codex reports an invalid capture.
+fn codex_rewrite_capture(captured: &str) -> Option<String> {
+    let mut sections = captured.split('\0');
+    let (text, aliases) = (sections.next()?, sections.next()?);
+    let mut out = format!("{text}{aliases}# exports (native declarations)\n");
+    loop {
+        let name = sections.next()?;
+        if name.is_empty() {
+            break;
+        }
+        out.push_str(sections.next()?);
+    }
+    Some(out)
 }
 
 /// `[SHELL, "-c", TEXT]` as Codex runs it: argv0 the path, detached, stdin /dev/null.
@@ -1339,7 +1362,7 @@ fn codex_cli_with_its_shell_snapshot() {
     let snapshot = codex_snapshot(&m, &shell).unwrap_or_else(|out| panic!("{}", out.report()));
     assert_eq!(
         fs::read_to_string(&snapshot).unwrap(),
-        wrapper::SNAPSHOT_STUB
+        wrapper::CODEX_SNAPSHOT_STUB
     );
     assert!(!m.t.home.join("capture-ran").exists());
     let startup: Vec<Value> = m
@@ -2062,4 +2085,32 @@ for_each_user! {
             out.code(0).stdout_has("tests ran in bash ").stderr_empty();
         }
     }
+}
+
+/// A Codex wrapper gate does not know (here the 0.171 capture with one word changed, as
+/// a new release might): judged whole, and the refusal, `gate check` and the audit
+/// record say that it looks like Codex's wrapper, so the user knows why nothing is
+/// allowed.
+#[test]
+fn codex_cli_a_wrapper_of_another_version_is_named_as_such() {
+    let text = fixture_text(&fixture("codex-0.171-snapshot-env-echo")).replacen(
+        "then :; fi",
+        "then true; fi",
+        1,
+    );
+    let env = TestEnv::new();
+    env.write_user_config("level = \"ask\"\nallow = [\"echo\"]\n");
+    let note = "it looks like Codex CLI's wrapper, of a version gate does not know";
+    let check = env.gate().args(["check", "-c", &text]).run();
+    assert!(check.stdout().contains(note), "{}", check.report());
+    let run = env.gate().args(["-c", &text]).run();
+    run.assert_refused();
+    assert!(run.stderr().contains(note), "{}", run.report());
+    let records = audit_records(&env.default_audit_log());
+    assert!(
+        records
+            .iter()
+            .any(|r| r["message"].as_str().is_some_and(|m| m.contains(note))),
+        "{records:?}"
+    );
 }

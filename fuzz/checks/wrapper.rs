@@ -5,8 +5,9 @@
 //! be deterministic. When it recognises a wrapper, the inner command it returns must be
 //! a slice of the text, or, when it had to undo quoting, exactly what the shell makes of
 //! one word of the text ([`shell_word`], written here from POSIX, not from gate's code).
-//! The bookkeeping it reports (files sourced and written, the shell exec'd) must be
-//! slices of the text too, and no path it reports may have a `.` or `..` component.
+//! The bookkeeping it reports (files sourced and written, the shell exec'd, a directory
+//! put first on PATH) must be slices of the text too, and no path it reports may have a
+//! `.` or `..` component.
 //!
 //! The same text as the script of each start-up call shape (`-c -l`, `-lc`, `-c`):
 //! `startup` must never panic and be deterministic; a snapshot path it names must be a
@@ -46,6 +47,7 @@ pub fn check(data: &[u8]) {
         bookkeeping.sources_home,
         bookkeeping.writes,
         bookkeeping.exec_shell,
+        bookkeeping.path_prepend,
     ]
     .into_iter()
     .flatten()

@@ -48,7 +48,8 @@ use nix::sys::socket::{
 
 use super::paths::{ensure_private_dir, token_path};
 use super::protocol::{
-    self, Answer, ApproverMessage, Ask, BrokerReply, Decision, MAX_LINE, PendingRequest, Settle,
+    self, Answer, ApprovalRequest, ApproverMessage, Ask, BrokerReply, Decision, MAX_LINE,
+    PendingRequest, Settle,
 };
 use super::signals::Interrupts;
 use crate::config::Settings;
@@ -80,7 +81,7 @@ const DEFAULT_SOURCE: &str = "approver";
 
 /// Run the broker on `socket` until a signal stops it. 0 after a signal, 125 when it
 /// cannot start (the reason on stderr).
-pub fn serve(socket: &Path, _settings: &Settings) -> i32 {
+pub fn serve(socket: &Path, settings: &Settings) -> i32 {
     if let Some(code) = super::peer::refuse_if_marked("serve") {
         return code;
     }
@@ -121,6 +122,10 @@ pub fn serve(socket: &Path, _settings: &Settings) -> i32 {
         accept_paused_until: None,
         last_refusal_log: None,
         scratch: vec![0; 64 * 1024],
+        audit_log: crate::audit::resolve_path(&settings.audit_log, &|n| std::env::var_os(n))
+            .ok()
+            .flatten(),
+        gone: Vec::new(),
     };
     broker.run()
 }
@@ -506,7 +511,29 @@ struct Broker {
     /// Refused connections are logged at most once a second.
     last_refusal_log: Option<Instant>,
     scratch: Vec<u8>,
+    /// The audit log the requesters write to (the same settings), for the record of a
+    /// requester that went away before its answer.
+    audit_log: Option<PathBuf>,
+    /// Requests whose requester went away unanswered, and when to look whether it
+    /// recorded that itself (see [`Broker::record_gone`]).
+    gone: Vec<(Instant, ApprovalRequest)>,
 }
+
+/// The end of the audit log, where a record written in the last seconds is.
+fn log_tail(path: &Path) -> io::Result<Vec<u8>> {
+    use std::io::{Seek, SeekFrom};
+    const TAIL: u64 = 4 << 20;
+    let mut file = File::open(path)?;
+    let len = file.metadata()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(TAIL)))?;
+    let mut tail = Vec::new();
+    file.read_to_end(&mut tail)?;
+    Ok(tail)
+}
+
+/// How long a requester that went away has to write its own record (a gate that gave
+/// up at its timeout does, at once) before the broker writes one for it.
+const GONE_GRACE: Duration = Duration::from_secs(2);
 
 /// How many settled call ids the broker remembers: older ones are `not_found`. At most
 /// 128 bytes each, so a few hundred kilobytes at worst.
@@ -551,6 +578,7 @@ impl Broker {
             let now = Instant::now();
             self.expire_first_lines(now);
             self.reap();
+            self.record_gone(now);
             let accepting = self.accept_paused_until.is_none_or(|t| now >= t);
             if accepting {
                 self.accept_paused_until = None;
@@ -561,6 +589,7 @@ impl Broker {
                 .map(|(at, _)| *at)
                 .into_iter()
                 .chain(self.accept_paused_until)
+                .chain(self.gone.iter().map(|(at, _)| *at))
                 .min();
             let timeout = match wake {
                 None => PollTimeout::NONE,
@@ -649,7 +678,68 @@ impl Broker {
         self.watchers.remove(&key);
         if let State::Requester { id } = conn.state {
             log(&format!("request {id}: the requester went away"));
+            if let Some(Open {
+                ask: Ask::Approval(request),
+                ..
+            }) = self.open.get(&id)
+            {
+                self.gone
+                    .push((Instant::now() + GONE_GRACE, request.clone()));
+            }
             self.settle(id, "requester_gone", None, None);
+        }
+    }
+
+    /// A requester killed while it waited (Codex kills its command's process group)
+    /// leaves no record of its own: once its grace is over, write one for it unless the
+    /// log has one with its call id. Nothing of the command ran: gate runs a command
+    /// only after its answer.
+    fn record_gone(&mut self, now: Instant) {
+        let (due, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.gone)
+            .into_iter()
+            .partition(|(at, _)| *at <= now);
+        self.gone = waiting;
+        let Some(path) = self.audit_log.clone() else {
+            return;
+        };
+        for (_, request) in due {
+            let needle = format!("\"call_id\":{}", serde_json::json!(request.call_id));
+            let recorded = log_tail(&path)
+                .map(|log| log.windows(needle.len()).any(|w| w == needle.as_bytes()))
+                .unwrap_or(false);
+            if recorded {
+                continue;
+            }
+            let record = crate::audit::Record {
+                call_id: &request.call_id,
+                session_id: &request.session_id,
+                level: &request.level,
+                kind: &request.kind,
+                command: Some(&request.command),
+                decision: "deny",
+                decided_by: "requester-gone",
+                rule: None,
+                rule_origin: None,
+                message: Some(
+                    "recorded by the broker: the requester went away before an answer \
+                     (killed or interrupted) and left no record; nothing was run",
+                ),
+                sandbox: None,
+                wrapper: None,
+            };
+            let line = crate::audit::encode_for(
+                &record,
+                std::time::SystemTime::now(),
+                request.pid,
+                Some(&request.work_dir),
+            );
+            if let Err(e) = crate::audit::append(&path, &|n| std::env::var_os(n), &line) {
+                log(&format!(
+                    "cannot record request {} in {}: {e}",
+                    request.call_id,
+                    path.display()
+                ));
+            }
         }
     }
 

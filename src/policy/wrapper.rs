@@ -62,6 +62,10 @@ pub struct Bookkeeping<'a> {
     /// The shell the wrapper execs to run the inner command (Codex). `None`: the inner
     /// command runs in the shell gate starts.
     pub exec_shell: Option<&'a str>,
+    /// A directory the wrapper puts first on `PATH` before the inner command (Codex
+    /// 0.171's bundled tools, `…/codex-path`). A program there shadows every program of
+    /// the same name, so the run path must know the directory.
+    pub path_prepend: Option<&'a str>,
     /// Where the inner command's standard input comes from.
     pub stdin: Stdin,
 }
@@ -119,6 +123,20 @@ pub enum Piece {
     CodexShell,
     /// The script Codex passes to that shell: a word in [`Quoting::SingleQuoted`].
     CodexScript,
+    /// Codex 0.171's save of the environment before it sources the snapshot: for each
+    /// variable NAME, in order, `PREFIX_SET_<i>="${NAME+x}"` and `PREFIX_<i>="${NAME-}"`,
+    /// first with the prefix `__CODEX_SNAPSHOT_OVERRIDE`, then `__CODEX_SNAPSHOT_PROXY_OVERRIDE`,
+    /// then the line `__CODEX_SNAPSHOT_PROXY_ENV_SET="${CODEX_NETWORK_PROXY_ACTIVE+x}"`.
+    /// NAME is a shell identifier that does not start with `__CODEX_`.
+    CodexEnvSave,
+    /// The restore that follows the snapshot: exactly the text Codex 0.171 writes for
+    /// the names [`Piece::CodexEnvSave`] found (see [`codex_env_restore`]). With a snapshot
+    /// that sets nothing it gives every variable back the value it had.
+    CodexEnvRestore,
+    /// Nothing, or a newline and Codex 0.171's
+    /// `if [ -n "${PATH:-}" ]; then export PATH='DIR':"$PATH"; else export PATH='DIR'; fi`,
+    /// DIR an absolute path of plain components named `codex-path`.
+    CodexPathPrepend,
 }
 
 /// How an agent quotes the command word.
@@ -313,6 +331,24 @@ pub static TEMPLATES: &[Template] = &[
             Piece::CodexScript,
         ],
     },
+    Template {
+        agent: "codex",
+        name: "codex/snapshot-env",
+        versions: "0.171.0 (npm, captured 2026-12): the environment saved and restored around the snapshot",
+        argv: "SHELL -c TEXT (SHELL from passwd)",
+        pieces: &[
+            Piece::CodexEnvSave,
+            Piece::Lit("\n\nif . '"),
+            Piece::CodexSnapshot,
+            Piece::Lit("' >/dev/null 2>&1; then :; fi\n\n"),
+            Piece::CodexEnvRestore,
+            Piece::CodexPathPrepend,
+            Piece::Lit("\n\nexec '"),
+            Piece::CodexShell,
+            Piece::Lit("' -c "),
+            Piece::CodexScript,
+        ],
+    },
 ];
 
 /// Recognise an agent's wrapper around the `-c` text. `None` unless the text matches a
@@ -323,6 +359,16 @@ pub fn unwrap(command: &str) -> Option<Unwrapped<'_>> {
         return None;
     }
     TEMPLATES.iter().find_map(|t| match_template(t, command))
+}
+
+/// The agent whose wrapper `text` looks like, when no template matched it: a release
+/// gate does not know, or an edited copy. Only for telling the user why nothing is
+/// allowed; never a reason to trust anything. Codex's wrappers start with its saved
+/// variables or with the `if .` of its snapshot.
+pub fn looks_like(text: &str) -> Option<&'static str> {
+    let codex = text.starts_with("__CODEX_SNAPSHOT_")
+        || (text.starts_with("if . '") && text.contains(CODEX_SNAPSHOT_DIR));
+    codex.then_some("Codex CLI")
 }
 
 /// What gate does instead of running an agent's start-up call. Every answer runs
@@ -457,6 +503,23 @@ pub fn is_snapshot_stub(content: &[u8]) -> bool {
     content == SNAPSHOT_STUB.as_bytes()
 }
 
+/// What gate prints for Codex's capture (0.17x): the stub as the capture's first section,
+/// then the sections Codex expects after it, each ended by a NUL: no aliases, no exported
+/// variables, and the end. Codex refuses a capture without them ("invalid shell snapshot
+/// capture") and then runs without a snapshot.
+pub const CODEX_CAPTURE_STUB: &str = "# Snapshot file\n# Written by gate, which answers an agent's shell-snapshot call without running it.\n\0\0\0";
+
+/// The snapshot file Codex 0.171 writes from [`CODEX_CAPTURE_STUB`]: the first section,
+/// then its header of the (empty) exports. Comments only.
+pub const CODEX_SNAPSHOT_STUB: &str = "# Snapshot file\n# Written by gate, which answers an agent's shell-snapshot call without running it.\n# exports (native declarations)\n";
+
+/// Whether a Codex snapshot file holds exactly what Codex makes of gate's answer to its
+/// capture (or, as older releases wrote it, the stub itself), so that sourcing it does
+/// nothing.
+pub fn is_codex_snapshot_stub(content: &[u8]) -> bool {
+    content == CODEX_SNAPSHOT_STUB.as_bytes() || is_snapshot_stub(content)
+}
+
 const CLAUDE_SNAPSHOT_DIR: &str = "/.claude/shell-snapshots/";
 const CODEX_SNAPSHOT_DIR: &str = "/.codex/shell_snapshots/";
 
@@ -470,9 +533,11 @@ fn match_template<'a>(template: &'static Template, text: &'a str) -> Option<Unwr
         sources_home: None,
         writes: None,
         exec_shell: None,
+        path_prepend: None,
         stdin: Stdin::Inherited,
     };
     let mut appended_stdin = false;
+    let mut codex_env: Option<CodexEnv<'a>> = None;
     for (i, piece) in template.pieces.iter().enumerate() {
         let rest = &text[pos..];
         let used = match *piece {
@@ -558,6 +623,22 @@ fn match_template<'a>(template: &'static Template, text: &'a str) -> Option<Unwr
                 inner = Some(value);
                 len
             }
+            Piece::CodexEnvSave => {
+                let (env, len) = codex_env_save(rest)?;
+                codex_env = Some(env);
+                len
+            }
+            Piece::CodexEnvRestore => {
+                let expected = codex_env_restore(codex_env.as_ref()?);
+                rest.starts_with(&expected).then_some(expected.len())?
+            }
+            Piece::CodexPathPrepend => match codex_path_prepend(rest) {
+                Some((dir, len)) => {
+                    bookkeeping.path_prepend = Some(dir);
+                    len
+                }
+                None => 0,
+            },
         };
         pos += used;
     }
@@ -680,6 +761,119 @@ fn codex_snapshot_name(path: &str) -> Option<CodexSnapshot> {
     let digits_ok =
         digits.is_none_or(|n| (1..=20).contains(&n.len()) && n.bytes().all(|b| b.is_ascii_digit()));
     (uuid_ok && digits_ok).then_some(kind)
+}
+
+/// The variables Codex 0.171 saves before it sources its snapshot and restores after.
+#[derive(Debug)]
+struct CodexEnv<'a> {
+    overrides: Vec<&'a str>,
+    proxies: Vec<&'a str>,
+}
+
+const CODEX_OVERRIDE: &str = "__CODEX_SNAPSHOT_OVERRIDE";
+const CODEX_PROXY_OVERRIDE: &str = "__CODEX_SNAPSHOT_PROXY_OVERRIDE";
+const CODEX_PROXY_ENV_SET: &str =
+    "__CODEX_SNAPSHOT_PROXY_ENV_SET=\"${CODEX_NETWORK_PROXY_ACTIVE+x}\"";
+const CODEX_PROXY_IF: &str = "if [ -n \"$__CODEX_SNAPSHOT_PROXY_ENV_SET\" ] || [ -n \"${CODEX_NETWORK_PROXY_ACTIVE+x}\" ]; then";
+
+/// A name Codex saves: a shell identifier, and not one of its own temporaries.
+fn is_codex_env_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    let first_ok = bytes
+        .next()
+        .is_some_and(|b| b == b'_' || b.is_ascii_alphabetic());
+    first_ok
+        && bytes.all(|b| b == b'_' || b.is_ascii_alphanumeric())
+        && !name.starts_with("__CODEX_")
+}
+
+/// One saved pair at the start of `rest`: `PREFIX_SET_<i>="${NAME+x}"\nPREFIX_<i>="${NAME-}"\n`.
+/// The name and the length, newline included.
+fn codex_saved_pair<'a>(rest: &'a str, prefix: &str, index: usize) -> Option<(&'a str, usize)> {
+    let head = format!("{prefix}_SET_{index}=\"${{");
+    let after = rest.strip_prefix(head.as_str())?;
+    let name = &after[..after.find("+x}\"\n")?];
+    if !is_codex_env_name(name) {
+        return None;
+    }
+    let pair = format!("{head}{name}+x}}\"\n{prefix}_{index}=\"${{{name}-}}\"\n");
+    rest.starts_with(pair.as_str())
+        .then_some((name, pair.len()))
+}
+
+/// [`Piece::CodexEnvSave`]: the names, and the length up to the end of the last line
+/// (its newline not included).
+fn codex_env_save(rest: &str) -> Option<(CodexEnv<'_>, usize)> {
+    let mut pos = 0;
+    let mut groups: [Vec<&str>; 2] = [Vec::new(), Vec::new()];
+    for (group, prefix) in groups
+        .iter_mut()
+        .zip([CODEX_OVERRIDE, CODEX_PROXY_OVERRIDE])
+    {
+        while let Some((name, len)) = codex_saved_pair(&rest[pos..], prefix, group.len()) {
+            group.push(name);
+            pos += len;
+        }
+    }
+    if !rest[pos..].starts_with(CODEX_PROXY_ENV_SET) {
+        return None;
+    }
+    let [overrides, proxies] = groups;
+    Some((
+        CodexEnv { overrides, proxies },
+        pos + CODEX_PROXY_ENV_SET.len(),
+    ))
+}
+
+/// The restore of one saved variable, as Codex 0.171 writes it.
+fn codex_restore_one(prefix: &str, index: usize, name: &str) -> String {
+    let (set, value) = (format!("{prefix}_SET_{index}"), format!("{prefix}_{index}"));
+    format!(
+        "if [ -n \"${{{set}}}\" ]; then\n  if [ -z \"${{{name}+x}}\" ] || [ \"${{{name}-}}\" != \"${{{value}}}\" ]; then export {name}=\"${{{value}}}\"; else export {name}; fi\nelse builtin unset {name} 2>/dev/null || command unset {name}; fi\nbuiltin unset {set} {value} 2>/dev/null || command unset {set} {value}"
+    )
+}
+
+/// [`Piece::CodexEnvRestore`]: the restores of the overrides, then the proxy variables'
+/// inside one `if … fi`, lines joined by newlines.
+fn codex_env_restore(env: &CodexEnv<'_>) -> String {
+    let mut blocks: Vec<String> = env
+        .overrides
+        .iter()
+        .enumerate()
+        .map(|(i, name)| codex_restore_one(CODEX_OVERRIDE, i, name))
+        .collect();
+    let mut proxy = vec![CODEX_PROXY_IF.to_owned()];
+    proxy.extend(
+        env.proxies
+            .iter()
+            .enumerate()
+            .map(|(i, name)| codex_restore_one(CODEX_PROXY_OVERRIDE, i, name)),
+    );
+    proxy.push("fi".to_owned());
+    blocks.push(proxy.join("\n"));
+    blocks.join("\n")
+}
+
+/// [`Piece::CodexPathPrepend`], when present: the directory and the length.
+fn codex_path_prepend(rest: &str) -> Option<(&str, usize)> {
+    let after = rest.strip_prefix("\nif [ -n \"${PATH:-}\" ]; then export PATH='")?;
+    let dir = &after[..after.find('\'')?];
+    let plain = dir.strip_prefix('/').is_some_and(|d| {
+        d.split('/').all(|c| {
+            !c.is_empty()
+                && c != "."
+                && c != ".."
+                && c.bytes()
+                    .all(|b| is_path_byte(b) || matches!(b, b'@' | b'+'))
+        })
+    });
+    if !plain || !dir.ends_with("/codex-path") {
+        return None;
+    }
+    let line = format!(
+        "\nif [ -n \"${{PATH:-}}\" ]; then export PATH='{dir}':\"$PATH\"; else export PATH='{dir}'; fi"
+    );
+    rest.starts_with(line.as_str()).then_some((dir, line.len()))
 }
 
 /// Gemini CLI's group body is the trimmed command followed by `;`, or the command alone
@@ -1235,8 +1429,9 @@ mod tests {
     #[test]
     fn every_template_can_be_matched_and_has_a_fixed_tail_after_a_raw_group() {
         for t in TEMPLATES {
+            // A literal first, or Codex's save, whose lines all start `__CODEX_SNAPSHOT_`.
             assert!(
-                matches!(t.pieces.first(), Some(Piece::Lit(_))),
+                matches!(t.pieces.first(), Some(Piece::Lit(_) | Piece::CodexEnvSave)),
                 "{}",
                 t.name
             );
@@ -1344,6 +1539,144 @@ mod tests {
         }
         // The temporary name is never a snapshot the wrapper may source.
         assert_eq!(inner(&codex_with_snapshot(tmp, "/bin/bash", "ls")), None);
+    }
+
+    const CODEX_PATH_DIR: &str =
+        "/usr/lib/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/codex-path";
+
+    /// Codex 0.171's wrapper with its environment save and restore, built the way the
+    /// captured one is laid out (fixture codex-0.171-snapshot-env-echo).
+    fn codex_env(
+        overrides: &[&str],
+        proxies: &[&str],
+        path_dir: Option<&str>,
+        script: &str,
+    ) -> String {
+        let save = |prefix: &str, names: &[&str]| -> Vec<String> {
+            names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| {
+                    format!("{prefix}_SET_{i}=\"${{{n}+x}}\"\n{prefix}_{i}=\"${{{n}-}}\"")
+                })
+                .collect()
+        };
+        let mut captures = save(CODEX_OVERRIDE, overrides);
+        captures.extend(save(CODEX_PROXY_OVERRIDE, proxies));
+        captures.push(CODEX_PROXY_ENV_SET.to_owned());
+        let env = CodexEnv {
+            overrides: overrides.to_vec(),
+            proxies: proxies.to_vec(),
+        };
+        let path = path_dir
+            .map(|d| format!("\nif [ -n \"${{PATH:-}}\" ]; then export PATH='{d}':\"$PATH\"; else export PATH='{d}'; fi"))
+            .unwrap_or_default();
+        format!(
+            "{}\n\nif . '{CODEX_SNAP}' >/dev/null 2>&1; then :; fi\n\n{}{path}\n\nexec '/usr/lib/gate/bin/bash' -c {}",
+            captures.join("\n"),
+            codex_env_restore(&env),
+            claude_quote(script)
+        )
+    }
+
+    #[test]
+    fn codex_0_171_wrapper_with_its_environment_restore_is_recognised() {
+        let names = ["CODEX_THREAD_ID", "CODEX_VERSION"];
+        let proxies = ["HTTPS_PROXY", "http_proxy"];
+        for dir in [Some(CODEX_PATH_DIR), None] {
+            let text = codex_env(&names, &proxies, dir, "echo 'hi'");
+            let u = unwrap(&text).unwrap_or_else(|| panic!("{text}"));
+            assert_eq!(u.template, "codex/snapshot-env");
+            assert_eq!(u.inner, "echo 'hi'");
+            assert_eq!(u.bookkeeping.sources, Some(CODEX_SNAP));
+            assert_eq!(u.bookkeeping.sources_home, Some("/home/alice"));
+            assert_eq!(u.bookkeeping.exec_shell, Some("/usr/lib/gate/bin/bash"));
+            assert_eq!(u.bookkeeping.path_prepend, dir);
+        }
+        assert!(unwrap(&codex_env(&[], &[], None, "ls")).is_some());
+    }
+
+    #[test]
+    fn codex_0_171_wrapper_edited_anywhere_is_judged_whole() {
+        let good = codex_env(
+            &["CODEX_THREAD_ID"],
+            &["HTTPS_PROXY"],
+            Some(CODEX_PATH_DIR),
+            "ls",
+        );
+        assert!(unwrap(&good).is_some());
+        let edits: Vec<String> = vec![
+            // A restore that sets something else than what was saved.
+            good.replacen(
+                "export CODEX_THREAD_ID=\"${__CODEX_SNAPSHOT_OVERRIDE_0}\"",
+                "export CODEX_THREAD_ID=\"evil\"",
+                1,
+            ),
+            good.replacen(
+                "else export HTTPS_PROXY; fi",
+                "else export HTTPS_PROXY; fi; rm -rf ~",
+                1,
+            ),
+            // A saved name Codex cannot have written, or one of its own temporaries.
+            codex_env(&["A-B"], &[], None, "ls"),
+            codex_env(&["__CODEX_SNAPSHOT_PROXY_ENV_SET"], &[], None, "ls"),
+            codex_env(&["1X"], &[], None, "ls"),
+            // Out of order, or a name saved twice under one index.
+            good.replacen("_SET_0=", "_SET_1=", 1),
+            // A PATH directory that is not Codex's, or not plain.
+            good.replace(CODEX_PATH_DIR, "/home/alice/bin"),
+            good.replace(CODEX_PATH_DIR, "/home/alice/../x/codex-path"),
+            good.replace(CODEX_PATH_DIR, "codex-path"),
+            good.replacen(":\"$PATH\"", ":\"$PATH\":/x", 1),
+            // No proxy line, extra lines, trailing arguments.
+            good.replacen(CODEX_PROXY_ENV_SET, "", 1),
+            good.replacen("\n\nif . '", "\nX=1\n\nif . '", 1),
+            format!("{good} 'arg'"),
+            format!("{good}\n"),
+            good.replace(
+                CODEX_SNAP,
+                &CODEX_SNAP.replace(".1760000000000000000.sh", ".tmp-1"),
+            ),
+        ];
+        for text in &edits {
+            assert_ne!(&good, text, "an edit that changed nothing");
+            assert_eq!(unwrap(text).map(|u| u.template), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn codex_lookalikes_are_named_but_never_unwrapped() {
+        let good = codex_env(&["CODEX_THREAD_ID"], &[], None, "ls");
+        let newer = good.replacen("then :; fi", "then true; fi", 1);
+        assert!(unwrap(&newer).is_none());
+        assert_eq!(looks_like(&newer), Some("Codex CLI"));
+        let old = codex("/bin/bash", "ls").replace("exec '", "exec  '");
+        assert_eq!(looks_like(&old), Some("Codex CLI"));
+        for other in [
+            "ls",
+            "if . '/etc/profile'; then :; fi",
+            "echo __CODEX_SNAPSHOT_",
+        ] {
+            assert_eq!(looks_like(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn codex_capture_answer_has_the_sections_codex_wants_and_its_rewrite_is_known() {
+        let sections: Vec<&str> = CODEX_CAPTURE_STUB.split('\0').collect();
+        assert_eq!(sections, [SNAPSHOT_STUB, "", "", ""]);
+        assert!(CODEX_SNAPSHOT_STUB.starts_with(SNAPSHOT_STUB));
+        assert!(CODEX_SNAPSHOT_STUB.lines().all(|l| l.starts_with('#')));
+        assert!(is_codex_snapshot_stub(CODEX_SNAPSHOT_STUB.as_bytes()));
+        assert!(is_codex_snapshot_stub(SNAPSHOT_STUB.as_bytes()));
+        assert!(!is_snapshot_stub(CODEX_SNAPSHOT_STUB.as_bytes()));
+        for edited in [
+            format!("{CODEX_SNAPSHOT_STUB}declare -x PATH=\"/evil\"\n"),
+            CODEX_SNAPSHOT_STUB.replace('\n', "\r\n"),
+            CODEX_CAPTURE_STUB.to_owned(),
+        ] {
+            assert!(!is_codex_snapshot_stub(edited.as_bytes()), "{edited:?}");
+        }
     }
 
     #[test]

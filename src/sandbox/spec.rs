@@ -34,7 +34,7 @@ pub const DEFAULT_DENY_READ: [&str; 16] = [
 
 /// Files that run later outside the sandbox, relative to the home directory: readable,
 /// never writable, even when the workspace contains them.
-pub const DEFAULT_DENY_WRITE: [&str; 12] = [
+pub const DEFAULT_DENY_WRITE: [&str; 13] = [
     ".bashrc",
     ".bash_profile",
     ".bash_login",
@@ -47,6 +47,10 @@ pub const DEFAULT_DENY_WRITE: [&str; 12] = [
     ".zlogout",
     ".config/fish",
     ".config/gate",
+    // Codex CLI's settings, rules and instructions: it applies them outside the sandbox
+    // (sandbox mode, approval policy, programs it starts), and a command Codex runs can
+    // be given that directory as its working directory (`exec_command`'s `workdir`).
+    ".codex",
 ];
 
 fn error(message: impl Into<String>) -> SandboxError {
