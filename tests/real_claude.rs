@@ -610,7 +610,13 @@ for_each_user! {
     /// Level `safe` through Claude Code: a secret in HOME is unreadable, writing outside
     /// the workspace and the network are refused, writing the workspace works.
     fn at_level_safe_the_sandbox_holds(user) {
-        let s = Setup::new(user, "level = \"safe\"\n");
+        // The recipe's [sandbox] lines for Claude Code (docs/integrations.md).
+        let s = Setup::new(
+            user,
+            "level = \"safe\"\n[sandbox]\ndeny_read = [\"~/.claude/.credentials.json\", \"~/.claude.json\"]\n",
+        );
+        fs::write(s.t.home.join(".claude/.credentials.json"), "OAUTH-TOKEN\n").unwrap();
+        chown_tree(&s.t.home.join(".claude"), uid_of(user));
         fs::create_dir_all(s.t.home.join(".ssh")).unwrap();
         fs::write(s.t.home.join(".ssh/id_ed25519"), "PRIVATE-KEY-MATERIAL\n").unwrap();
         chown_tree(&s.t.home.join(".ssh"), uid_of(user));
@@ -623,10 +629,12 @@ for_each_user! {
         let read = "cat ~/.ssh/id_ed25519; echo status=$?".to_owned();
         let write_out = format!("touch {}; echo status=$?", outside_file.display());
         let net = format!("echo x > /dev/tcp/127.0.0.1/{port}; echo status=$?");
-        let model = s.model(&[&read, &write_out, &net, "touch inside && echo wrote"]);
+        let login = "cat ~/.claude/.credentials.json; echo status=$?";
+        let model = s.model(&[&read, &write_out, &net, "touch inside && echo wrote", login]);
         let done = s.run(&model);
         let results = model.tool_results();
-        assert_eq!(results.len(), 4, "{}", done.report(&model));
+        assert_eq!(results.len(), 5, "{}", done.report(&model));
+        assert!(!results[4].contains("OAUTH-TOKEN") && results[4].contains("status=1"), "{:?}", results[4]);
         assert!(!results[0].contains("PRIVATE-KEY-MATERIAL") && results[0].contains("status=1"), "{:?}", results[0]);
         assert!(results[1].contains("status=1"), "{:?}", results[1]);
         assert!(!outside_file.exists());
