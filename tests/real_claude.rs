@@ -172,8 +172,7 @@ impl Setup {
         }
         Broker {
             s: self,
-            pid: running.pid,
-            _running: running,
+            running: Some(running),
         }
     }
 
@@ -293,8 +292,7 @@ impl Finished {
 /// `gate serve`, answered with `gate approve` and `gate deny` from outside the agent.
 struct Broker<'a> {
     s: &'a Setup,
-    pid: u32,
-    _running: Running,
+    running: Option<Running>,
 }
 
 impl Broker<'_> {
@@ -333,9 +331,14 @@ impl Broker<'_> {
 
 impl Drop for Broker<'_> {
     fn drop(&mut self) {
-        // SAFETY: kill(2) on the broker this test started.
-        unsafe {
-            libc::kill(self.pid as i32, libc::SIGTERM);
+        if let Some(running) = self.running.take() {
+            // SAFETY: kill(2) on the broker this test started.
+            unsafe {
+                libc::kill(running.pid as i32, libc::SIGTERM);
+            }
+            if !thread::panicking() {
+                running.wait().assert_code(0);
+            }
         }
     }
 }
@@ -547,7 +550,11 @@ fn the_broker_approves_denies_and_remembers() {
     let records = s.audit();
     let remembered = records_for(&records, "touch remembered");
     assert_eq!(remembered.len(), 2, "{records:#?}");
-    assert_eq!(remembered[1]["decision"], "allow", "{records:#?}");
+    assert_eq!(
+        (&remembered[1]["decision"], &remembered[1]["decided_by"]),
+        (&Value::from("allow"), &Value::from("remembered")),
+        "the broker answered from its memory: {records:#?}"
+    );
     assert_eq!(broker.pending(), Vec::<Value>::new());
 }
 
