@@ -150,11 +150,11 @@ impl DenyRules {
 fn shown(command: &SimpleCommand) -> String {
     command
         .iter()
-        .map(|w| match (w.dynamic, w.shown.is_empty()) {
-            (false, _) => w.text.as_str(),
-            (true, false) => w.shown.as_str(),
+        .map(|w| match (w.dynamic, w.shown()) {
+            (false, text) => text,
             // Defensive: every computed word records its source.
-            (true, true) => "(a word computed when the shell runs)",
+            (true, "") => "(a word computed when the shell runs)",
+            (true, shown) => shown,
         })
         .collect::<Vec<_>>()
         .join(" ")

@@ -21,10 +21,17 @@ pub struct Word {
     /// Part of the word comes from an expansion or substitution (`$X`, `${X}`, `$(…)`,
     /// `` `…` ``), so its real value is unknown until the shell runs.
     pub dynamic: bool,
-    /// The word for messages: [`Word::text`] with each expansion or substitution as it
-    /// was written (`$G`, `${1+"$@"}`, `$(…)` with its text), so that a computed word is
-    /// never shown as nothing.
-    pub shown: String,
+    /// The word for messages when it is not [`Word::text`]: a computed word, with each
+    /// expansion or substitution as it was written (`$G`, `${1+"$@"}`, `$(…)` with its
+    /// text), so that it is never shown as nothing. See [`Word::shown`].
+    pub source: Option<String>,
+}
+
+impl Word {
+    /// The word as a message shows it.
+    pub fn shown(&self) -> &str {
+        self.source.as_deref().unwrap_or(&self.text)
+    }
 }
 
 /// The words of one simple command.
@@ -103,7 +110,7 @@ fn expand_candidates(
                 out.push(vec![Word {
                     text: String::new(),
                     dynamic: true,
-                    shown: text.shown.clone(),
+                    source: Some(text.shown.clone()),
                 }])?;
             }
             collect(&text.text, depth + 1, out)?;
@@ -172,7 +179,7 @@ fn nested_shell_text(words: &[Word]) -> Vec<NestedText> {
     match name {
         "eval" if !args.is_empty() => {
             let joined: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
-            let shown: Vec<&str> = args.iter().map(|w| w.shown.as_str()).collect();
+            let shown: Vec<&str> = args.iter().map(Word::shown).collect();
             found.push(NestedText {
                 text: joined.join(" "),
                 dynamic: args.iter().any(|w| w.dynamic),
@@ -212,7 +219,7 @@ fn nested_shell_text(words: &[Word]) -> Vec<NestedText> {
                     found.push(NestedText {
                         text: word.text.clone(),
                         dynamic: word.dynamic,
-                        shown: word.shown.clone(),
+                        shown: word.shown().to_owned(),
                     });
                 }
             }
@@ -226,7 +233,7 @@ fn nested_shell_text(words: &[Word]) -> Vec<NestedText> {
                     found.push(NestedText {
                         text: word.text.clone(),
                         dynamic: word.dynamic,
-                        shown: word.shown.clone(),
+                        shown: word.shown().to_owned(),
                     });
                     want_next = false;
                     continue;
@@ -238,7 +245,7 @@ fn nested_shell_text(words: &[Word]) -> Vec<NestedText> {
                     found.push(NestedText {
                         text: cmd.to_owned(),
                         dynamic: word.dynamic,
-                        shown: word.shown.clone(),
+                        shown: word.shown().to_owned(),
                     });
                 } else if t.starts_with('-') && !t.starts_with("--") && t[1..].contains('c') {
                     want_next = true;
@@ -425,12 +432,14 @@ fn strip_wrapper(words: &[Word]) -> Option<SimpleCommand> {
             let opt = &t[..opt.len() + 2];
             let takes_value = spec.long_with_value.contains(&opt);
             let value = match (takes_value, inline) {
-                (true, Some(v)) => Some((v.to_owned(), words[i].dynamic, words[i].shown.clone())),
+                (true, Some(v)) => {
+                    Some((v.to_owned(), words[i].dynamic, words[i].shown().to_owned()))
+                }
                 (true, None) => {
                     i += 1;
                     words
                         .get(i)
-                        .map(|w| (w.text.clone(), w.dynamic, w.shown.clone()))
+                        .map(|w| (w.text.clone(), w.dynamic, w.shown().to_owned()))
                 }
                 (false, _) => None,
             };
@@ -460,12 +469,12 @@ fn strip_wrapper(words: &[Word]) -> Option<SimpleCommand> {
                         consumed_next = true;
                         words
                             .get(i + 1)
-                            .map(|w| (w.text.clone(), w.dynamic, w.shown.clone()))
+                            .map(|w| (w.text.clone(), w.dynamic, w.shown().to_owned()))
                     } else {
                         Some((
                             attached.to_owned(),
                             words[i].dynamic,
-                            words[i].shown.clone(),
+                            words[i].shown().to_owned(),
                         ))
                     };
                     if spec.name == "env" && c == 'S' {
@@ -507,7 +516,7 @@ fn split_words(text: &str, dynamic: bool, shown: &str) -> SimpleCommand {
         words.push(Word {
             text: String::new(),
             dynamic: true,
-            shown: shown.to_owned(),
+            source: Some(shown.to_owned()),
         });
     }
     words
@@ -537,14 +546,17 @@ struct PartialWord {
     dynamic: bool,
     /// Something (even an empty quote pair) started this word.
     started: bool,
-    /// The word for messages ([`Word::shown`]).
-    shown: String,
+    /// The word for messages ([`Word::shown`]), kept from the first expansion on (until
+    /// then the characters are the word as shown), so plain words cost nothing more.
+    shown: Option<String>,
 }
 
 impl PartialWord {
     fn push(&mut self, c: char, quoted: bool) {
         self.chars.push((c, quoted));
-        self.shown.push(c);
+        if let Some(shown) = &mut self.shown {
+            shown.push(c);
+        }
         self.started = true;
     }
 
@@ -553,7 +565,10 @@ impl PartialWord {
     fn computed(&mut self, source: &[char]) {
         self.dynamic = true;
         self.started = true;
-        self.shown.extend(source);
+        let chars = &self.chars;
+        self.shown
+            .get_or_insert_with(|| chars.iter().map(|&(c, _)| c).collect())
+            .extend(source);
     }
 
     fn is_fd_number(&self) -> bool {
@@ -607,20 +622,15 @@ impl Frame {
             self.words.push(Word {
                 text: String::new(),
                 dynamic: true,
-                shown: word.shown,
+                source: word.shown,
             });
             return;
         }
         for text in brace_expand(&word.chars) {
-            let shown = if word.dynamic {
-                word.shown.clone()
-            } else {
-                text.clone()
-            };
             self.words.push(Word {
                 text,
                 dynamic: word.dynamic,
-                shown,
+                source: word.shown.clone(),
             });
         }
     }
