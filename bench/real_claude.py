@@ -14,6 +14,7 @@ record file grows). Not a test: timings are recorded in docs/performance.md.
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -115,6 +116,7 @@ def main():
             elapsed, round_trips = session(shell, ["echo hello"] * n)
             times.setdefault((name, n), []).append(elapsed)
             gaps.setdefault(name, []).extend(round_trips)
+    shutil.rmtree(root, ignore_errors=True)
     print(f"Claude Code {os.path.basename(os.path.dirname(os.path.dirname(os.path.dirname(claude))))}, {runs} runs each")
     for name in ("bash", "gate"):
         m0 = statistics.median(times[(name, 0)])
