@@ -243,7 +243,7 @@ pub fn startup<'a>(
 /// Answer a start-up call without running it. Claude Code's: write gate's stub (comments
 /// only) to the snapshot path, in a private directory, never through a link. Codex's
 /// capture: the stub, on standard output. Codex's check: nothing to do (the file was
-/// checked when the call was recognised).
+/// checked when the call was recognised). Claude Code's environment probe: nothing.
 pub fn answer_startup(call: &StartupCall<'_>) -> Result<(), String> {
     match call.answer {
         StartupAnswer::WriteStub(path) => write_stub(Path::new(path)),
@@ -253,7 +253,7 @@ pub fn answer_startup(call: &StartupCall<'_>) -> Result<(), String> {
                 .and_then(|()| out.flush())
                 .map_err(|e| format!("cannot write the snapshot to standard output: {e}"))
         }
-        StartupAnswer::CheckStub(_) => Ok(()),
+        StartupAnswer::CheckStub(_) | StartupAnswer::Nothing => Ok(()),
     }
 }
 

@@ -349,8 +349,9 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
     }
 }
 
-/// An agent's start-up call (Claude Code's snapshot creation, Codex's snapshot capture
-/// and check; see [`crate::policy::wrapper::startup`]): at `ask` and `safe`, gate answers
+/// An agent's start-up call (Claude Code's snapshot creation and environment probe,
+/// Codex's snapshot capture and check; see [`crate::policy::wrapper::startup`] and
+/// [`answers_startup`]): at `ask` and `safe`, gate answers
 /// it itself with an empty snapshot and runs nothing, so the agent starts at once without
 /// a prompt and later wrappers source a file gate knows. (The scripts source the user's
 /// start-up files and hold text of the moment, so they cannot be checked; a forged one
@@ -384,6 +385,24 @@ fn agent_startup(target: &Target, settings: &Settings) -> Option<i32> {
     })
 }
 
+/// Whether gate answers `call` itself under `policy`: at `ask` and `safe` always. At
+/// `full` Claude Code's calls run, unless a deny rule is set: its snapshot script cannot
+/// be checked against deny rules (it holds the user's rc file and computed programs,
+/// which every rule matches), and running it would leave a snapshot gate does not know,
+/// so that every later wrapper would be judged whole. Answered, the snapshot is gate's
+/// own, and the deny rules see each of the model's commands alone. At `deny` nothing is
+/// answered: the call is refused like any command.
+fn answers_startup(
+    policy: &crate::policy::Policy,
+    call: &crate::policy::wrapper::StartupCall<'_>,
+) -> bool {
+    match policy.level {
+        crate::policy::Level::Ask | crate::policy::Level::Safe => true,
+        crate::policy::Level::Full => call.agent == "claude-code" && !policy.deny.is_empty(),
+        crate::policy::Level::Deny => false,
+    }
+}
+
 /// The start-up call `target` is, at a level where gate answers it: the call, what is
 /// recorded for it, and why.
 fn recognise_startup<'t>(
@@ -394,13 +413,10 @@ fn recognise_startup<'t>(
     let Target::Shell { args, .. } = target else {
         return None;
     };
-    if !matches!(
-        settings.policy.level,
-        crate::policy::Level::Ask | crate::policy::Level::Safe
-    ) {
+    let call = crate::agents::startup(args, &var)?;
+    if !answers_startup(&settings.policy, &call) {
         return None;
     }
-    let call = crate::agents::startup(args, &var)?;
     let (text, reason) = match call.answer {
         StartupAnswer::WriteStub(path) => (
             format!("({}: {path})", call.kind),
@@ -420,6 +436,13 @@ fn recognise_startup<'t>(
             format!("({}: {path})", call.kind),
             format!(
                 "{}: {path} is gate's empty snapshot; nothing is run",
+                call.kind
+            ),
+        ),
+        StartupAnswer::Nothing => (
+            format!("({})", call.kind),
+            format!(
+                "{}: gate answers it with no output (the environment holds secrets) and runs nothing",
                 call.kind
             ),
         ),

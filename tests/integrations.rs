@@ -905,6 +905,49 @@ fn claude_code_start_up_call_is_answered_at_once_with_an_empty_snapshot() {
     assert_eq!(records[0]["decided_by"], "agent-startup");
 }
 
+/// Claude Code 2.1.197's second start-up call, the environment probe `SHELL -c env`
+/// (captured; not detached, on Claude Code's own streams): gate answers it with no
+/// output and runs nothing, so the broker is not asked and the key in the environment is
+/// not printed. At level `full` with a deny rule, gate answers the snapshot call too,
+/// instead of refusing the script that every deny rule matches.
+#[test]
+fn claude_code_env_probe_is_answered_with_nothing_and_full_with_deny_rules_starts() {
+    let f = fixture("claude-code-2.1.197-env-probe-captured");
+    let args = fixture_argv(&f);
+    assert_eq!(args[1..], ["-c", "env"]);
+    let m = Machine::new(User::Current);
+    m.config(&CLAUDE_CONFIG.replace("readonly = true", "readonly = false"));
+    let broker = Broker::start(&m);
+    let shell = m.shim("bash");
+    let out = m
+        .process(&shell)
+        .arg0(&shell)
+        .args(["-c", "env"])
+        .env("ANTHROPIC_API_KEY", "sk-ant-probe-secret")
+        .stdin(In::OpenPipe)
+        .output(Out::Files)
+        .run();
+    out.code(0).stdout_is("").stderr_empty();
+    assert!(broker.pending().is_empty(), "the broker was asked");
+    let records = m.audit();
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(records[0]["decided_by"], "agent-startup");
+    assert_eq!(records[0]["command"], "(claude-code/env-probe)");
+
+    m.config("level = \"full\"\ndeny = [\"git push --force\"]\n");
+    let snapshot = claude_snapshot(&m.t.home, "bash");
+    let script = claude_startup_script(&snapshot, &m.t.home);
+    claude(&m, &shell, &["-c", "-l", script.as_str()])
+        .run()
+        .code(0)
+        .stderr_empty();
+    assert_eq!(
+        fs::read_to_string(&snapshot).unwrap(),
+        wrapper::SNAPSHOT_STUB,
+        "at full with a deny rule the snapshot is gate's stub"
+    );
+}
+
 /// The Claude Code recipe end to end, with the newest captured wrapper
 /// (`claude-code/2.1-bash-unalias`): the start-up call, then an allowed command that runs
 /// unasked and writes the cwd file, a command no rule allows that waits for the broker

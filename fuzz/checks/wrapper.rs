@@ -90,6 +90,13 @@ fn check_startup(text: &str) {
                 "{args:?}: {home:?}"
             );
         }
+        if call.answer == wrapper::StartupAnswer::Nothing {
+            assert_eq!(
+                args,
+                ["-c", "env"],
+                "only the exact probe is answered with nothing"
+            );
+        }
         if let wrapper::StartupAnswer::CheckStub(path) = call.answer {
             assert_eq!(text, format!("set -e; . \"{path}\""), "{args:?}");
         }

@@ -114,17 +114,7 @@ impl DenyRules {
                 return Some(DenyMatch::Rule {
                     rule: rule.text.clone(),
                     origin: rule.origin.clone(),
-                    found: candidate
-                        .iter()
-                        .map(|w| {
-                            if w.dynamic && w.text.is_empty() {
-                                "…"
-                            } else {
-                                &w.text
-                            }
-                        })
-                        .collect::<Vec<_>>()
-                        .join(" "),
+                    found: shown(&candidate),
                 });
             }
         }
@@ -153,6 +143,21 @@ impl DenyRules {
             .map(|&i| &self.rules[i])
             .find(matches)
     }
+}
+
+/// A simple command as a refusal shows it: its words, each computed one as it was
+/// written (`$G push`), never as nothing.
+fn shown(command: &SimpleCommand) -> String {
+    command
+        .iter()
+        .map(|w| match (w.dynamic, w.shown()) {
+            (false, text) => text,
+            // Defensive: every computed word records its source.
+            (true, "") => "(a word computed when the shell runs)",
+            (true, shown) => shown,
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Whether the command's words start with the rule's words. A word computed at run time
@@ -187,6 +192,45 @@ mod tests {
 
     fn caught(rules: &[&str], command: &str) -> bool {
         deny(rules).find(&CommandText::new(command)).is_some()
+    }
+
+    fn found(rules: &[&str], command: &str) -> String {
+        match deny(rules).find(&CommandText::new(command)) {
+            Some(DenyMatch::Rule { found, .. }) => found,
+            other => panic!("{command:?}: {other:?}"),
+        }
+    }
+
+    /// Claude Code's start-up script runs `"$_cc_bin" ${1+"$@"}`, which every rule
+    /// matches; the refusal showed that as `… …`.
+    #[test]
+    fn a_computed_word_is_shown_as_written_never_as_nothing() {
+        let rule = ["git push --force"];
+        assert_eq!(
+            found(&rule, "x; \"$_cc_bin\" ${1+\"$@\"}"),
+            "$_cc_bin ${1+\"$@\"}"
+        );
+        assert_eq!(found(&rule, "$G push --force"), "$G push --force");
+        assert_eq!(found(&rule, "$(which git) push"), "$(which git) push");
+        assert_eq!(found(&rule, "`which git` push"), "`which git` push");
+        assert_eq!(found(&rule, "pre$1post"), "pre$1post");
+        assert_eq!(found(&rule, "eval \"$CMD\""), "$CMD");
+        assert_eq!(found(&rule, "env -S \"$X\""), "$X");
+        for command in [
+            "\"$_cc_bin\" ${1+\"$@\"}",
+            "$@",
+            "${X:-$(y)}",
+            "`a` `b`",
+            "$(",
+            "${",
+            "eval \"$A\" \"$B\"",
+        ] {
+            let shown = found(&rule, command);
+            assert!(
+                !shown.is_empty() && !shown.contains('…') && !shown.split(' ').any(str::is_empty),
+                "{command:?} is shown as {shown:?}"
+            );
+        }
     }
 
     #[test]

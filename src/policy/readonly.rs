@@ -86,6 +86,16 @@ pub fn check(command: &str) -> Result<&'static Entry, NotReadOnly> {
         )));
     }
     let args = &words[1..];
+    if let Some((word, secret)) = args
+        .iter()
+        .find_map(|w| names_secret(w).map(|secret| (w, secret)))
+    {
+        return Err(NotReadOnly::plain(format!(
+            "`{}` names `{secret}`, where secrets are kept; what a command prints reaches the \
+             model, so reading it is not read-only in the sense that matters",
+            word.text
+        )));
+    }
     if program == "git" {
         return check_git(args);
     }
@@ -99,13 +109,7 @@ pub fn check(command: &str) -> Result<&'static Entry, NotReadOnly> {
     };
     match entry.check {
         Check::Any => Ok(()),
-        Check::Nothing => match args.first() {
-            None => Ok(()),
-            Some(word) => Err(entry.refuse(format!(
-                "`{}` with an argument (`{}`) runs a program",
-                entry.name, word.text
-            ))),
-        },
+        Check::Printenv => check_printenv(entry, args),
         Check::Options(spec) => parse_options(entry, spec, args).map(drop),
         Check::Sed => check_sed(entry, args),
         Check::Find => check_find(entry, args),
@@ -216,8 +220,8 @@ impl Globs {
 enum Check {
     /// Any arguments.
     Any,
-    /// No arguments at all.
-    Nothing,
+    /// Only variables from [`SHOWN_VARIABLES`], named.
+    Printenv,
     /// Options from a list, operands by a rule.
     Options(&'static Options),
     /// `-n`, options from [`SED`], and print-only scripts.
@@ -492,16 +496,16 @@ static ENTRIES: &[Entry] = &[
     any!("id", "Prints user and group ids."),
     any!("whoami", "Prints the user name."),
     Entry {
-        name: "env",
-        reason: "Without arguments, prints the environment.",
-        refused: "any argument: `env NAME=value PROGRAM` and `env PROGRAM` run a program.",
+        name: "printenv",
+        reason: "Prints the named variables; it runs nothing.",
+        refused: "printing the whole environment (no name given), where agents keep their \
+                  API keys (Claude Code passes `ANTHROPIC_API_KEY` to its commands), and any \
+                  variable not in the short list of ones that hold no secret by convention \
+                  (`HOME`, `PATH`, `USER`, `SHELL`, `PWD`, `LANG`, `LC_*`, `TERM`, `TMPDIR`, \
+                  the `XDG_*` directories...).",
         globs: Globs::Never,
-        check: Check::Nothing,
+        check: Check::Printenv,
     },
-    any!(
-        "printenv",
-        "Prints the environment, or the named variables; it runs nothing."
-    ),
     any!(
         "jq",
         "Filters JSON; the jq language can read files but has no way to write one or run \
@@ -1184,6 +1188,154 @@ fn is_assignment(word: &str) -> bool {
 }
 
 // ---------------------------------------------------------------------------------------
+// Secrets
+
+/// Where secrets are kept, as path components below a home directory: the sandbox's
+/// `deny_read` defaults (`crate::sandbox::spec::DEFAULT_DENY_READ`; a test keeps the two
+/// lists together) and the agents' own credential files. A command whose words name one
+/// of these is not read-only: what it prints goes to the model.
+pub const SECRET_LOCATIONS: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".kube",
+    ".docker",
+    ".netrc",
+    ".git-credentials",
+    ".config/gh",
+    ".password-store",
+    ".npmrc",
+    ".pypirc",
+    ".cargo/credentials.toml",
+    ".cargo/credentials",
+    ".vault-token",
+    // Claude Code: its login (Linux) and the key it stores when you approve one.
+    ".claude/.credentials.json",
+    ".claude.json",
+    ".codex/auth.json",
+    ".gemini/oauth_creds.json",
+    ".qwen/oauth_creds.json",
+];
+
+/// The secret location `word` names, if any: one of [`SECRET_LOCATIONS`] as consecutive
+/// components anywhere in it (`~/.ssh/id_rsa`, `/home/me/.aws`, `--file=.netrc`,
+/// `HEAD:.npmrc`). In an
+/// unquoted pattern, a component matches when the pattern could match the name
+/// (`~/.s*/id_rsa`).
+fn names_secret(word: &Word) -> Option<&'static str> {
+    let components: Vec<&str> = word
+        .text
+        .split(['/', '=', ':'])
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
+    SECRET_LOCATIONS.iter().copied().find(|secret| {
+        let wanted: Vec<&str> = secret.split('/').collect();
+        components.windows(wanted.len()).any(|window| {
+            window
+                .iter()
+                .zip(&wanted)
+                .all(|(have, want)| have == want || (word.expands && pattern_may_match(have, want)))
+        })
+    })
+}
+
+/// Whether the shell pattern `pattern` (`*`, `?`, `[…]`, and the zsh characters treated
+/// as "anything") could match `name`. Over-approximates: a bracket matches any one
+/// character, `^` and `~` match anything.
+fn pattern_may_match(pattern: &str, name: &str) -> bool {
+    fn go(p: &[char], n: &[char]) -> bool {
+        match p.split_first() {
+            None => n.is_empty(),
+            Some(('*' | '^' | '~' | '#', rest)) => (0..=n.len()).any(|k| go(rest, &n[k..])),
+            Some(('?', rest)) => !n.is_empty() && go(rest, &n[1..]),
+            Some(('[', rest)) => {
+                let close = rest.iter().skip(1).position(|&c| c == ']').map(|at| at + 1);
+                match close {
+                    Some(at) => !n.is_empty() && go(&rest[at + 1..], &n[1..]),
+                    None => n.first() == Some(&'[') && go(rest, &n[1..]),
+                }
+            }
+            Some((c, rest)) => n.first() == Some(c) && go(rest, &n[1..]),
+        }
+    }
+    // A leading `.` is matched only by a literal one (bash without `dotglob`, zsh
+    // without `GLOB_DOTS`; gate starts the shell without the user's start-up files).
+    if name.starts_with('.') && !pattern.starts_with('.') {
+        return false;
+    }
+    let p: Vec<char> = pattern.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    go(&p, &n)
+}
+
+/// Environment variables that hold no secret by convention: `printenv` may show these.
+pub const SHOWN_VARIABLES: &[&str] = &[
+    "HOME",
+    "PATH",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "PWD",
+    "OLDPWD",
+    "LANG",
+    "LANGUAGE",
+    "TERM",
+    "TZ",
+    "TMPDIR",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "HOSTNAME",
+    "SHLVL",
+    "COLUMNS",
+    "LINES",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_RUNTIME_DIR",
+];
+
+fn is_shown_variable(name: &str) -> bool {
+    SHOWN_VARIABLES.contains(&name)
+        || name
+            .strip_prefix("LC_")
+            .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_uppercase()))
+}
+
+/// `printenv [-0|--null] NAME...`, every NAME one of [`SHOWN_VARIABLES`].
+fn check_printenv(entry: &'static Entry, args: &[Word]) -> Result<(), NotReadOnly> {
+    let mut names = 0;
+    let mut operands = false;
+    for word in args {
+        let text = word.text.as_str();
+        if !operands && text == "--" {
+            operands = true;
+        } else if !operands && matches!(text, "-0" | "--null") {
+        } else if !operands && text.starts_with('-') {
+            return Err(entry.refuse(format!("`printenv`: `{text}` is not an option it knows")));
+        } else if is_shown_variable(text) {
+            names += 1;
+        } else {
+            return Err(entry.refuse(format!(
+                "`printenv {text}`: only variables that hold no secret by convention are \
+                 shown unasked (`HOME`, `PATH`, `USER`, ...); `{text}` is not one of them"
+            )));
+        }
+    }
+    if names == 0 {
+        return Err(entry.refuse(
+            "`printenv` without a name prints the whole environment, where agents keep their \
+             API keys"
+                .to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
 // Options
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1728,7 +1880,6 @@ mod tests {
         ("cat README.md", "cat"),
         ("cat -n a b", "cat"),
         ("cat *.md", "cat"),
-        ("cat ~/.ssh/id_rsa", "cat"),
         ("head -n 5 src/main.rs", "head"),
         ("head -20 f", "head"),
         ("head -c 10 *", "head"),
@@ -1937,10 +2088,9 @@ mod tests {
         ("uname -a", "uname"),
         ("id -u", "id"),
         ("whoami", "whoami"),
-        ("env", "env"),
-        ("printenv", "printenv"),
         ("printenv PATH HOME", "printenv"),
-        ("printenv -0", "printenv"),
+        ("printenv -0 HOME", "printenv"),
+        ("printenv LC_ALL", "printenv"),
         ("jq . f.json", "jq"),
         ("jq -r '.name' package.json", "jq"),
         ("jq --rawfile x f .", "jq"),
@@ -2258,11 +2408,11 @@ mod tests {
         ("date -d x*", "several words"),
         ("date -r 0* +%s", "several words"),
         // env
-        ("env ls", "runs a program"),
-        ("env -i", "runs a program"),
-        ("env FOO=1 ls", "runs a program"),
-        ("env -u X", "runs a program"),
-        ("env # x", "runs a program"),
+        ("env", "not in the read-only preset"),
+        ("env ls", "not in the read-only preset"),
+        ("printenv", "whole environment"),
+        ("printenv OPENAI_API_KEY", "hold no secret"),
+        ("cat ~/.ssh/id_rsa", "where secrets are kept"),
     ];
 
     #[test]
@@ -2520,7 +2670,11 @@ mod tests {
         ("tree -a -d src", 99, &["-o", "-ao", "-R", "*", "-*"]),
         ("date -u +%s", 99, &["-s", "--set=x", "--se", "0101", "x*"]),
         ("uniq -c f", 99, &["g", "-", "*", "x*"]),
-        ("env", 99, &["x", "-i", "-"]),
+        (
+            "printenv HOME",
+            99,
+            &["ANTHROPIC_API_KEY", "-x", "LC_", "*", "lc_all"],
+        ),
         (
             "git log --oneline -n5 -- src",
             99,
@@ -2560,6 +2714,94 @@ mod tests {
         let mut words: Vec<&str> = base.split(' ').collect();
         words.insert(at, word);
         words.join(" ")
+    }
+
+    /// Issue 14, item 4: Claude Code passes its ANTHROPIC_API_KEY to every command, so
+    /// what prints the environment or a secret file is not read-only.
+    #[test]
+    fn the_environment_and_secret_files_are_not_read_only() {
+        for command in [
+            "env",
+            "printenv",
+            "printenv -0",
+            "printenv ANTHROPIC_API_KEY",
+            "printenv HOME ANTHROPIC_API_KEY",
+            "printenv -- AWS_SECRET_ACCESS_KEY",
+            "cat ~/.ssh/id_rsa",
+            "cat /home/me/.ssh/id_rsa",
+            "cat .ssh/config",
+            "head -c 100 ../../.aws/credentials",
+            "grep -r PRIVATE .ssh",
+            "grep -r PRIVATE ./.ssh/",
+            "ls -la ~/.gnupg",
+            "cat ~/.claude/.credentials.json",
+            "cat ~/.claude.json",
+            "jq . /root/.codex/auth.json",
+            "cat ~/.config/gh/hosts.yml",
+            "cat ~/.cargo/credentials.toml",
+            "diff --from-file=.netrc x",
+            "cat ~/.s*/id_rsa",
+            "cat ~/.ss?/id_rsa",
+            "cat ~/.[s]sh/id_rsa",
+            "cat ~/.*/id_rsa",
+            "cat ~/.*/*",
+            "tail -n1 ~/.config/g*/hosts.yml",
+            "git show HEAD:.npmrc",
+            "git diff --no-index ~/.ssh/a b",
+            "ls # ~/.ssh",
+        ] {
+            assert_eq!(read_only(command), None, "{command}");
+        }
+        for (command, entry) in [
+            ("cat .sshd_config", "cat"),
+            ("ls ssh", "ls"),
+            ("cat docs/ssh.md", "cat"),
+            ("grep -r ssh src", "grep"),
+            ("printenv HOME PATH", "printenv"),
+            ("ls ~/.config", "ls"),
+            ("cat ~/.claude/settings.json", "cat"),
+            ("cat src/*.rs", "cat"),
+            ("cat .git/config", "cat"),
+            ("ls *", "ls"),
+            ("cat */id_rsa", "cat"),
+        ] {
+            assert_eq!(read_only(command), Some(entry), "{command}");
+        }
+        let why = check("cat ~/.ssh/id_rsa").unwrap_err();
+        assert!(why.reason().contains("`.ssh`"), "{why}");
+        let why = check("printenv").unwrap_err();
+        assert!(why.reason().contains("whole environment"), "{why}");
+    }
+
+    #[test]
+    fn every_secret_the_sandbox_hides_is_a_secret_location() {
+        for hidden in crate::sandbox::spec::DEFAULT_DENY_READ {
+            assert!(SECRET_LOCATIONS.contains(&hidden), "{hidden}");
+        }
+    }
+
+    #[test]
+    fn patterns_match_as_the_shell_would_or_more() {
+        for (pattern, name) in [
+            (".*", ".ssh"),
+            ("*", "ssh"),
+            (".s*", ".ssh"),
+            ("?ssh", "xssh"),
+            (".[abs]sh", ".ssh"),
+            ("[", "["),
+            (".ssh", ".ssh"),
+        ] {
+            assert!(pattern_may_match(pattern, name), "{pattern} {name}");
+        }
+        for (pattern, name) in [
+            (".s?", ".ssh"),
+            ("x*", ".ssh"),
+            ("[ab]", ""),
+            ("*", ".ssh"),
+            ("?ssh", ".ssh"),
+        ] {
+            assert!(!pattern_may_match(pattern, name), "{pattern} {name}");
+        }
     }
 
     #[test]

@@ -21,6 +21,17 @@ pub struct Word {
     /// Part of the word comes from an expansion or substitution (`$X`, `${X}`, `$(…)`,
     /// `` `…` ``), so its real value is unknown until the shell runs.
     pub dynamic: bool,
+    /// The word for messages when it is not [`Word::text`]: a computed word, with each
+    /// expansion or substitution as it was written (`$G`, `${1+"$@"}`, `$(…)` with its
+    /// text), so that it is never shown as nothing. See [`Word::shown`].
+    pub source: Option<String>,
+}
+
+impl Word {
+    /// The word as a message shows it.
+    pub fn shown(&self) -> &str {
+        self.source.as_deref().unwrap_or(&self.text)
+    }
 }
 
 /// The words of one simple command.
@@ -99,6 +110,7 @@ fn expand_candidates(
                 out.push(vec![Word {
                     text: String::new(),
                     dynamic: true,
+                    source: Some(text.shown.clone()),
                 }])?;
             }
             collect(&text.text, depth + 1, out)?;
@@ -154,6 +166,8 @@ const RESERVED_PREFIXES: [&str; 9] = [
 struct NestedText {
     text: String,
     dynamic: bool,
+    /// How the words it came from are shown ([`Word::shown`]).
+    shown: String,
 }
 
 /// The command strings that a word list hands to another shell: `bash -c STR`,
@@ -165,9 +179,11 @@ fn nested_shell_text(words: &[Word]) -> Vec<NestedText> {
     match name {
         "eval" if !args.is_empty() => {
             let joined: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
+            let shown: Vec<&str> = args.iter().map(Word::shown).collect();
             found.push(NestedText {
                 text: joined.join(" "),
                 dynamic: args.iter().any(|w| w.dynamic),
+                shown: shown.join(" "),
             });
         }
         _ if SHELLS.contains(&name) => {
@@ -203,6 +219,7 @@ fn nested_shell_text(words: &[Word]) -> Vec<NestedText> {
                     found.push(NestedText {
                         text: word.text.clone(),
                         dynamic: word.dynamic,
+                        shown: word.shown().to_owned(),
                     });
                 }
             }
@@ -216,6 +233,7 @@ fn nested_shell_text(words: &[Word]) -> Vec<NestedText> {
                     found.push(NestedText {
                         text: word.text.clone(),
                         dynamic: word.dynamic,
+                        shown: word.shown().to_owned(),
                     });
                     want_next = false;
                     continue;
@@ -227,6 +245,7 @@ fn nested_shell_text(words: &[Word]) -> Vec<NestedText> {
                     found.push(NestedText {
                         text: cmd.to_owned(),
                         dynamic: word.dynamic,
+                        shown: word.shown().to_owned(),
                     });
                 } else if t.starts_with('-') && !t.starts_with("--") && t[1..].contains('c') {
                     want_next = true;
@@ -413,16 +432,20 @@ fn strip_wrapper(words: &[Word]) -> Option<SimpleCommand> {
             let opt = &t[..opt.len() + 2];
             let takes_value = spec.long_with_value.contains(&opt);
             let value = match (takes_value, inline) {
-                (true, Some(v)) => Some((v.to_owned(), words[i].dynamic)),
+                (true, Some(v)) => {
+                    Some((v.to_owned(), words[i].dynamic, words[i].shown().to_owned()))
+                }
                 (true, None) => {
                     i += 1;
-                    words.get(i).map(|w| (w.text.clone(), w.dynamic))
+                    words
+                        .get(i)
+                        .map(|w| (w.text.clone(), w.dynamic, w.shown().to_owned()))
                 }
                 (false, _) => None,
             };
             if opt == "--split-string" {
-                if let Some((text, dynamic)) = value {
-                    prepend.extend(split_words(&text, dynamic));
+                if let Some((text, dynamic, shown)) = value {
+                    prepend.extend(split_words(&text, dynamic, &shown));
                 }
             }
             i += 1;
@@ -444,13 +467,19 @@ fn strip_wrapper(words: &[Word]) -> Option<SimpleCommand> {
                     let attached = &cluster[pos + c.len_utf8()..];
                     let value = if attached.is_empty() {
                         consumed_next = true;
-                        words.get(i + 1).map(|w| (w.text.clone(), w.dynamic))
+                        words
+                            .get(i + 1)
+                            .map(|w| (w.text.clone(), w.dynamic, w.shown().to_owned()))
                     } else {
-                        Some((attached.to_owned(), words[i].dynamic))
+                        Some((
+                            attached.to_owned(),
+                            words[i].dynamic,
+                            words[i].shown().to_owned(),
+                        ))
                     };
                     if spec.name == "env" && c == 'S' {
-                        if let Some((text, dynamic)) = value {
-                            prepend.extend(split_words(&text, dynamic));
+                        if let Some((text, dynamic, shown)) = value {
+                            prepend.extend(split_words(&text, dynamic, &shown));
                         }
                     }
                     break;
@@ -481,12 +510,13 @@ fn strip_wrapper(words: &[Word]) -> Option<SimpleCommand> {
 /// The words of a string that `env -S` splits into a command, close enough for a safety
 /// net. When part of the string is computed at run time, a computed word ends the list:
 /// it may stand for anything from there on.
-fn split_words(text: &str, dynamic: bool) -> SimpleCommand {
+fn split_words(text: &str, dynamic: bool, shown: &str) -> SimpleCommand {
     let mut words: SimpleCommand = lex(text).into_iter().flatten().collect();
     if dynamic {
         words.push(Word {
             text: String::new(),
             dynamic: true,
+            source: Some(shown.to_owned()),
         });
     }
     words
@@ -516,12 +546,29 @@ struct PartialWord {
     dynamic: bool,
     /// Something (even an empty quote pair) started this word.
     started: bool,
+    /// The word for messages ([`Word::shown`]), kept from the first expansion on (until
+    /// then the characters are the word as shown), so plain words cost nothing more.
+    shown: Option<String>,
 }
 
 impl PartialWord {
     fn push(&mut self, c: char, quoted: bool) {
         self.chars.push((c, quoted));
+        if let Some(shown) = &mut self.shown {
+            shown.push(c);
+        }
         self.started = true;
+    }
+
+    /// An expansion or substitution, written `source`: its value is known only when the
+    /// shell runs.
+    fn computed(&mut self, source: &[char]) {
+        self.dynamic = true;
+        self.started = true;
+        let chars = &self.chars;
+        self.shown
+            .get_or_insert_with(|| chars.iter().map(|&(c, _)| c).collect())
+            .extend(source);
     }
 
     fn is_fd_number(&self) -> bool {
@@ -534,6 +581,9 @@ impl PartialWord {
 #[derive(Debug)]
 struct Frame {
     kind: FrameKind,
+    /// Where the frame's text starts (its `$(`, `${`, `` ` `` or `<(`), for
+    /// [`Word::shown`].
+    start: usize,
     words: SimpleCommand,
     word: PartialWord,
     in_double_quotes: bool,
@@ -546,9 +596,10 @@ struct Frame {
 }
 
 impl Frame {
-    fn new(kind: FrameKind) -> Self {
+    fn new(kind: FrameKind, start: usize) -> Self {
         Frame {
             kind,
+            start,
             words: Vec::new(),
             word: PartialWord::default(),
             in_double_quotes: false,
@@ -571,6 +622,7 @@ impl Frame {
             self.words.push(Word {
                 text: String::new(),
                 dynamic: true,
+                source: word.shown,
             });
             return;
         }
@@ -578,6 +630,7 @@ impl Frame {
             self.words.push(Word {
                 text,
                 dynamic: word.dynamic,
+                source: word.shown.clone(),
             });
         }
     }
@@ -597,7 +650,7 @@ impl Frame {
 fn lex(text: &str) -> Vec<SimpleCommand> {
     let chars: Vec<char> = text.chars().collect();
     let mut out = Vec::new();
-    let mut stack = vec![Frame::new(FrameKind::Top)];
+    let mut stack = vec![Frame::new(FrameKind::Top, 0)];
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
@@ -624,7 +677,7 @@ fn lex(text: &str) -> Vec<SimpleCommand> {
                     continue;
                 }
                 '`' => {
-                    open_or_close_backtick(&mut stack, &mut out);
+                    open_or_close_backtick(&mut stack, &mut out, &chars, i);
                 }
                 _ => frame.word.push(c, true),
             }
@@ -660,7 +713,7 @@ fn lex(text: &str) -> Vec<SimpleCommand> {
                 i = dollar(&chars, i, &mut stack);
                 continue;
             }
-            '`' => open_or_close_backtick(&mut stack, &mut out),
+            '`' => open_or_close_backtick(&mut stack, &mut out, &chars, i),
             '#' if !frame.word.started && frame.kind != FrameKind::Brace => {
                 // A comment runs to the end of the line.
                 while i + 1 < chars.len() && chars[i + 1] != '\n' {
@@ -681,7 +734,7 @@ fn lex(text: &str) -> Vec<SimpleCommand> {
                 if next == Some('(') {
                     // Process substitution runs a command list.
                     frame.finish_word();
-                    stack.push(Frame::new(FrameKind::Paren));
+                    stack.push(Frame::new(FrameKind::Paren, i));
                     i += 2;
                     continue;
                 }
@@ -709,7 +762,7 @@ fn lex(text: &str) -> Vec<SimpleCommand> {
                     frame.open_parens -= 1;
                     frame.finish_command(&mut out);
                 } else if frame.kind == FrameKind::Paren {
-                    close_frame(&mut stack, &mut out);
+                    close_frame(&mut stack, &mut out, &chars, i + 1);
                 } else {
                     frame.finish_command(&mut out);
                 }
@@ -723,7 +776,7 @@ fn lex(text: &str) -> Vec<SimpleCommand> {
                     frame.open_braces -= 1;
                     frame.word.push(c, false);
                 } else {
-                    close_frame(&mut stack, &mut out);
+                    close_frame(&mut stack, &mut out, &chars, i + 1);
                 }
             }
             '{' | '}' if !frame.word.started && is_word_end(next) => {
@@ -735,7 +788,7 @@ fn lex(text: &str) -> Vec<SimpleCommand> {
         i += 1;
     }
     while stack.len() > 1 {
-        close_frame(&mut stack, &mut out);
+        close_frame(&mut stack, &mut out, &chars, chars.len());
     }
     let mut top = stack.pop().expect("the top frame");
     top.finish_command(&mut out);
@@ -755,16 +808,15 @@ fn dollar(chars: &[char], i: usize, stack: &mut Vec<Frame>) -> usize {
     let frame = stack.last_mut().expect("a frame");
     match next {
         Some('(') => {
-            frame.word.dynamic = true;
-            frame.word.started = true;
+            // Shown when the frame closes, with its text.
+            frame.word.computed(&[]);
             // `$((…))` is arithmetic; reading it as commands only finds more words.
-            stack.push(Frame::new(FrameKind::Paren));
+            stack.push(Frame::new(FrameKind::Paren, i));
             i + 2
         }
         Some('{') => {
-            frame.word.dynamic = true;
-            frame.word.started = true;
-            stack.push(Frame::new(FrameKind::Brace));
+            frame.word.computed(&[]);
+            stack.push(Frame::new(FrameKind::Brace, i));
             i + 2
         }
         Some('\'') if !frame.in_double_quotes => {
@@ -783,8 +835,6 @@ fn dollar(chars: &[char], i: usize, stack: &mut Vec<Frame>) -> usize {
             i + 2
         }
         Some(c) if c == '_' || c.is_ascii_alphanumeric() => {
-            frame.word.dynamic = true;
-            frame.word.started = true;
             let mut j = i + 1;
             if c.is_ascii_digit() {
                 j += 1;
@@ -793,11 +843,11 @@ fn dollar(chars: &[char], i: usize, stack: &mut Vec<Frame>) -> usize {
                     j += 1;
                 }
             }
+            frame.word.computed(&chars[i..j]);
             j
         }
         Some('@' | '*' | '#' | '?' | '-' | '$' | '!') => {
-            frame.word.dynamic = true;
-            frame.word.started = true;
+            frame.word.computed(&chars[i..i + 2]);
             i + 2
         }
         _ => {
@@ -807,23 +857,32 @@ fn dollar(chars: &[char], i: usize, stack: &mut Vec<Frame>) -> usize {
     }
 }
 
-fn open_or_close_backtick(stack: &mut Vec<Frame>, out: &mut Vec<SimpleCommand>) {
+/// A backtick at `chars[i]`.
+fn open_or_close_backtick(
+    stack: &mut Vec<Frame>,
+    out: &mut Vec<SimpleCommand>,
+    chars: &[char],
+    i: usize,
+) {
     if stack.last().map(|f| f.kind) == Some(FrameKind::Backtick) {
-        close_frame(stack, out);
+        close_frame(stack, out, chars, i + 1);
     } else {
         let frame = stack.last_mut().expect("a frame");
-        frame.word.dynamic = true;
-        frame.word.started = true;
-        stack.push(Frame::new(FrameKind::Backtick));
+        frame.word.computed(&[]);
+        stack.push(Frame::new(FrameKind::Backtick, i));
     }
 }
 
-fn close_frame(stack: &mut Vec<Frame>, out: &mut Vec<SimpleCommand>) {
+/// Close the innermost frame, whose text ends before `chars[end]`: the word it stands in
+/// is computed, and shown with the frame's text.
+fn close_frame(stack: &mut Vec<Frame>, out: &mut Vec<SimpleCommand>, chars: &[char], end: usize) {
     let mut frame = stack.pop().expect("a nested frame");
     frame.finish_command(out);
     let outer = stack.last_mut().expect("the top frame");
-    outer.word.dynamic = true;
-    outer.word.started = true;
+    let source = chars
+        .get(frame.start..end.min(chars.len()))
+        .unwrap_or_default();
+    outer.word.computed(source);
 }
 
 /// Decode the body of `$'…'` starting at `start`; returns the text and the index of the

@@ -372,7 +372,7 @@ pub fn looks_like(text: &str) -> Option<&'static str> {
 }
 
 /// What gate does instead of running an agent's start-up call. Every answer runs
-/// nothing and leaves a snapshot that holds exactly [`SNAPSHOT_STUB`].
+/// nothing; those that leave a snapshot leave one that holds exactly [`SNAPSHOT_STUB`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StartupAnswer<'a> {
     /// Write the stub to this file, which must not exist yet (Claude Code: its script
@@ -385,6 +385,11 @@ pub enum StartupAnswer<'a> {
     /// sources cleanly). If it holds anything else the call is not answered: it is
     /// judged like any other command.
     CheckStub(&'a str),
+    /// Exit 0 and print nothing (Claude Code's probe of the environment its shell
+    /// gets, `SHELL -c env`: it keeps only the names, and takes no output as "unknown").
+    /// The environment is not printed, because the same call from the model would show
+    /// it every secret there, Claude Code's own `ANTHROPIC_API_KEY` included.
+    Nothing,
 }
 
 /// What an agent's start-up call is.
@@ -404,7 +409,7 @@ impl<'a> StartupCall<'a> {
     pub fn snapshot(&self) -> Option<&'a str> {
         match self.answer {
             StartupAnswer::WriteStub(path) | StartupAnswer::CheckStub(path) => Some(path),
-            StartupAnswer::PrintStub => None,
+            StartupAnswer::PrintStub | StartupAnswer::Nothing => None,
         }
     }
 }
@@ -414,6 +419,8 @@ impl<'a> StartupCall<'a> {
 ///
 /// - Claude Code's snapshot creation, `-c -l SCRIPT`, where SCRIPT starts with
 ///   `SNAPSHOT_FILE=<snapshot path>` and a newline and writes `# Snapshot file` to it;
+/// - Claude Code's probe of its shell's environment, exactly `-c env` (2.1.19x: it
+///   keeps the variables' names);
 /// - Codex's snapshot capture, `-lc SCRIPT`, where SCRIPT prints a line
 ///   `echo '# Snapshot file'` (bash, sh) or `print '# Snapshot file'` (zsh) and Codex keeps
 ///   the output from there on;
@@ -430,6 +437,12 @@ pub fn startup<'a>(args: &[&'a str]) -> Option<StartupCall<'a>> {
     }
     match args {
         ["-c", "-l", script] => claude_startup(script),
+        ["-c", "env"] => Some(StartupCall {
+            agent: "claude-code",
+            kind: "claude-code/env-probe",
+            answer: StartupAnswer::Nothing,
+            home: None,
+        }),
         ["-lc", script] => codex_capture(script),
         ["-c", script] => codex_check(script),
         _ => None,
@@ -1484,6 +1497,35 @@ mod tests {
         }
         assert!(is_snapshot_stub(SNAPSHOT_STUB.as_bytes()));
         assert!(!is_snapshot_stub(b"# Snapshot file\nrm -rf ~\n"));
+    }
+
+    #[test]
+    fn claudes_environment_probe_is_its_startup_call_and_prints_nothing() {
+        let call = startup(&["-c", "env"]).unwrap();
+        assert_eq!(
+            (call.agent, call.kind, call.answer, call.home),
+            (
+                "claude-code",
+                "claude-code/env-probe",
+                StartupAnswer::Nothing,
+                None
+            )
+        );
+        assert_eq!(call.snapshot(), None);
+        for args in [
+            &["-c", "env "][..],
+            &["-c", " env"],
+            &["-c", "env -i"],
+            &["-c", "env; rm -rf ~"],
+            &["-c", "printenv"],
+            &["-lc", "env"],
+            &["-c", "-l", "env"],
+            &["-l", "-c", "env"],
+            &["-c", "env", "x"],
+            &["-c", "env\n"],
+        ] {
+            assert_eq!(startup_call(args), None, "{args:?}");
+        }
     }
 
     #[test]
