@@ -20,7 +20,15 @@ case $agent in
     aider) kind=pypi package=aider-chat version=0.86.2 bin=aider ;;
     *) echo "install.sh: unknown agent '$agent' (claude, codex, gemini, qwen, aider)" >&2; exit 2 ;;
 esac
-[ "${GATE_AGENTS_LATEST:-}" = 1 ] && version=latest
+if [ "${GATE_AGENTS_LATEST:-}" = 1 ]; then
+    # The newest published version, named, so that it is cached like a pinned one.
+    case $kind in
+        npm) version=$(npm view "$package" version) ;;
+        pypi) version=$(/usr/bin/python3 -c 'import json, sys, urllib.request
+print(json.load(urllib.request.urlopen("https://pypi.org/pypi/" + sys.argv[1] + "/json"))["info"]["version"])' "$package") ;;
+    esac
+    [ -n "$version" ] || { echo "install.sh: cannot find the newest version of $package" >&2; exit 1; }
+fi
 
 cache=${GATE_AGENTS_CACHE:-$(pwd)/target/agents}
 dir=$cache/$agent-$version
@@ -28,7 +36,12 @@ case $kind in
     npm) exe=$dir/node_modules/.bin/$bin ;;
     pypi) exe=$dir/bin/$bin ;;
 esac
-if [ "$version" != latest ] && [ -f "$dir/.installed" ] && [ -x "$exe" ]; then
+# One install at a time per cache: the tests of one binary run in parallel, and each
+# asks for its agent.
+mkdir -p "$cache"
+exec 9>"$cache/.lock"
+flock 9
+if [ -f "$dir/.installed" ] && [ -x "$exe" ]; then
     echo "$exe"
     exit 0
 fi
@@ -48,7 +61,6 @@ case $kind in
         fi ;;
     pypi)
         spec=$package==$version
-        [ "$version" = latest ] && spec=$package
         if ! { /usr/bin/python3 -m venv "$dir" && "$dir/bin/pip" install --quiet --disable-pip-version-check "$spec"; } >"$log" 2>&1; then
             cat "$log" >&2
             echo "install.sh: pip install $spec failed (Debian needs python3-venv)" >&2
