@@ -116,7 +116,7 @@ fn on_a_terminal(m: &Machine, model: &FakeModel, commands: usize) -> String {
             shell_quote(&line)
         ),
     );
-    let term = Term::start(&m.t, &driver);
+    let term = Term::start_as(&m.t, &driver, m.user);
     let end = Instant::now() + AGENT_DEADLINE;
     let screen = |term: &Term| term.screen();
     let mut typed_message = false;
@@ -306,10 +306,10 @@ fn aider_on_a_terminal_with_no_approver_is_refused_at_once_and_never_prompted() 
     );
 }
 
+for_each_user! {
 /// On a terminal at `safe`: each command runs unasked in the sandbox.
-#[test]
-fn aider_on_a_terminal_at_safe() {
-    let m = Machine::new("level = \"safe\"\n");
+fn aider_on_a_terminal_at_safe(user) {
+    let m = Machine::new_as("level = \"safe\"\n", user);
     let secret = m.plant_secret();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -343,8 +343,15 @@ fn aider_on_a_terminal_at_safe() {
     assert!(
         audit
             .iter()
-            .all(|r| r["decided_by"] == "level" && r["sandbox"].is_object())
+            .all(|r| r["decided_by"] == "level" && r["sandbox"].is_object()),
+        "{audit:#?}"
     );
+    assert!(
+        audit.iter().all(|r| r["uid"] == common::uid_of(user)),
+        "not run as {user:?}: {audit:#?}"
+    );
+}
+
 }
 
 /// On a terminal at `full` with a deny rule.

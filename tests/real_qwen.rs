@@ -17,6 +17,7 @@ mod chat_agents;
 
 use std::fs;
 use std::net::TcpListener;
+use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -47,7 +48,17 @@ fn run_qwen(m: &Machine, commands: &[String]) -> (Outcome, FakeModel) {
     let settings = m.t.home.join(".qwen/settings.json");
     fs::create_dir_all(settings.parent().unwrap()).unwrap();
     fs::write(&settings, SETTINGS).unwrap();
-    let mut run = m.t.gate().program(&exe).deadline(AGENT_DEADLINE);
+    // Qwen Code keeps its state there, as whichever user runs it.
+    fs::set_permissions(
+        settings.parent().unwrap(),
+        fs::Permissions::from_mode(0o777),
+    )
+    .unwrap();
+    let mut run =
+        m.t.gate()
+            .program(&exe)
+            .user(m.user)
+            .deadline(AGENT_DEADLINE);
     for (k, v) in m.base_env() {
         run = run.env(k, v);
     }
@@ -205,11 +216,11 @@ fn qwen_code_with_no_approver_is_refused_at_once_and_never_prompted_on_its_termi
     );
 }
 
+for_each_user! {
 /// At `safe`, every command runs unasked in the sandbox: the secret is unreadable, a
 /// write outside the workspace and a connection are refused, a workspace write works.
-#[test]
-fn qwen_code_at_safe() {
-    let m = Machine::new("level = \"safe\"\n");
+fn qwen_code_at_safe(user) {
+    let m = Machine::new_as("level = \"safe\"\n", user);
     let secret = m.plant_secret();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -242,8 +253,15 @@ fn qwen_code_at_safe() {
     assert!(
         audit
             .iter()
-            .all(|r| r["decided_by"] == "level" && r["sandbox"].is_object())
+            .all(|r| r["decided_by"] == "level" && r["sandbox"].is_object()),
+        "{audit:#?}"
     );
+    assert!(
+        audit.iter().all(|r| r["uid"] == common::uid_of(user)),
+        "not run as {user:?}: {audit:#?}"
+    );
+}
+
 }
 
 /// At `full` with a deny rule: everything runs but what the rule matches.

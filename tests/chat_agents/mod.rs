@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{GATE, TestEnv, audit_records, shim_dir};
+use crate::common::{GATE, TestEnv, User, audit_records, shim_dir_for};
 
 /// How long one agent run may take, start to end, before its process group is killed
 /// and the test fails with what it printed. A healthy run takes 5 to 20 seconds.
@@ -28,14 +28,22 @@ pub const AGENT_DEADLINE: Duration = Duration::from_secs(150);
 pub struct Machine {
     pub t: TestEnv,
     pub shims: PathBuf,
+    /// Who runs the agent (and so gate).
+    pub user: User,
 }
 
 impl Machine {
     pub fn new(config: &str) -> Machine {
+        Machine::new_as(config, User::Current)
+    }
+
+    /// A machine whose agent runs as `user` (uid 65534 through `setpriv` when the
+    /// tests run as root).
+    pub fn new_as(config: &str, user: User) -> Machine {
         let t = TestEnv::new_in("/var/tmp");
-        let shims = shim_dir(&t, &["bash"]);
+        let shims = shim_dir_for(&t, &["bash"], user);
         t.write_user_config(config);
-        Machine { t, shims }
+        Machine { t, shims, user }
     }
 
     /// The `bash` shim: `/usr/lib/gate/bin/bash` of the recipes.
