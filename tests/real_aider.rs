@@ -443,7 +443,9 @@ fn aider_without_a_terminal_runs_bin_sh_whatever_shell_says() {
 }
 
 /// Without a terminal, the recipe runs the whole of Aider inside gate's sandbox:
-/// `gate --level safe --net-connect PORT -- aider …`. Then the `/bin/sh` it starts is
+/// `RES_OPTIONS=use-vc gate --level safe --net-connect 443 --net-connect 53 -- aider …`,
+/// here with the fake model's port for 443, and no 53 (127.0.0.1 needs no name
+/// server). Then the `/bin/sh` it starts is
 /// confined too: the model's command cannot read the secret or write outside the
 /// workspace, and the workspace write works.
 #[test]
