@@ -80,7 +80,7 @@ fn every_fixture_is_decided_as_it_says() {
         if args.len() > 1 {
             let options = &args[..args.len() - 1];
             assert!(
-                options == ["-c"] || options == ["-c", "-l"],
+                options == ["-c"] || options == ["-c", "-l"] || options == ["-i", "-c"],
                 "{}: unexpected options {options:?}",
                 f.name
             );

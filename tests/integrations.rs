@@ -1568,26 +1568,29 @@ fn codex_cli_with_its_shell_snapshot_at_level_safe() {
 // =======================================================================================
 // Aider
 
-/// Aider without a terminal on stdin: `run_cmd_subprocess` in aider/run_cmd.py
-/// (Aider-AI/aider 1327c1e8), that is `subprocess.Popen(command, shell=True,
-/// executable=$SHELL, stdout=PIPE, stderr=STDOUT)`. Prints the status and the output.
+/// Aider 0.86 on a terminal: `run_cmd_pexpect` in aider/run_cmd.py, that is
+/// `pexpect.spawn($SHELL, ["-i", "-c", command])`, a child that leads a new session on a
+/// pseudo-terminal of its own, output read from the terminal's master side. (Without a
+/// terminal Aider runs `/bin/sh -c` by its path, which no `SHELL` can route through gate;
+/// tests/real_aider.rs runs the real Aider both ways.) Prints the status and the output.
 const AIDER_RUN_CMD: &str = r#"
-import json, os, subprocess, sys
+import json, os, pty, sys
 shell = os.environ.get("SHELL", "/bin/sh")
-process = subprocess.Popen(
-    sys.argv[1],
-    stdout=subprocess.PIPE,
-    stderr=subprocess.STDOUT,
-    text=True,
-    shell=True,
-    executable=shell,
-    errors="replace",
-    bufsize=1,
-    universal_newlines=True,
-)
-output = "".join(process.stdout)
-process.wait()
-print(json.dumps({"status": process.returncode, "output": output}))
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(shell, [shell, "-i", "-c", sys.argv[1]])
+chunks = []
+while True:
+    try:
+        data = os.read(fd, 4096)
+    except OSError:
+        break
+    if not data:
+        break
+    chunks.append(data)
+_, status = os.waitpid(pid, 0)
+output = b"".join(chunks).decode(errors="replace").replace("\r\n", "\n")
+print(json.dumps({"status": os.waitstatus_to_exitcode(status), "output": output}))
 "#;
 
 fn aider(m: &Machine, shell: &Path, command: &str) -> Proc {
@@ -1608,9 +1611,10 @@ fn aider_result(out: &Done) -> (i64, String) {
     )
 }
 
-/// Aider's `$SHELL -c CMD` through the `bash` shim and through gate itself.
+/// Aider's `$SHELL -i -c CMD` on its own terminal, through the `bash` shim and through
+/// gate itself.
 #[test]
-fn aider_runs_shell_dash_c() {
+fn aider_runs_shell_dash_i_dash_c_on_its_own_terminal() {
     let m = Machine::new(User::Current);
     m.config(CODEX_CONFIG);
     let broker = Broker::start(&m);
