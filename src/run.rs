@@ -396,6 +396,12 @@ fn answers_startup(
     policy: &crate::policy::Policy,
     call: &crate::policy::wrapper::StartupCall<'_>,
 ) -> bool {
+    // The environment probe is answered only where running it would wait for a person:
+    // at `safe` and `full` `env` runs anyway (and so would `printenv`), so an empty answer
+    // there would only lie to a program that asks honestly.
+    if call.kind == "claude-code/env-probe" {
+        return policy.level == crate::policy::Level::Ask;
+    }
     match policy.level {
         crate::policy::Level::Ask | crate::policy::Level::Safe => true,
         crate::policy::Level::Full => call.agent == "claude-code" && !policy.deny.is_empty(),

@@ -604,7 +604,18 @@ fn full_with_deny_rules_runs_the_start_up_and_refuses_only_what_is_denied() {
         2,
         "only the model's two denied commands: {records:#?}"
     );
-    assert_eq!(startup_kinds(&records), STARTUP_KINDS, "{records:#?}");
+    // At full gate answers the snapshot call (so that it can recognise its own stub
+    // later) but lets the environment probe run: `env` runs at full anyway.
+    assert_eq!(
+        startup_kinds(&records),
+        ["claude-code/snapshot-create"],
+        "{records:#?}"
+    );
+    let probe = records_for(&records, "env");
+    assert!(
+        probe.len() == 1 && probe[0]["decision"] == "allow",
+        "the probe ran as an ordinary command: {records:#?}"
+    );
     let full_ran = records_for(&records, "echo ran > full-ran && echo ok");
     assert_eq!(
         full_ran.len(),
