@@ -37,6 +37,9 @@ pub struct Record<'a> {
     pub sandbox: Option<Value>,
     /// The agent's wrapper `command` was found in (its template's name), if any.
     pub wrapper: Option<&'a str>,
+    /// The agent whose wrapper `command` looks like although gate judged it whole (a
+    /// version gate does not know, or files that did not check out), if any.
+    pub looks_like: Option<&'a str>,
 }
 
 type Var<'a> = &'a dyn Fn(&str) -> Option<std::ffi::OsString>;
@@ -94,6 +97,9 @@ pub fn encode(record: &Record<'_>, now: SystemTime) -> Vec<u8> {
     );
     if let Some(template) = record.wrapper {
         object.insert("wrapper".into(), json!(template));
+    }
+    if let Some(agent) = record.looks_like {
+        object.insert("looks_like_wrapper".into(), json!(agent));
     }
     let mut line = serde_json::to_vec(&Value::Object(object)).expect("a JSON map always encodes");
     line.push(b'\n');
@@ -297,6 +303,7 @@ mod tests {
             message: None,
             sandbox: None,
             wrapper: None,
+            looks_like: None,
         };
         let line = encode(&record, UNIX_EPOCH);
         assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);

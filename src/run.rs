@@ -95,6 +95,10 @@ struct Judged {
     wrapper: Option<(CommandText, &'static str)>,
     /// The wrapper runs `text` through gate again, under the same settings.
     execs_gate: bool,
+    /// Text that looks like an agent's wrapper but is judged whole: the agent, and why
+    /// (said in the reason, by `gate check` and in the audit record, so that a user
+    /// knows why nothing the agent runs is allowed).
+    looks_like: Option<(&'static str, String)>,
 }
 
 impl Judged {
@@ -106,6 +110,7 @@ impl Judged {
             text,
             wrapper: None,
             execs_gate: false,
+            looks_like: None,
         };
         match target {
             Target::Shell { work, .. } => match work {
@@ -113,6 +118,7 @@ impl Judged {
                     let outer = CommandText::from_bytes(c.as_bytes());
                     // An agent's wrapper whose files check out is judged by the agent's
                     // own command inside it; the shell still runs the whole text.
+                    let mut looks_like = None;
                     if outer.is_exact() {
                         if let Some(u) = crate::policy::wrapper::unwrap(outer.as_str()) {
                             match crate::agents::trusted(&u, &var) {
@@ -124,23 +130,63 @@ impl Judged {
                                         text: Some(inner),
                                         wrapper: Some((outer.clone(), template)),
                                         execs_gate: trust.execs_gate && same_settings,
+                                        looks_like: None,
                                     };
                                 }
-                                Err(why) => tracing::debug!(
-                                    template = u.template,
-                                    %why,
-                                    "an agent's wrapper, judged whole"
-                                ),
+                                Err(why) => {
+                                    tracing::debug!(
+                                        template = u.template,
+                                        %why,
+                                        "an agent's wrapper, judged whole"
+                                    );
+                                    let name = crate::policy::wrapper::family(u.agent)
+                                        .map_or(u.agent, |f| f.name);
+                                    looks_like = Some((
+                                        u.agent,
+                                        format!(
+                                            "it is {name}'s wrapper ({}), but {why}, so gate judges the whole text",
+                                            u.template
+                                        ),
+                                    ));
+                                }
                             }
                         }
                     }
-                    plain("command", Some(outer))
+                    let looks_like = looks_like.or_else(|| {
+                        crate::policy::wrapper::resembles(outer.as_str()).map(|f| {
+                            (
+                                f.agent,
+                                format!(
+                                    "it looks like {}'s wrapper, a version gate does not know, so gate judges the whole text",
+                                    f.name
+                                ),
+                            )
+                        })
+                    });
+                    Judged {
+                        looks_like,
+                        ..plain("command", Some(outer))
+                    }
                 }
                 ShellWork::Script(operands) => plain("script", Some(join(operands))),
                 ShellWork::Session => plain("session", None),
                 ShellWork::Info => plain("info", None),
             },
             Target::Program { argv } => plain("program", Some(join(argv))),
+        }
+    }
+
+    /// Say in the reason what the wrapper did to the judgement: the inner command was
+    /// judged, or the whole text, because it only looks like a wrapper.
+    fn annotate(&self, explanation: &mut Explanation) {
+        if let (Some((_, template)), false) = (&self.wrapper, self.execs_gate) {
+            explanation.reason = format!(
+                "{} (the agent's own command, inside the {template} wrapper)",
+                explanation.reason
+            );
+        }
+        if let Some((_, note)) = &self.looks_like {
+            explanation.reason = format!("{} ({note})", explanation.reason);
         }
     }
 
@@ -221,6 +267,7 @@ impl Trail<'_> {
             message: Some(message.unwrap_or(&e.reason)),
             sandbox: self.sandbox.borrow().clone(),
             wrapper: self.judged.wrapper.as_ref().map(|(_, t)| *t),
+            looks_like: self.judged.looks_like.as_ref().map(|(agent, _)| *agent),
         };
         let line = audit::encode(&record, SystemTime::now());
         audit::write(file, &line)
@@ -270,12 +317,7 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
     // broker answers from its memory when it is asked (see docs/security.md).
     let decision = decide(&settings.policy, &Remembered::new(), judged.request());
     let mut explanation = explain::explain(&decision, &settings.policy, judged.text.as_ref());
-    if let (Some((_, template)), false) = (&judged.wrapper, judged.execs_gate) {
-        explanation.reason = format!(
-            "{} (the agent's own command, inside the {template} wrapper)",
-            explanation.reason
-        );
-    }
+    judged.annotate(&mut explanation);
     tracing::debug!(?decision, reason = %explanation.reason, "decided");
     let trail = Trail {
         settings: &settings,
@@ -382,6 +424,7 @@ fn recognise_startup<'t>(
         text: Some(CommandText::new(text)),
         wrapper: None,
         execs_gate: false,
+        looks_like: None,
     };
     let e = Explanation {
         decided_by: "agent-startup",
@@ -754,7 +797,8 @@ fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
     // when asked, so here such a command is one that would ask.
     let remembered = Remembered::new();
     let decision = decide(&settings.policy, &remembered, judged.request());
-    let e = explain::explain(&decision, &settings.policy, judged.text.as_ref());
+    let mut e = explain::explain(&decision, &settings.policy, judged.text.as_ref());
+    judged.annotate(&mut e);
     // Who would be asked now, looked at the way a run looks (and only when it would).
     let reach = match &decision {
         Decision::Ask => Some(crate::approval::reach::look(
@@ -894,6 +938,8 @@ fn check_report(
             "rule_origin": e.rule_origin,
             "matched": e.matched,
             "reason": e.reason,
+            "wrapper": judged.wrapper.as_ref().map(|(_, t)| *t),
+            "looks_like_wrapper": judged.looks_like.as_ref().map(|(agent, _)| *agent),
             "outcome": verdict.outcome,
             "approval": approval,
             "would_allow_with": alternatives,
