@@ -272,7 +272,8 @@ fn a_gemini_wrapper_in_a_private_temporary_directory_is_judged_by_its_command() 
 fn a_gemini_temporary_directory_that_is_not_private_makes_the_wrapper_count_for_nothing() {
     let env = TestEnv::new();
     let private = gemini_dir(&env);
-    let cases: Vec<(&str, Box<dyn Fn() -> std::path::PathBuf>)> = vec![
+    type Make<'a> = Box<dyn Fn() -> std::path::PathBuf + 'a>;
+    let cases: Vec<(&str, Make<'_>)> = vec![
         (
             "is open to other users",
             Box::new(|| {
