@@ -9,9 +9,11 @@
 //! module gate would ask about every command those agents run.
 //!
 //! [`unwrap`] recognises a wrapper only when the whole text matches one of the
-//! [`TEMPLATES`] byte for byte: the literal pieces exactly, each hole only in its own
-//! narrow character class (a snapshot path of the agent's own shape, a cwd file
-//! `/tmp/claude-<4 hex>-cwd`, the command word in exactly the agent's quoting). Anything
+//! [`TEMPLATES`] by its shape: the literal pieces exactly (a few of them present in some
+//! versions only, [`Piece::Optional`]), each hole only in its own narrow character class
+//! (a snapshot path of the agent's own shape, a cwd file `/tmp/claude-<4 hex>-cwd`, a
+//! per-call directory `TMP/gemini-shell-XXXXXX`, the command word in exactly the agent's
+//! quoting). Anything
 //! else — an extra `;`, a second `eval`, trailing text, a different redirection, a path of
 //! another shape — is not a wrapper, and gate then judges the whole text as plain text,
 //! which matches no allow rule. The command returned is the one the shell will run, with
@@ -22,6 +24,10 @@
 //! file, running `pgrep`) is fixed by the template, but the files it names are not: the
 //! run path must check them before it trusts a match ([`Bookkeeping`], and
 //! `tests/fixtures/agents/README.md` for the analysis). Sourcing a file is running it.
+//!
+//! A text that matches no template but has a known agent's marks ([`resembles`]) is still
+//! judged whole; gate only says which agent's wrapper it looks like, so that a user whose
+//! agent changed its wrapper knows why nothing is allowed.
 //!
 //! Pure: no files, no environment. The templates, their sources and the captured argv
 //! they were checked against are in `tests/fixtures/agents/`.
