@@ -113,7 +113,7 @@ impl Judged {
             looks_like: None,
         };
         match target {
-            Target::Shell { work, .. } => match work {
+            Target::Shell { work, args, .. } => match work {
                 ShellWork::Command(c) => {
                     let outer = CommandText::from_bytes(c.as_bytes());
                     // An agent's wrapper whose files check out is judged by the agent's
@@ -152,7 +152,16 @@ impl Judged {
                             }
                         }
                     }
+                    // An agent's start-up call (judged whole where gate does not answer it)
+                    // is no wrapper of an unknown version, whatever its text holds.
+                    let startup = || {
+                        let strs: Option<Vec<&str>> = args.iter().map(|a| a.to_str()).collect();
+                        strs.is_some_and(|s| crate::policy::wrapper::startup(&s).is_some())
+                    };
                     let looks_like = looks_like.or_else(|| {
+                        if startup() {
+                            return None;
+                        }
                         crate::policy::wrapper::resembles(outer.as_str()).map(|f| {
                             (
                                 f.agent,

@@ -378,3 +378,39 @@ fn an_unknown_version_of_a_known_wrapper_is_named_in_the_refusal_check_and_audit
     let v: serde_json::Value = serde_json::from_str(&plain.stdout()).unwrap();
     assert_eq!(v["looks_like_wrapper"], serde_json::Value::Null, "{v}");
 }
+
+/// An agent's start-up call judged whole (at `full`, where gate does not answer it) is
+/// not said to be a wrapper of an unknown version, though its text has the agent's marks.
+#[test]
+fn a_start_up_call_judged_whole_is_not_called_an_unknown_wrapper() {
+    let env = TestEnv::new();
+    let script = startup_script(&env);
+    assert!(script.contains("/.claude/shell-snapshots/snapshot-"));
+    let out = env
+        .gate()
+        .args([
+            "--no-config",
+            "--audit-log",
+            "off",
+            "--no-tty",
+            "--level",
+            "full",
+        ])
+        .args(["check", "--deny", "touch", "-c", "-l", &script])
+        .run();
+    assert!(!out.stdout().contains("looks like"), "{}", out.report());
+    // The same text as a plain -c command is a look-alike.
+    let out = env
+        .gate()
+        .args([
+            "--no-config",
+            "--audit-log",
+            "off",
+            "--no-tty",
+            "--level",
+            "full",
+        ])
+        .args(["check", "--deny", "touch", "-c", &script])
+        .run();
+    out.assert_stdout_contains("it looks like Claude Code's wrapper");
+}
