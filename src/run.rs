@@ -152,26 +152,7 @@ impl Judged {
                             }
                         }
                     }
-                    // An agent's start-up call (judged whole where gate does not answer it)
-                    // is no wrapper of an unknown version, whatever its text holds.
-                    let startup = || {
-                        let strs: Option<Vec<&str>> = args.iter().map(|a| a.to_str()).collect();
-                        strs.is_some_and(|s| crate::policy::wrapper::startup(&s).is_some())
-                    };
-                    let looks_like = looks_like.or_else(|| {
-                        if startup() {
-                            return None;
-                        }
-                        crate::policy::wrapper::resembles(outer.as_str()).map(|f| {
-                            (
-                                f.agent,
-                                format!(
-                                    "it looks like {}'s wrapper, a version gate does not know, so gate judges the whole text",
-                                    f.name
-                                ),
-                            )
-                        })
-                    });
+                    let looks_like = looks_like.or_else(|| look_alike(outer.as_str(), args));
                     Judged {
                         looks_like,
                         ..plain("command", Some(outer))
@@ -211,6 +192,25 @@ impl Judged {
             None => Request::Session,
         }
     }
+}
+
+/// Which known agent's wrapper `text` (the `-c` text of `args`) looks like, though no
+/// template matched, and the sentence that says so; `None` for an agent's start-up call
+/// (judged whole where gate does not answer it), which is no wrapper of an unknown
+/// version whatever its text holds.
+fn look_alike(text: &str, args: &[OsString]) -> Option<(&'static str, String)> {
+    let strs: Option<Vec<&str>> = args.iter().map(|a| a.to_str()).collect();
+    if strs.is_some_and(|s| crate::policy::wrapper::startup(&s).is_some()) {
+        return None;
+    }
+    let family = crate::policy::wrapper::resembles(text)?;
+    Some((
+        family.agent,
+        format!(
+            "it looks like {}'s wrapper, a version gate does not know, so gate judges the whole text",
+            family.name
+        ),
+    ))
 }
 
 /// Arguments joined with shell quoting, as gate judges a program's argv.
