@@ -479,4 +479,10 @@ fn the_users_own_bang_command_is_judged_by_itself() {
     let last = records.last().expect("an audit record");
     assert_eq!(last["command"], "touch bang-ran");
     assert_eq!(last["wrapper"], "gemini-cli/user-shell");
+    // Gemini CLI removes its per-call directory once it shows the result.
+    term.wait_for("the command's result", |s| {
+        s.contains("Shell Command touch bang-ran")
+    });
+    term.keys(&["Escape"]);
+    thread::sleep(Duration::from_millis(500));
 }
