@@ -7,7 +7,9 @@
 //! with its own file tools; so a wrapper is only judged by its inner command when the
 //! snapshot is exactly gate's stub (which gate writes when it answers the start-up
 //! call), a regular file of this user's, under this user's home. Otherwise the whole
-//! text is judged as it is, which no allow rule matches.
+//! text is judged as it is, which no allow rule matches. Files a wrapper writes must be
+//! absent or this user's own regular files, and Gemini CLI's per-call temporary
+//! directory a private one of this user's in the temporary directory.
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -49,6 +51,9 @@ pub fn trusted(u: &Unwrapped<'_>, var: &dyn Fn(&str) -> Option<OsString>) -> Res
             return Err(format!("the snapshot {snapshot} is not under HOME"));
         }
         holds_stub(snapshot, u.agent)?;
+    }
+    if let Some(dir) = b.temp_dir {
+        agents_temp_dir(dir, var)?;
     }
     if let Some(written) = b.writes {
         match std::fs::symlink_metadata(written) {
@@ -155,6 +160,36 @@ fn path_entry_of_the_agent(
         return Err(format!(
             "{dir} is not a directory of root's or this user's that only its owner can write"
         ));
+    }
+    Ok(())
+}
+
+/// Gemini CLI's temporary directory of one call (`mkdtemp`): a directory (not a link) of
+/// this user's with no permission for anyone else, right in the temporary directory
+/// (`$TMPDIR`, or `/tmp`). The model can make such a directory too; what the wrapper
+/// writes into it is then only a file in a private directory of the user's own.
+fn agents_temp_dir(dir: &str, var: &dyn Fn(&str) -> Option<OsString>) -> Result<(), String> {
+    let path = Path::new(dir);
+    let parent = path
+        .parent()
+        .ok_or("the temporary directory has no parent")?;
+    let tmpdir = var("TMPDIR")
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_absolute());
+    let in_tmp = parent == Path::new("/tmp")
+        || tmpdir.is_some_and(|t| t.components().eq(parent.components()));
+    if !in_tmp {
+        return Err(format!("{dir} is not in the temporary directory"));
+    }
+    let meta = std::fs::symlink_metadata(path).map_err(|e| format!("{dir}: {e}"))?;
+    if !meta.file_type().is_dir() {
+        return Err(format!("{dir} is not a directory"));
+    }
+    if meta.uid() != nix::unistd::geteuid().as_raw() {
+        return Err(format!("{dir} belongs to another user"));
+    }
+    if meta.mode() & 0o077 != 0 {
+        return Err(format!("{dir} is open to other users"));
     }
     Ok(())
 }

@@ -37,6 +37,9 @@ pub struct Record<'a> {
     pub sandbox: Option<Value>,
     /// The agent's wrapper `command` was found in (its template's name), if any.
     pub wrapper: Option<&'a str>,
+    /// The agent whose wrapper `command` looks like although gate judged it whole (a
+    /// version gate does not know, or files that did not check out), if any.
+    pub looks_like: Option<&'a str>,
 }
 
 type Var<'a> = &'a dyn Fn(&str) -> Option<std::ffi::OsString>;
@@ -118,6 +121,9 @@ pub fn encode_for(record: &Record<'_>, now: SystemTime, pid: u64, cwd: Option<&s
     );
     if let Some(template) = record.wrapper {
         object.insert("wrapper".into(), json!(template));
+    }
+    if let Some(agent) = record.looks_like {
+        object.insert("looks_like_wrapper".into(), json!(agent));
     }
     let mut line = serde_json::to_vec(&Value::Object(object)).expect("a JSON map always encodes");
     line.push(b'\n');
@@ -286,6 +292,7 @@ mod tests {
                 message: None,
                 sandbox: None,
                 wrapper: None,
+                looks_like: None,
             };
             let line = encode(&record, UNIX_EPOCH);
             let v: Value = serde_json::from_slice(&line).unwrap();
@@ -353,6 +360,7 @@ mod tests {
             message: None,
             sandbox: None,
             wrapper: None,
+            looks_like: None,
         };
         let line = encode(&record, UNIX_EPOCH);
         assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);

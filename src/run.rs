@@ -95,9 +95,10 @@ struct Judged {
     wrapper: Option<(CommandText, &'static str)>,
     /// The wrapper runs `text` through gate again, under the same settings.
     execs_gate: bool,
-    /// Why text that is (or looks like) an agent's wrapper was judged whole, for the
-    /// reason a refusal, `gate check` and the audit record give.
-    note: Option<String>,
+    /// Text that looks like an agent's wrapper but is judged whole: the agent, and why
+    /// (said in the reason, by `gate check` and in the audit record, so that a user
+    /// knows why nothing the agent runs is allowed).
+    looks_like: Option<(&'static str, String)>,
 }
 
 impl Judged {
@@ -109,14 +110,15 @@ impl Judged {
             text,
             wrapper: None,
             execs_gate: false,
-            note: None,
+            looks_like: None,
         };
         match target {
-            Target::Shell { work, .. } => match work {
+            Target::Shell { work, args, .. } => match work {
                 ShellWork::Command(c) => {
                     let outer = CommandText::from_bytes(c.as_bytes());
                     // An agent's wrapper whose files check out is judged by the agent's
                     // own command inside it; the shell still runs the whole text.
+                    let mut looks_like = None;
                     if outer.is_exact() {
                         if let Some(u) = crate::policy::wrapper::unwrap(outer.as_str()) {
                             match crate::agents::trusted(&u, &var) {
@@ -128,7 +130,7 @@ impl Judged {
                                         text: Some(inner),
                                         wrapper: Some((outer.clone(), template)),
                                         execs_gate: trust.execs_gate && same_settings,
-                                        note: None,
+                                        looks_like: None,
                                     };
                                 }
                                 Err(why) => {
@@ -137,39 +139,44 @@ impl Judged {
                                         %why,
                                         "an agent's wrapper, judged whole"
                                     );
-                                    if u.agent == "codex" {
-                                        let note = format!(
-                                            "it is Codex's wrapper ({}), but {why}, so the \
-                                             whole text was judged",
+                                    let name = crate::policy::wrapper::family(u.agent)
+                                        .map_or(u.agent, |f| f.name);
+                                    looks_like = Some((
+                                        u.agent,
+                                        format!(
+                                            "it is {name}'s wrapper ({}), but {why}, so gate judges the whole text",
                                             u.template
-                                        );
-                                        return Judged {
-                                            note: Some(note),
-                                            ..plain("command", Some(outer))
-                                        };
-                                    }
+                                        ),
+                                    ));
                                 }
                             }
-                        } else if let Some(agent) =
-                            crate::policy::wrapper::looks_like(outer.as_str())
-                        {
-                            let note = format!(
-                                "it looks like {agent}'s wrapper, of a version gate does not \
-                                 know, so the whole text was judged"
-                            );
-                            return Judged {
-                                note: Some(note),
-                                ..plain("command", Some(outer))
-                            };
                         }
                     }
-                    plain("command", Some(outer))
+                    let looks_like = looks_like.or_else(|| look_alike(outer.as_str(), args));
+                    Judged {
+                        looks_like,
+                        ..plain("command", Some(outer))
+                    }
                 }
                 ShellWork::Script(operands) => plain("script", Some(join(operands))),
                 ShellWork::Session => plain("session", None),
                 ShellWork::Info => plain("info", None),
             },
             Target::Program { argv } => plain("program", Some(join(argv))),
+        }
+    }
+
+    /// Say in the reason what the wrapper did to the judgement: the inner command was
+    /// judged, or the whole text, because it only looks like a wrapper.
+    fn annotate(&self, explanation: &mut Explanation) {
+        if let (Some((_, template)), false) = (&self.wrapper, self.execs_gate) {
+            explanation.reason = format!(
+                "{} (the agent's own command, inside the {template} wrapper)",
+                explanation.reason
+            );
+        }
+        if let Some((_, note)) = &self.looks_like {
+            explanation.reason = format!("{} ({note})", explanation.reason);
         }
     }
 
@@ -185,6 +192,25 @@ impl Judged {
             None => Request::Session,
         }
     }
+}
+
+/// Which known agent's wrapper `text` (the `-c` text of `args`) looks like, though no
+/// template matched, and the sentence that says so; `None` for an agent's start-up call
+/// (judged whole where gate does not answer it), which is no wrapper of an unknown
+/// version whatever its text holds.
+fn look_alike(text: &str, args: &[OsString]) -> Option<(&'static str, String)> {
+    let strs: Option<Vec<&str>> = args.iter().map(|a| a.to_str()).collect();
+    if strs.is_some_and(|s| crate::policy::wrapper::startup(&s).is_some()) {
+        return None;
+    }
+    let family = crate::policy::wrapper::resembles(text)?;
+    Some((
+        family.agent,
+        format!(
+            "it looks like {}'s wrapper, a version gate does not know, so gate judges the whole text",
+            family.name
+        ),
+    ))
 }
 
 /// Arguments joined with shell quoting, as gate judges a program's argv.
@@ -266,6 +292,7 @@ impl Trail<'_> {
             message: Some(message.unwrap_or(&e.reason)),
             sandbox: self.sandbox.borrow().clone(),
             wrapper: self.judged.wrapper.as_ref().map(|(_, t)| *t),
+            looks_like: self.judged.looks_like.as_ref().map(|(agent, _)| *agent),
         };
         let line = audit::encode(&record, SystemTime::now());
         audit::write(file, &line).map_err(|err| audit_error(path, &err))
@@ -314,15 +341,7 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
     // broker answers from its memory when it is asked (see docs/security.md).
     let decision = decide(&settings.policy, &Remembered::new(), judged.request());
     let mut explanation = explain::explain(&decision, &settings.policy, judged.text.as_ref());
-    if let (Some((_, template)), false) = (&judged.wrapper, judged.execs_gate) {
-        explanation.reason = format!(
-            "{} (the agent's own command, inside the {template} wrapper)",
-            explanation.reason
-        );
-    }
-    if let Some(note) = &judged.note {
-        explanation.reason = format!("{} ({note})", explanation.reason);
-    }
+    judged.annotate(&mut explanation);
     tracing::debug!(?decision, reason = %explanation.reason, "decided");
     let trail = Trail {
         settings: &settings,
@@ -458,7 +477,7 @@ fn recognise_startup<'t>(
         text: Some(CommandText::new(text)),
         wrapper: None,
         execs_gate: false,
-        note: None,
+        looks_like: None,
     };
     let e = Explanation {
         decided_by: "agent-startup",
@@ -850,9 +869,7 @@ fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
     let remembered = Remembered::new();
     let decision = decide(&settings.policy, &remembered, judged.request());
     let mut e = explain::explain(&decision, &settings.policy, judged.text.as_ref());
-    if let Some(note) = &judged.note {
-        e.reason = format!("{} ({note})", e.reason);
-    }
+    judged.annotate(&mut e);
     // Who would be asked now, looked at the way a run looks (and only when it would).
     let reach = match &decision {
         Decision::Ask => Some(crate::approval::reach::look(
@@ -992,6 +1009,8 @@ fn check_report(
             "rule_origin": e.rule_origin,
             "matched": e.matched,
             "reason": e.reason,
+            "wrapper": judged.wrapper.as_ref().map(|(_, t)| *t),
+            "looks_like_wrapper": judged.looks_like.as_ref().map(|(agent, _)| *agent),
             "outcome": verdict.outcome,
             "approval": approval,
             "would_allow_with": alternatives,

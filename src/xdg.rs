@@ -27,14 +27,34 @@ pub fn state_home(var: Var<'_>) -> Option<PathBuf> {
     absolute(var, "XDG_STATE_HOME").or_else(|| home(var).map(|h| h.join(".local/state")))
 }
 
-/// `$XDG_RUNTIME_DIR` (it has no fallback: the specification leaves that to programs).
+/// `$XDG_RUNTIME_DIR`; without it, `/run/user/UID` when that is this user's private
+/// directory (see [`runtime_dir_in`]). The specification leaves the fallback to programs;
+/// gate needs one because some agents remove `XDG_RUNTIME_DIR` from their commands'
+/// environment (Gemini CLI under GitHub Actions), and a gate there must still find the
+/// broker the user started with it.
 pub fn runtime_dir(var: Var<'_>) -> Option<PathBuf> {
-    absolute(var, "XDG_RUNTIME_DIR")
+    runtime_dir_in(var, std::path::Path::new("/run/user"))
+}
+
+/// [`runtime_dir`], with the fallback looked for in `base/UID`: a directory (not a
+/// link) owned by this user, with no permission for anyone else, as pam_systemd makes
+/// it. Anything else is no runtime directory.
+pub fn runtime_dir_in(var: Var<'_>, base: &std::path::Path) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    if let Some(dir) = absolute(var, "XDG_RUNTIME_DIR") {
+        return Some(dir);
+    }
+    let uid = nix::unistd::geteuid().as_raw();
+    let dir = base.join(uid.to_string());
+    let meta = std::fs::symlink_metadata(&dir).ok()?;
+    let private = meta.file_type().is_dir() && meta.uid() == uid && meta.mode() & 0o077 == 0;
+    private.then_some(dir)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn with(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<OsString> {
         move |name| {
@@ -64,7 +84,30 @@ mod tests {
         let var = with(&[("HOME", "/h")]);
         assert_eq!(config_home(&var), Some(PathBuf::from("/h/.config")));
         assert_eq!(state_home(&var), Some(PathBuf::from("/h/.local/state")));
-        assert_eq!(runtime_dir(&var), None);
+        assert_eq!(runtime_dir_in(&var, Path::new("/nonexistent")), None);
+    }
+
+    #[test]
+    fn without_xdg_runtime_dir_the_users_own_run_user_directory_is_used() {
+        use std::os::unix::fs::PermissionsExt;
+        let base = tempfile::tempdir().unwrap();
+        let uid = nix::unistd::geteuid().as_raw();
+        let mine = base.path().join(uid.to_string());
+        let var = with(&[("HOME", "/h")]);
+        assert_eq!(runtime_dir_in(&var, base.path()), None, "missing");
+        std::fs::create_dir(&mine).unwrap();
+        std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert_eq!(runtime_dir_in(&var, base.path()), Some(mine.clone()));
+        let set = with(&[("XDG_RUNTIME_DIR", "/r")]);
+        assert_eq!(runtime_dir_in(&set, base.path()), Some(PathBuf::from("/r")));
+        std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(runtime_dir_in(&var, base.path()), None, "open to others");
+        std::fs::remove_dir(&mine).unwrap();
+        let elsewhere = base.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::fs::set_permissions(&elsewhere, std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &mine).unwrap();
+        assert_eq!(runtime_dir_in(&var, base.path()), None, "a link");
     }
 
     #[test]
@@ -77,7 +120,7 @@ mod tests {
         ]);
         assert_eq!(config_home(&var), Some(PathBuf::from("/h/.config")));
         assert_eq!(state_home(&var), Some(PathBuf::from("/h/.local/state")));
-        assert_eq!(runtime_dir(&var), None);
+        assert_eq!(runtime_dir_in(&var, Path::new("/nonexistent")), None);
         let var = with(&[("HOME", "h"), ("XDG_STATE_HOME", "")]);
         assert_eq!(home(&var), None);
         assert_eq!(state_home(&var), None);

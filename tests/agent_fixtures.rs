@@ -7,7 +7,9 @@
 //!
 //! Then real shells check the unquoting: with `eval` (and Codex's `exec`) replaced by a
 //! function that prints what it was given, bash and zsh run each wrapper and must print
-//! exactly the inner command `unwrap` found.
+//! exactly the inner command `unwrap` found. Gemini CLI's wrappers since 0.37 have no
+//! quoting to undo: bash running the whole wrapper must print what the inner command
+//! alone prints.
 
 use std::fs;
 use std::io::Write;
@@ -268,4 +270,55 @@ fn the_snapshot_stub_does_nothing_when_sourced() {
         assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n", "{shell}");
         assert!(out.stderr.is_empty(), "{shell}: {:?}", out.stderr);
     }
+}
+
+/// Gemini CLI since 0.37 splices the command in as raw text on lines of its own: bash
+/// running the whole captured wrapper prints exactly what it prints for the inner
+/// command alone (the bookkeeping writes files, not output).
+#[test]
+fn bash_runs_gemini_clis_wrappers_as_their_inner_command() {
+    let mut checked = 0;
+    for f in fixtures() {
+        let text = f.argv.last().unwrap();
+        let Some(u) = unwrap(text) else { continue };
+        if u.agent != "gemini-cli" || u.bookkeeping.temp_dir.is_none() && !text.contains("(\n") {
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        // The captured per-call directory, made for the run (and removed) unless it exists.
+        let made = u
+            .bookkeeping
+            .temp_dir
+            .filter(|temp| fs::create_dir(temp).is_ok());
+        let run = |script: &str| {
+            Command::new("/bin/bash")
+                .arg("-c")
+                .arg(script)
+                .env_clear()
+                .env("PATH", "/usr/bin:/bin")
+                .env("LC_ALL", "C")
+                .current_dir(dir.path())
+                .stdin(Stdio::null())
+                .output()
+                .unwrap()
+        };
+        let (whole, alone) = (run(text), run(&u.inner));
+        assert_eq!(
+            String::from_utf8_lossy(&whole.stdout),
+            String::from_utf8_lossy(&alone.stdout),
+            "{}",
+            f.name
+        );
+        assert_eq!(whole.status.code(), alone.status.code(), "{}", f.name);
+        assert!(
+            !whole.stdout.is_empty() || u.inner.starts_with("ls"),
+            "{}",
+            f.name
+        );
+        if let Some(temp) = made {
+            let _ = fs::remove_dir_all(temp);
+        }
+        checked += 1;
+    }
+    assert!(checked >= 6, "only {checked} Gemini CLI fixtures checked");
 }

@@ -230,3 +230,187 @@ fn the_audit_log_names_the_wrapper_and_records_the_inner_command() {
         "{record}"
     );
 }
+
+// Gemini CLI (0.44 and later): a temporary directory of its own per call.
+
+/// Gemini CLI 0.61's wrapper around `inner`, its temporary directory `dir`.
+fn gemini_wrapped(dir: &std::path::Path, inner: &str) -> String {
+    format!(
+        "shopt -u promptvars nullglob extglob nocaseglob dotglob; _bgpids_file={}/bgpids.tmp\n(\n  trap 'jobs -p > \"$_bgpids_file\"' EXIT\n{inner}\n)\n__code=$?\nexit $__code",
+        dir.display()
+    )
+}
+
+/// A directory as Gemini CLI's `mkdtemp` makes it: private, in the test's TMPDIR.
+fn gemini_dir(env: &TestEnv) -> std::path::PathBuf {
+    let dir = env.root.join("gemini-shell-Ab12Cd");
+    fs::create_dir(&dir).unwrap();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
+    dir
+}
+
+fn gemini_gate(env: &TestEnv, text: &str) -> Outcome {
+    env.gate()
+        .env("TMPDIR", &env.root)
+        .args(NO_CONFIG)
+        .args(["--allow", "touch gemini-ran"])
+        .args(["-c", text])
+        .run()
+}
+
+#[test]
+fn a_gemini_wrapper_in_a_private_temporary_directory_is_judged_by_its_command() {
+    let env = TestEnv::new();
+    let dir = gemini_dir(&env);
+    gemini_gate(&env, &gemini_wrapped(&dir, "touch gemini-ran")).assert_code(0);
+    assert!(env.file("gemini-ran").exists());
+    // The EXIT trap wrote the background pids file, as Gemini CLI expects.
+    assert!(dir.join("bgpids.tmp").is_file());
+}
+
+#[test]
+fn a_gemini_temporary_directory_that_is_not_private_makes_the_wrapper_count_for_nothing() {
+    let env = TestEnv::new();
+    let private = gemini_dir(&env);
+    type Make<'a> = Box<dyn Fn() -> std::path::PathBuf + 'a>;
+    let cases: Vec<(&str, Make<'_>)> = vec![
+        (
+            "is open to other users",
+            Box::new(|| {
+                let dir = env.root.join("gemini-shell-Open00");
+                fs::create_dir(&dir).unwrap();
+                fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+                dir
+            }),
+        ),
+        (
+            "is not a directory",
+            Box::new(|| {
+                let link = env.root.join("gemini-shell-Link00");
+                std::os::unix::fs::symlink(&private, &link).unwrap();
+                link
+            }),
+        ),
+        (
+            "No such file",
+            Box::new(|| env.root.join("gemini-shell-Gone00")),
+        ),
+        (
+            "is not in the temporary directory",
+            Box::new(|| {
+                let dir = env.work.join("gemini-shell-Away00");
+                fs::create_dir(&dir).unwrap();
+                fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
+                dir
+            }),
+        ),
+        (
+            "is not a regular file",
+            Box::new(|| {
+                let dir = env.root.join("gemini-shell-File00");
+                fs::create_dir(&dir).unwrap();
+                fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
+                std::os::unix::fs::symlink(env.file("victim"), dir.join("bgpids.tmp")).unwrap();
+                dir
+            }),
+        ),
+    ];
+    fs::write(env.file("victim"), "keep me\n").unwrap();
+    for (why, make) in cases {
+        let dir = make();
+        let out = gemini_gate(&env, &gemini_wrapped(&dir, "touch gemini-ran"));
+        out.assert_refused();
+        out.assert_stderr_contains("it is Gemini CLI's wrapper (gemini-cli/subshell-trap), but");
+        out.assert_stderr_contains(why);
+        assert_absent(&env.file("gemini-ran"), &out);
+    }
+    assert_eq!(fs::read_to_string(env.file("victim")).unwrap(), "keep me\n");
+}
+
+/// A text shaped like Gemini CLI's wrapper that no template matches (a version gate does
+/// not know): the refusal, `gate check` and the audit record say so.
+#[test]
+fn an_unknown_version_of_a_known_wrapper_is_named_in_the_refusal_check_and_audit() {
+    let env = TestEnv::new();
+    let dir = gemini_dir(&env);
+    let text = gemini_wrapped(&dir, "touch gemini-ran").replace("jobs -p", "jobs -pr");
+    let note = "it looks like Gemini CLI's wrapper, a version gate does not know, so gate judges the whole text";
+    let out = gemini_gate(&env, &text);
+    out.assert_refused();
+    out.assert_stderr_contains(note);
+    assert_absent(&env.file("gemini-ran"), &out);
+
+    let check = env
+        .gate()
+        .args(NO_CONFIG)
+        .args(["check", "--allow", "touch gemini-ran", "-c", &text])
+        .run();
+    check.assert_stdout_contains(note);
+    let json = env
+        .gate()
+        .args(NO_CONFIG)
+        .args(["check", "--json", "-c", &text])
+        .run();
+    let v: serde_json::Value = serde_json::from_str(&json.stdout()).unwrap();
+    assert_eq!(v["looks_like_wrapper"], "gemini-cli", "{v}");
+    assert_eq!(v["wrapper"], serde_json::Value::Null, "{v}");
+
+    let log = env.root.join("audit.jsonl");
+    env.gate()
+        .env("TMPDIR", &env.root)
+        .args(["--no-config", "--no-tty", "--shell", "/bin/bash"])
+        .args(["--audit-log", log.to_str().unwrap()])
+        .args(["-c", &text])
+        .run()
+        .assert_refused();
+    let record = audit_records(&log).pop().unwrap();
+    assert_eq!(record["looks_like_wrapper"], "gemini-cli", "{record}");
+    assert!(
+        record["message"].as_str().unwrap().contains(note),
+        "{record}"
+    );
+    // A plain command resembles nothing.
+    let plain = env
+        .gate()
+        .args(NO_CONFIG)
+        .args(["check", "--json", "-c", "touch x; ls"])
+        .run();
+    let v: serde_json::Value = serde_json::from_str(&plain.stdout()).unwrap();
+    assert_eq!(v["looks_like_wrapper"], serde_json::Value::Null, "{v}");
+}
+
+/// An agent's start-up call judged whole (at `full`, where gate does not answer it) is
+/// not said to be a wrapper of an unknown version, though its text has the agent's marks.
+#[test]
+fn a_start_up_call_judged_whole_is_not_called_an_unknown_wrapper() {
+    let env = TestEnv::new();
+    let script = startup_script(&env);
+    assert!(script.contains("/.claude/shell-snapshots/snapshot-"));
+    let out = env
+        .gate()
+        .args([
+            "--no-config",
+            "--audit-log",
+            "off",
+            "--no-tty",
+            "--level",
+            "full",
+        ])
+        .args(["check", "--deny", "touch", "-c", "-l", &script])
+        .run();
+    assert!(!out.stdout().contains("looks like"), "{}", out.report());
+    // The same text as a plain -c command is a look-alike.
+    let out = env
+        .gate()
+        .args([
+            "--no-config",
+            "--audit-log",
+            "off",
+            "--no-tty",
+            "--level",
+            "full",
+        ])
+        .args(["check", "--deny", "touch", "-c", &script])
+        .run();
+    out.assert_stdout_contains("it looks like Claude Code's wrapper");
+}

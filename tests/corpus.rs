@@ -661,6 +661,12 @@ impl Vars {
         }
     }
 
+    /// Gemini CLI's per-call directory (`mkdtemp` of `/tmp/gemini-shell-`), named after
+    /// this run; made private for the cases that name it.
+    fn gemini_dir(&self) -> PathBuf {
+        PathBuf::from(format!("/tmp/gemini-shell-{}", &self.hex[6..]))
+    }
+
     /// `/tmp` files the agents' wrapper templates write, named after this run.
     fn temporary_files(&self) -> [PathBuf; 2] {
         [
@@ -700,6 +706,7 @@ fn expand(raw: &str, vars: &Vars) -> Result<Vec<Vec<u8>>, String> {
             "WORK" => vars.work.as_os_str().as_bytes().to_vec(),
             "HEX4" => vars.hex.as_bytes()[8..].to_vec(),
             "HEX12" => vars.hex.as_bytes().to_vec(),
+            "GEMDIR" => vars.gemini_dir().into_os_string().into_vec(),
             _ => {
                 if let Some(code) = name.strip_prefix("U+") {
                     let c = u32::from_str_radix(code, 16)
@@ -830,6 +837,15 @@ impl Workspace {
                 }
             }
         }
+        if case.command.contains("{{GEMDIR}}") {
+            let dir = vars.gemini_dir();
+            let _ = fs::remove_dir_all(&dir);
+            fs::create_dir(&dir).unwrap();
+            fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
+            if let Some(uid) = owner {
+                std::os::unix::fs::lchown(&dir, Some(uid), Some(uid)).unwrap();
+            }
+        }
         let path = std::env::var_os("PATH")
             .filter(|p| !p.is_empty())
             .unwrap_or_else(|| OsString::from("/usr/local/bin:/usr/bin:/bin"));
@@ -857,6 +873,7 @@ impl Drop for Workspace {
         for file in self.vars.temporary_files() {
             let _ = fs::remove_file(file);
         }
+        let _ = fs::remove_dir_all(self.vars.gemini_dir());
     }
 }
 

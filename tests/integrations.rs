@@ -2147,7 +2147,7 @@ fn codex_cli_a_wrapper_of_another_version_is_named_as_such() {
     );
     let env = TestEnv::new();
     env.write_user_config("level = \"ask\"\nallow = [\"echo\"]\n");
-    let note = "it looks like Codex CLI's wrapper, of a version gate does not know";
+    let note = "it looks like Codex CLI's wrapper, a version gate does not know";
     let check = env.gate().args(["check", "-c", &text]).run();
     assert!(check.stdout().contains(note), "{}", check.report());
     let run = env.gate().args(["-c", &text]).run();

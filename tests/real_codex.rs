@@ -325,7 +325,7 @@ fn codex_a_snapshot_the_model_edited_is_not_trusted() {
     assert_eq!(exit_code(&results[2]), Some(126), "{results:?}");
     assert!(results[2].contains("gate: refused"), "{results:?}");
     assert!(
-        results[2].contains("it is Codex's wrapper (codex/snapshot-env), but the snapshot"),
+        results[2].contains("it is Codex CLI's wrapper (codex/snapshot-env), but the snapshot"),
         "{results:?}"
     );
     assert!(

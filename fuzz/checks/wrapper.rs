@@ -46,6 +46,7 @@ pub fn check(data: &[u8]) {
         bookkeeping.sources,
         bookkeeping.sources_home,
         bookkeeping.writes,
+        bookkeeping.temp_dir,
         bookkeeping.exec_shell,
         bookkeeping.path_prepend,
     ]

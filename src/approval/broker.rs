@@ -726,6 +726,7 @@ impl Broker {
                 ),
                 sandbox: None,
                 wrapper: None,
+                looks_like: None,
             };
             let line = crate::audit::encode_for(
                 &record,

@@ -22,7 +22,13 @@ pub const SOCKET_NAME: &str = "broker.sock";
 /// take away the right to create files in /tmp itself), hence the state directory
 /// before /tmp.
 pub fn private_dir(var: &dyn Fn(&str) -> Option<OsString>) -> PathBuf {
-    if let Some(runtime) = xdg::runtime_dir(var) {
+    private_dir_in(var, Path::new("/run/user"))
+}
+
+/// [`private_dir`], with the runtime directory's fallback looked for in `run_base/UID`
+/// ([`xdg::runtime_dir_in`]).
+fn private_dir_in(var: &dyn Fn(&str) -> Option<OsString>, run_base: &Path) -> PathBuf {
+    if let Some(runtime) = xdg::runtime_dir_in(var, run_base) {
         return runtime.join("gate");
     }
     if let Some(state) = xdg::state_home(var) {
@@ -113,6 +119,8 @@ mod tests {
     fn the_private_dir_follows_xdg_runtime_dir() {
         let var = |k: &str| (k == "XDG_RUNTIME_DIR").then(|| OsString::from("/run/user/7"));
         assert_eq!(private_dir(&var), PathBuf::from("/run/user/7/gate"));
+        let private_dir =
+            |var: &dyn Fn(&str) -> Option<OsString>| private_dir_in(var, Path::new("/nonexistent"));
         let relative = |k: &str| match k {
             "XDG_RUNTIME_DIR" => Some(OsString::from("run")),
             "HOME" => Some(OsString::from("/h")),

@@ -3,14 +3,17 @@
 //!
 //! Claude Code never sends the model's command as is. It sends
 //! `source <snapshot> … && eval '<command>' < /dev/null && pwd -P >| /tmp/claude-XXXX-cwd`;
-//! Gemini CLI sends `shopt -u …; { <command>; }; __code=$?; pgrep -g 0 >… 2>&1; exit $__code;`.
+//! Gemini CLI (0.44 and later) sends `shopt -u …; _bgpids_file=/tmp/gemini-shell-XXXXXX/bgpids.tmp`,
+//! a subshell with an EXIT trap around `<command>` on lines of its own, and `exit $__code`.
 //! No allow rule can match such text (it is full of `&&`, `<`, `>`, `;`), so without this
 //! module gate would ask about every command those agents run.
 //!
 //! [`unwrap`] recognises a wrapper only when the whole text matches one of the
-//! [`TEMPLATES`] byte for byte: the literal pieces exactly, each hole only in its own
-//! narrow character class (a snapshot path of the agent's own shape, a cwd file
-//! `/tmp/claude-<4 hex>-cwd`, the command word in exactly the agent's quoting). Anything
+//! [`TEMPLATES`] by its shape: the literal pieces exactly (a few of them present in some
+//! versions only, [`Piece::Optional`]), each hole only in its own narrow character class
+//! (a snapshot path of the agent's own shape, a cwd file `/tmp/claude-<4 hex>-cwd`, a
+//! per-call directory `TMP/gemini-shell-XXXXXX`, the command word in exactly the agent's
+//! quoting). Anything
 //! else — an extra `;`, a second `eval`, trailing text, a different redirection, a path of
 //! another shape — is not a wrapper, and gate then judges the whole text as plain text,
 //! which matches no allow rule. The command returned is the one the shell will run, with
@@ -21,6 +24,10 @@
 //! file, running `pgrep`) is fixed by the template, but the files it names are not: the
 //! run path must check them before it trusts a match ([`Bookkeeping`], and
 //! `tests/fixtures/agents/README.md` for the analysis). Sourcing a file is running it.
+//!
+//! A text that matches no template but has a known agent's marks ([`resembles`]) is still
+//! judged whole; gate only says which agent's wrapper it looks like, so that a user whose
+//! agent changed its wrapper knows why nothing is allowed.
 //!
 //! Pure: no files, no environment. The templates, their sources and the captured argv
 //! they were checked against are in `tests/fixtures/agents/`.
@@ -59,6 +66,10 @@ pub struct Bookkeeping<'a> {
     /// A file the wrapper writes after the inner command (Claude Code's cwd file, Gemini
     /// CLI's pgrep file). It is truncated and written through symlinks.
     pub writes: Option<&'a str>,
+    /// The agent's own temporary directory that [`Bookkeeping::writes`] is in (Gemini CLI
+    /// 0.40 and later: `mkdtemp` of `TMPDIR/gemini-shell-`), for the run path to check
+    /// that it is a private directory of this user's in the temporary directory.
+    pub temp_dir: Option<&'a str>,
     /// The shell the wrapper execs to run the inner command (Codex). `None`: the inner
     /// command runs in the shell gate starts.
     pub exec_shell: Option<&'a str>,
@@ -115,6 +126,19 @@ pub enum Piece {
     GeminiGroup,
     /// Gemini CLI's pgrep file: `/tmp/shell_pgrep_[0-9a-f]{12}.tmp`.
     GeminiPgrepFile,
+    /// Gemini CLI 0.37 and later: the command on lines of its own, as raw shell text,
+    /// trimmed (it must not start or end with white space), with a space added after a
+    /// final `\` (Gemini CLI adds one so that the backslash cannot join the next line).
+    /// What follows it is matched from the end of the text: only [`Piece::Lit`],
+    /// [`Piece::GeminiPgrepFile`] and [`Piece::GeminiTempFile`] may follow it.
+    GeminiLines,
+    /// A file in Gemini CLI's temporary directory of one call (0.40 and later):
+    /// `DIR/gemini-shell-[A-Za-z0-9]{6}/NAME`, DIR an absolute path of plain components
+    /// (its temporary directory), written bare (shell-quote leaves such paths unquoted).
+    GeminiTempFile(&'static str),
+    /// Literal text some versions of the agent write here and others do not (Gemini CLI
+    /// 0.44's `trap '' HUP; `).
+    Optional(&'static str),
     /// Codex's shell snapshot, the inside of a single-quoted word:
     /// `/HOME/.codex/shell_snapshots/<uuid>[.<digits>].sh`.
     CodexSnapshot,
@@ -197,6 +221,14 @@ const SHELL_NAMES: [&str; 3] = ["bash", "zsh", "sh"];
 const CLAUDE_TAIL: Piece = Piece::Lit(" && pwd -P >| ");
 const CLAUDE_STDIN_21: Piece = Piece::EvalStdin(&[Redirect::DevNull, Redirect::Inherited]);
 const CLAUDE_STDIN_10: Piece = Piece::EvalStdin(&[Redirect::EscapedDevNull, Redirect::Inherited]);
+/// Gemini CLI's `shopt` line (0.13 and later), before every wrapper of its.
+macro_rules! gemini_guard {
+    () => {
+        "shopt -u promptvars nullglob extglob nocaseglob dotglob; "
+    };
+}
+/// Gemini CLI 0.44 ignored SIGHUP first (reverted in 0.45).
+const GEMINI_HUP_GUARD: Piece = Piece::Optional("trap '' HUP; ");
 const GEMINI_TAIL: [Piece; 3] = [
     Piece::Lit(" }; __code=$?; pgrep -g 0 >"),
     Piece::GeminiPgrepFile,
@@ -293,11 +325,65 @@ pub static TEMPLATES: &[Template] = &[
     },
     Template {
         agent: "gemini-cli",
-        name: "gemini-cli/shopt-guard",
-        versions: "0.2x and later (seen 2026-01 to 2026-09)",
+        name: "gemini-cli/subshell-trap",
+        versions: "0.44 and later (captured: 0.44.0, with `trap '' HUP; ` first; 0.61.0)",
         argv: "bash -c TEXT (bash from PATH)",
         pieces: &[
-            Piece::Lit("shopt -u promptvars nullglob extglob nocaseglob dotglob; { "),
+            GEMINI_HUP_GUARD,
+            Piece::Lit(concat!(gemini_guard!(), "_bgpids_file=")),
+            Piece::GeminiTempFile("bgpids.tmp"),
+            Piece::Lit("\n(\n  trap 'jobs -p > \"$_bgpids_file\"' EXIT\n"),
+            Piece::GeminiLines,
+            Piece::Lit("\n)\n__code=$?\nexit $__code"),
+        ],
+    },
+    Template {
+        agent: "gemini-cli",
+        name: "gemini-cli/user-shell",
+        versions: "0.40 and later: the user's own `!command` (captured: 0.61.0)",
+        argv: "bash -c TEXT (bash from PATH, on node-pty)",
+        pieces: &[
+            GEMINI_HUP_GUARD,
+            Piece::Lit(concat!(gemini_guard!(), "{\n")),
+            Piece::GeminiLines,
+            Piece::Lit("\n}\n__code=$?; pwd > "),
+            Piece::GeminiTempFile("pwd.tmp"),
+            Piece::Lit("; exit $__code"),
+        ],
+    },
+    Template {
+        agent: "gemini-cli",
+        name: "gemini-cli/subshell-pgrep-dir",
+        versions: "0.40 to 0.43 (captured: 0.40.0)",
+        argv: "bash -c TEXT (bash from PATH)",
+        pieces: &[
+            Piece::Lit(concat!(gemini_guard!(), "(\n")),
+            Piece::GeminiLines,
+            Piece::Lit("\n)\n__code=$?; pgrep -g 0 >"),
+            Piece::GeminiTempFile("pgrep.tmp"),
+            Piece::Lit(" 2>&1; exit $__code;"),
+        ],
+    },
+    Template {
+        agent: "gemini-cli",
+        name: "gemini-cli/subshell-pgrep",
+        versions: "0.37 to 0.39 (captured: 0.37.2)",
+        argv: "bash -c TEXT (bash from PATH)",
+        pieces: &[
+            Piece::Lit(concat!(gemini_guard!(), "(\n")),
+            Piece::GeminiLines,
+            Piece::Lit("\n); __code=$?; pgrep -g 0 >"),
+            Piece::GeminiPgrepFile,
+            Piece::Lit(" 2>&1; exit $__code;"),
+        ],
+    },
+    Template {
+        agent: "gemini-cli",
+        name: "gemini-cli/shopt-guard",
+        versions: "0.13 to 0.36 (seen 2026-01 to 2026-03)",
+        argv: "bash -c TEXT (bash from PATH)",
+        pieces: &[
+            Piece::Lit(concat!(gemini_guard!(), "{ ")),
             Piece::GeminiGroup,
             GEMINI_TAIL[0],
             GEMINI_TAIL[1],
@@ -307,7 +393,7 @@ pub static TEMPLATES: &[Template] = &[
     Template {
         agent: "gemini-cli",
         name: "gemini-cli/plain",
-        versions: "0.1.x (2025, before the shopt guard)",
+        versions: "0.1.x to 0.12 (2025, before the shopt guard)",
         argv: "bash -c TEXT (bash from PATH)",
         pieces: &[
             Piece::Lit("{ "),
@@ -361,14 +447,55 @@ pub fn unwrap(command: &str) -> Option<Unwrapped<'_>> {
     TEMPLATES.iter().find_map(|t| match_template(t, command))
 }
 
-/// The agent whose wrapper `text` looks like, when no template matched it: a release
-/// gate does not know, or an edited copy. Only for telling the user why nothing is
-/// allowed; never a reason to trust anything. Codex's wrappers start with its saved
-/// variables or with the `if .` of its snapshot.
-pub fn looks_like(text: &str) -> Option<&'static str> {
-    let codex = text.starts_with("__CODEX_SNAPSHOT_")
-        || (text.starts_with("if . '") && text.contains(CODEX_SNAPSHOT_DIR));
-    codex.then_some("Codex CLI")
+/// An agent whose wrappers gate knows, and what its wrappers have in common whatever the
+/// version: text that has one of the marks looks like that agent's wrapper.
+#[derive(Debug)]
+pub struct Family {
+    /// As in [`Template::agent`].
+    pub agent: &'static str,
+    /// The agent's name, for people: `Gemini CLI`.
+    pub name: &'static str,
+    /// Fixed text found in every wrapper of the agent's that gate has seen, and not in
+    /// commands people type.
+    pub marks: &'static [&'static str],
+}
+
+/// The agents [`resembles`] knows, one entry each.
+pub static FAMILIES: &[Family] = &[
+    Family {
+        agent: "claude-code",
+        name: "Claude Code",
+        marks: &["/.claude/shell-snapshots/snapshot-", " && pwd -P >| "],
+    },
+    Family {
+        agent: "gemini-cli",
+        name: "Gemini CLI",
+        marks: &[
+            "__code=$?",
+            "_bgpids_file=",
+            "shopt -u promptvars nullglob extglob nocaseglob dotglob;",
+        ],
+    },
+    Family {
+        agent: "codex",
+        name: "Codex CLI",
+        marks: &["/.codex/shell_snapshots/", "__CODEX_SNAPSHOT_OVERRIDE"],
+    },
+];
+
+/// Which known agent's wrapper `command` looks like, by its marks alone: for a text that
+/// [`unwrap`] does not recognise, so that gate can say why nothing in it is allowed (a
+/// version of the agent gate does not know, most likely). A guess, used only in what gate
+/// says, never in what it decides.
+pub fn resembles(command: &str) -> Option<&'static Family> {
+    FAMILIES
+        .iter()
+        .find(|f| f.marks.iter().any(|mark| command.contains(mark)))
+}
+
+/// The family of `agent` (as in [`Template::agent`]).
+pub fn family(agent: &str) -> Option<&'static Family> {
+    FAMILIES.iter().find(|f| f.agent == agent)
 }
 
 /// What gate does instead of running an agent's start-up call. Every answer runs
@@ -545,6 +672,7 @@ fn match_template<'a>(template: &'static Template, text: &'a str) -> Option<Unwr
         sources: None,
         sources_home: None,
         writes: None,
+        temp_dir: None,
         exec_shell: None,
         path_prepend: None,
         stdin: Stdin::Inherited,
@@ -555,6 +683,13 @@ fn match_template<'a>(template: &'static Template, text: &'a str) -> Option<Unwr
         let rest = &text[pos..];
         let used = match *piece {
             Piece::Lit(lit) => rest.starts_with(lit).then_some(lit.len())?,
+            Piece::Optional(lit) => {
+                if rest.starts_with(lit) {
+                    lit.len()
+                } else {
+                    0
+                }
+            }
             Piece::ClaudeSnapshot => {
                 let end = rest
                     .bytes()
@@ -595,22 +730,34 @@ fn match_template<'a>(template: &'static Template, text: &'a str) -> Option<Unwr
                 }
                 form.spelling().len()
             }
-            Piece::GeminiGroup => {
-                let tail: usize = template.pieces[i + 1..]
-                    .iter()
-                    .map(|p| fixed_len(*p))
-                    .sum::<Option<usize>>()?;
-                let end = rest.len().checked_sub(tail)?;
-                if !rest.is_char_boundary(end) {
-                    return None;
-                }
-                inner = Some(Value::Borrowed(gemini_inner(&rest[..end])?));
-                end
+            Piece::GeminiGroup | Piece::GeminiLines => {
+                // The raw command ends where the pieces after it, matched from the end
+                // of the text, begin; nothing is left for the loop to match.
+                let end = match_from_end(&template.pieces[i + 1..], rest, &mut bookkeeping)?;
+                let body = &rest[..end];
+                let raw = if *piece == Piece::GeminiGroup {
+                    gemini_inner(body)?
+                } else {
+                    gemini_lines_inner(body)?
+                };
+                inner = Some(Value::Borrowed(raw));
+                pos = text.len();
+                break;
             }
             Piece::GeminiPgrepFile => {
                 let len = gemini_pgrep_len(rest)?;
                 bookkeeping.writes = Some(&rest[..len]);
                 len
+            }
+            Piece::GeminiTempFile(name) => {
+                let end = rest
+                    .bytes()
+                    .position(|b| !is_path_byte(b))
+                    .unwrap_or(rest.len());
+                let path = &rest[..end];
+                bookkeeping.temp_dir = Some(gemini_temp_dir(path, name)?);
+                bookkeeping.writes = Some(path);
+                end
             }
             Piece::CodexSnapshot => {
                 let end = rest.find('\'')?;
@@ -677,14 +824,54 @@ fn match_template<'a>(template: &'static Template, text: &'a str) -> Option<Unwr
     })
 }
 
-/// The length of a piece that always has the same length.
-fn fixed_len(piece: Piece) -> Option<usize> {
-    match piece {
-        Piece::Lit(lit) => Some(lit.len()),
-        Piece::ClaudeCwdFile => Some(CLAUDE_CWD_LEN),
-        Piece::GeminiPgrepFile => Some(GEMINI_PGREP_LEN),
-        _ => None,
+/// Match `pieces` against the end of `rest`, last piece first: the offset where the
+/// first of them begins. Only pieces whose extent can be found from their right end may
+/// follow a raw command: literals, Gemini CLI's pgrep file (fixed length) and its
+/// temporary file (a run of path characters, which the literal before it must not end
+/// with).
+fn match_from_end<'a>(
+    pieces: &[Piece],
+    rest: &'a str,
+    bookkeeping: &mut Bookkeeping<'a>,
+) -> Option<usize> {
+    let mut end = rest.len();
+    for piece in pieces.iter().rev() {
+        let before = &rest[..end];
+        let start = match *piece {
+            Piece::Lit(lit) => before.strip_suffix(lit).map(str::len)?,
+            Piece::GeminiPgrepFile => {
+                let start = end.checked_sub(GEMINI_PGREP_LEN)?;
+                let file = before.get(start..)?;
+                if gemini_pgrep_len(file)? != file.len() {
+                    return None;
+                }
+                bookkeeping.writes = Some(file);
+                start
+            }
+            Piece::GeminiTempFile(name) => {
+                let start = before
+                    .bytes()
+                    .rposition(|b| !is_path_byte(b))
+                    .map_or(0, |at| at + 1);
+                let path = &before[start..];
+                bookkeeping.temp_dir = Some(gemini_temp_dir(path, name)?);
+                bookkeeping.writes = Some(path);
+                start
+            }
+            _ => return None,
+        };
+        end = start;
     }
+    Some(end)
+}
+
+/// Whether `piece` can be matched from its right end ([`match_from_end`]).
+#[cfg(test)]
+fn matches_from_end(piece: Piece) -> bool {
+    matches!(
+        piece,
+        Piece::Lit(_) | Piece::GeminiPgrepFile | Piece::GeminiTempFile(_)
+    )
 }
 
 fn is_path_byte(b: u8) -> bool {
@@ -904,6 +1091,37 @@ fn gemini_inner(body: &str) -> Option<&str> {
     let first = inner.chars().next()?;
     let last = inner.chars().next_back()?;
     (!trimmed_by_js(first) && !trimmed_by_js(last)).then_some(inner)
+}
+
+/// Gemini CLI 0.37 and later put the trimmed command on lines of its own, with a space
+/// after a final backslash. The inner command (the body as it is: the space is part of
+/// what the shell runs), or `None` if Gemini CLI cannot have written this body.
+fn gemini_lines_inner(body: &str) -> Option<&str> {
+    let trimmed_by_js = |c: char| c.is_whitespace() || c == '\u{feff}';
+    let first = body.chars().next()?;
+    let command = match body.strip_suffix(' ') {
+        Some(command) if command.ends_with('\\') => command,
+        Some(_) => return None,
+        None if body.ends_with('\\') => return None,
+        None => body,
+    };
+    let last = command.chars().next_back()?;
+    (!trimmed_by_js(first) && !trimmed_by_js(last)).then_some(body)
+}
+
+/// The directory part of Gemini CLI's temporary file `path`, which must be
+/// `DIR/gemini-shell-XXXXXX/NAME`: DIR absolute, of plain components, XXXXXX six letters
+/// or digits (`mkdtemp`). Which directory that is, and whose, is the run path's to check.
+fn gemini_temp_dir<'a>(path: &'a str, name: &str) -> Option<&'a str> {
+    let dir = path.strip_suffix(name)?.strip_suffix('/')?;
+    let (base, leaf) = dir.rsplit_once('/')?;
+    let suffix = leaf.strip_prefix("gemini-shell-")?;
+    let suffix_ok = suffix.len() == 6 && suffix.bytes().all(|b| b.is_ascii_alphanumeric());
+    let base_ok = base.starts_with('/')
+        && base[1..]
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != ".." && c.bytes().all(is_path_byte));
+    (suffix_ok && base_ok).then_some(dir)
 }
 
 /// Decode one word at the start of `rest` in the given quoting: its value and how many
@@ -1128,6 +1346,53 @@ mod tests {
         )
     }
 
+    const GEMINI_DIR: &str = "/tmp/gemini-shell-dERLen";
+    const GUARD: &str = "shopt -u promptvars nullglob extglob nocaseglob dotglob; ";
+
+    /// Gemini CLI's own trimming: JavaScript's `trim()`, and a space after a final `\\`.
+    fn gemini_trim(command: &str) -> String {
+        let mut body = command
+            .trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
+            .to_owned();
+        if body.ends_with('\\') {
+            body.push(' ');
+        }
+        body
+    }
+
+    /// Gemini CLI 0.44 and later (`hup`: 0.44's `trap '' HUP; ` first).
+    fn gemini_trap(command: &str, dir: &str, hup: bool) -> String {
+        let hup = if hup { "trap '' HUP; " } else { "" };
+        format!(
+            "{hup}{GUARD}_bgpids_file={dir}/bgpids.tmp\n(\n  trap 'jobs -p > \"$_bgpids_file\"' EXIT\n{}\n)\n__code=$?\nexit $__code",
+            gemini_trim(command)
+        )
+    }
+
+    /// Gemini CLI 0.40 to 0.43.
+    fn gemini_pgrep_dir(command: &str, dir: &str) -> String {
+        format!(
+            "{GUARD}(\n{}\n)\n__code=$?; pgrep -g 0 >{dir}/pgrep.tmp 2>&1; exit $__code;",
+            gemini_trim(command)
+        )
+    }
+
+    /// Gemini CLI 0.37 to 0.39.
+    fn gemini_pgrep_037(command: &str) -> String {
+        format!(
+            "{GUARD}(\n{}\n); __code=$?; pgrep -g 0 >{PGREP} 2>&1; exit $__code;",
+            gemini_trim(command)
+        )
+    }
+
+    /// The user's own `!command` in Gemini CLI 0.40 and later.
+    fn gemini_user(command: &str, dir: &str) -> String {
+        format!(
+            "{GUARD}{{\n{}\n}}\n__code=$?; pwd > {dir}/pwd.tmp; exit $__code",
+            gemini_trim(command)
+        )
+    }
+
     fn codex(shell: &str, script: &str) -> String {
         codex_with_snapshot(CODEX_SNAP, shell, script)
     }
@@ -1323,6 +1588,206 @@ mod tests {
     }
 
     #[test]
+    fn every_gemini_cli_family_since_0_37_is_recognised() {
+        let command = "cat <<'EOF'\nline one\nEOF";
+        let cases = [
+            (
+                gemini_trap(command, GEMINI_DIR, false),
+                "gemini-cli/subshell-trap",
+                "bgpids.tmp",
+            ),
+            (
+                gemini_trap(command, GEMINI_DIR, true),
+                "gemini-cli/subshell-trap",
+                "bgpids.tmp",
+            ),
+            (
+                gemini_user(command, GEMINI_DIR),
+                "gemini-cli/user-shell",
+                "pwd.tmp",
+            ),
+            (
+                gemini_pgrep_dir(command, GEMINI_DIR),
+                "gemini-cli/subshell-pgrep-dir",
+                "pgrep.tmp",
+            ),
+        ];
+        for (text, template, file) in cases {
+            let u = unwrap(&text).unwrap_or_else(|| panic!("{text:?}"));
+            assert_eq!(
+                (u.agent, u.template, &*u.inner),
+                ("gemini-cli", template, command)
+            );
+            assert_eq!(u.bookkeeping.temp_dir, Some(GEMINI_DIR));
+            assert_eq!(u.bookkeeping.writes, Some(&*format!("{GEMINI_DIR}/{file}")));
+            assert_eq!(u.bookkeeping.sources, None);
+        }
+        let old = gemini_pgrep_037(command);
+        let u = unwrap(&old).unwrap();
+        assert_eq!(
+            (u.template, &*u.inner),
+            ("gemini-cli/subshell-pgrep", command)
+        );
+        assert_eq!(
+            (u.bookkeeping.writes, u.bookkeeping.temp_dir),
+            (Some(PGREP), None)
+        );
+        // Another temporary directory (TMPDIR) is a shape the run path checks.
+        let elsewhere = gemini_trap("ls", "/var/tmp/x/gemini-shell-Ab3dE9", false);
+        let u = unwrap(&elsewhere).unwrap();
+        assert_eq!(
+            u.bookkeeping.temp_dir,
+            Some("/var/tmp/x/gemini-shell-Ab3dE9")
+        );
+        // A final backslash gets a space from Gemini CLI, and the shell runs it.
+        assert_eq!(
+            inner(&gemini_trap("echo a \\", GEMINI_DIR, false)).as_deref(),
+            Some("echo a \\ ")
+        );
+        assert_eq!(
+            inner(&gemini_trap("ls # note", GEMINI_DIR, false)).as_deref(),
+            Some("ls # note")
+        );
+    }
+
+    #[test]
+    fn gemini_cli_lines_must_be_what_gemini_cli_writes() {
+        let build = |body: &str| {
+            format!(
+                "{GUARD}_bgpids_file={GEMINI_DIR}/bgpids.tmp\n(\n  trap 'jobs -p > \"$_bgpids_file\"' EXIT\n{body}\n)\n__code=$?\nexit $__code"
+            )
+        };
+        assert_eq!(inner(&build("ls")).as_deref(), Some("ls"));
+        for body in [
+            "", " ls", "ls ", "\nls", "ls\n", "ls \\", "ls  ", "a \\  ", "\u{a0}ls", "ls\t",
+        ] {
+            assert_eq!(inner(&build(body)), None, "{body:?}");
+        }
+    }
+
+    #[test]
+    fn gemini_cli_temporary_files_have_their_own_narrow_shape() {
+        let real = gemini_trap("ls", GEMINI_DIR, false);
+        assert!(unwrap(&real).is_some());
+        for dir in [
+            "/tmp/gemini-shell-dERLe",
+            "/tmp/gemini-shell-dERLenn",
+            "/tmp/gemini-shell-dER_en",
+            "/tmp/gemini-shel-dERLen",
+            "tmp/gemini-shell-dERLen",
+            "/tmp/../home/a/gemini-shell-dERLen",
+            "/tmp/./gemini-shell-dERLen",
+            "/tmp//gemini-shell-dERLen",
+            "/gemini-shell-dERLen",
+            "'/tmp/gemini-shell-dERLen'",
+        ] {
+            assert_eq!(inner(&real.replace(GEMINI_DIR, dir)), None, "{dir}");
+        }
+        for (what, text) in [
+            ("another file", real.replace("bgpids.tmp", "pgrep.tmp")),
+            (
+                "file in a subdirectory",
+                real.replace("/bgpids.tmp", "/x/bgpids.tmp"),
+            ),
+            (
+                "pwd file of the user form",
+                gemini_user("ls", GEMINI_DIR).replace("pwd.tmp", "bgpids.tmp"),
+            ),
+            (
+                "pgrep file elsewhere",
+                gemini_pgrep_dir("ls", GEMINI_DIR).replace(GEMINI_DIR, "/home/alice"),
+            ),
+        ] {
+            assert_eq!(inner(&text), None, "{what}: {text:?}");
+        }
+    }
+
+    #[test]
+    fn gemini_cli_forgeries_of_the_new_forms_are_not_wrappers() {
+        let real = gemini_trap("ls", GEMINI_DIR, false);
+        let user = gemini_user("ls", GEMINI_DIR);
+        for (what, text) in [
+            ("command after exit", format!("{real}\nrm -rf ~")),
+            ("command after exit, same line", format!("{real}; rm -rf ~")),
+            ("exit edited", real.replace("exit $__code", "exit 0")),
+            ("trap edited", real.replace("jobs -p", "rm -rf ~")),
+            (
+                "trap target edited",
+                real.replace("\"$_bgpids_file\"", "~/.bashrc"),
+            ),
+            (
+                "assignment edited",
+                real.replace("_bgpids_file=/", "_bgpids_file=~/"),
+            ),
+            ("guard dropped", real.replacen(GUARD, "", 1)),
+            (
+                "another guard",
+                real.replacen("trap '' HUP; ", "", 1).replacen(
+                    "shopt",
+                    "trap 'rm -rf ~' HUP; shopt",
+                    1,
+                ),
+            ),
+            (
+                "HUP guard twice",
+                format!("trap '' HUP; trap '' HUP; {real}"),
+            ),
+            (
+                "HUP guard after shopt",
+                real.replacen(GUARD, &format!("{GUARD}trap '' HUP; "), 1),
+            ),
+            ("no newline before )", real.replace("\n)\n", ")\n")),
+            ("subshell made a group", real.replace("\n(\n", "\n{\n")),
+            ("trailing newline", format!("{real}\n")),
+            ("leading space", format!(" {real}")),
+            ("user form, command after", format!("{user}; rm -rf ~")),
+            (
+                "user form, pwd target",
+                user.replace("/pwd.tmp", "/../.bashrc"),
+            ),
+            ("user form, >| ", user.replace("pwd > ", "pwd >| ")),
+            ("NUL", real.replace("ls", "l\0s")),
+        ] {
+            assert_eq!(inner(&text), None, "{what}: {text:?}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_version_of_a_known_agent_resembles_it() {
+        let gemini_next = gemini_trap("ls", GEMINI_DIR, false).replace("jobs -p", "jobs -pr");
+        let claude_next = claude_latest("ls").replace("|| true && eval", "|| true && builtin eval");
+        let codex_next = codex("/bin/bash", "ls").replace("then :; fi", "then true; fi");
+        let cases = [
+            (gemini_next.as_str(), Some("gemini-cli")),
+            (
+                "{ ls; }; __code=$?; pgrep -g 0 >/var/folders/x/T/shell_pgrep_bd6447d8f648.tmp 2>&1; exit $__code;",
+                Some("gemini-cli"),
+            ),
+            (claude_next.as_str(), Some("claude-code")),
+            (codex_next.as_str(), Some("codex")),
+            ("ls -la", None),
+            ("git status && cargo test", None),
+        ];
+        for (text, agent) in cases {
+            assert_eq!(unwrap(text), None, "{text:?}");
+            assert_eq!(resembles(text).map(|f| f.agent), agent, "{text:?}");
+        }
+        for t in TEMPLATES {
+            assert!(family(t.agent).is_some(), "{}", t.name);
+        }
+        // Every recognised wrapper also resembles its own agent.
+        for text in [
+            gemini_trap("ls", GEMINI_DIR, true),
+            claude_latest("ls"),
+            codex("/bin/sh", "ls"),
+            gemini_user("ls", GEMINI_DIR),
+        ] {
+            let u = unwrap(&text).unwrap();
+            assert_eq!(resembles(&text).map(|f| f.agent), Some(u.agent), "{text:?}");
+        }
+    }
+
+    #[test]
     fn codex_snapshot_wrappers_are_recognised() {
         let text = codex("/bin/bash", "echo 'hello'");
         let u = unwrap(&text).unwrap();
@@ -1444,15 +1909,27 @@ mod tests {
         for t in TEMPLATES {
             // A literal first, or Codex's save, whose lines all start `__CODEX_SNAPSHOT_`.
             assert!(
-                matches!(t.pieces.first(), Some(Piece::Lit(_) | Piece::CodexEnvSave)),
+                matches!(
+                    t.pieces.first(),
+                    Some(Piece::Lit(_) | Piece::CodexEnvSave | Piece::Optional(_))
+                ),
                 "{}",
                 t.name
             );
             for (i, p) in t.pieces.iter().enumerate() {
-                if *p == Piece::GeminiGroup {
-                    assert!(t.pieces[i + 1..].iter().all(|p| fixed_len(*p).is_some()));
+                if matches!(p, Piece::GeminiGroup | Piece::GeminiLines) {
+                    let after = &t.pieces[i + 1..];
+                    assert!(after.iter().all(|p| matches_from_end(*p)), "{}", t.name);
+                    // A temporary file is found from its end as a run of path
+                    // characters: the literal before it must end with another.
+                    for pair in after.windows(2) {
+                        if let [Piece::Lit(lit), Piece::GeminiTempFile(_)] = pair {
+                            assert!(!is_path_byte(*lit.as_bytes().last().unwrap()), "{}", t.name);
+                        }
+                    }
                 }
             }
+            assert!(family(t.agent).is_some(), "{}", t.name);
         }
         let mut names: Vec<_> = TEMPLATES.iter().map(|t| t.name).collect();
         names.sort_unstable();
@@ -1691,15 +2168,15 @@ mod tests {
         let good = codex_env(&["CODEX_THREAD_ID"], &[], None, "ls");
         let newer = good.replacen("then :; fi", "then true; fi", 1);
         assert!(unwrap(&newer).is_none());
-        assert_eq!(looks_like(&newer), Some("Codex CLI"));
+        assert_eq!(resembles(&newer).map(|f| f.name), Some("Codex CLI"));
         let old = codex("/bin/bash", "ls").replace("exec '", "exec  '");
-        assert_eq!(looks_like(&old), Some("Codex CLI"));
+        assert_eq!(resembles(&old).map(|f| f.name), Some("Codex CLI"));
         for other in [
             "ls",
             "if . '/etc/profile'; then :; fi",
             "echo __CODEX_SNAPSHOT_",
         ] {
-            assert_eq!(looks_like(other), None, "{other}");
+            assert_eq!(resembles(other).map(|f| f.name), None, "{other}");
         }
     }
 
@@ -1801,6 +2278,21 @@ mod tests {
         }
 
         #[test]
+        fn the_new_gemini_forms_round_trip_any_command(command in arb_command()) {
+            let body = gemini_trim(&command);
+            prop_assume!(!body.is_empty());
+            for text in [
+                gemini_trap(&command, GEMINI_DIR, false),
+                gemini_trap(&command, GEMINI_DIR, true),
+                gemini_user(&command, GEMINI_DIR),
+                gemini_pgrep_dir(&command, GEMINI_DIR),
+                gemini_pgrep_037(&command),
+            ] {
+                prop_assert_eq!(inner(&text), Some(body.clone()), "{:?}", text);
+            }
+        }
+
+        #[test]
         fn codex_round_trips_any_command(command in arb_command()) {
             prop_assert_eq!(inner(&codex("/bin/zsh", &command)), Some(command.clone()));
         }
@@ -1837,6 +2329,9 @@ mod tests {
             let texts = [
                 (claude_latest(&command), "&& eval ", claude_quote(&command)),
                 (gemini(trimmed), "{ ", body),
+                (gemini_trap(trimmed, GEMINI_DIR, false), "EXIT\n", gemini_trim(trimmed)),
+                (gemini_user(trimmed, GEMINI_DIR), "{\n", gemini_trim(trimmed)),
+                (gemini_pgrep_dir(trimmed, GEMINI_DIR), "(\n", gemini_trim(trimmed)),
                 (codex("/bin/bash", &command), "' -c ", claude_quote(&command)),
             ];
             for (text, before, word) in texts {
