@@ -32,6 +32,7 @@
 mod caps;
 mod landlock;
 pub mod mark;
+mod mounts;
 mod probe;
 mod seccomp;
 pub mod spec;
@@ -167,6 +168,45 @@ impl fmt::Display for SandboxError {
 
 impl std::error::Error for SandboxError {}
 
+/// How the hidden paths are kept from the command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hiding {
+    /// Covered by empty read-only mounts in a private mount namespace of this process
+    /// ([`mounts`]); Landlock does not walk around them.
+    Mounts,
+    /// Walked around by Landlock ([`landlock`]); why mounts were not used.
+    Landlock(String),
+}
+
+impl Hiding {
+    /// Cover the hidden paths when this process may mount (root), else leave them to
+    /// Landlock. A failure half-way is no failure: the walk hides everything by itself,
+    /// and the mounts already made only hide more.
+    fn choose(spec: &Spec, root: bool) -> Hiding {
+        if !root {
+            return Hiding::Landlock("not root".to_owned());
+        }
+        if spec.deny_read.is_empty() {
+            return Hiding::Landlock("nothing to hide".to_owned());
+        }
+        match mounts::cover(&spec.deny_read) {
+            Ok(()) => Hiding::Mounts,
+            Err(why) => {
+                tracing::debug!(%why, "hidden paths left to Landlock");
+                Hiding::Landlock(why)
+            }
+        }
+    }
+
+    /// For the audit record and `gate doctor`: `mounts` or `landlock`.
+    pub fn by(&self) -> &'static str {
+        match self {
+            Hiding::Mounts => "mounts",
+            Hiding::Landlock(_) => "landlock",
+        }
+    }
+}
+
 /// A sandbox ready to enforce: every path opened, the filter built.
 pub struct Sandbox {
     ruleset: landlock::Prepared,
@@ -203,11 +243,17 @@ impl Sandbox {
                 kernel.landlock_abi
             )));
         }
-        let ruleset = landlock::prepare(spec, &kernel)?;
+        let root = nix::unistd::geteuid().is_root();
+        let hiding = Hiding::choose(spec, root);
+        let walked: &[PathBuf] = match hiding {
+            Hiding::Mounts => &[],
+            Hiding::Landlock(_) => &spec.deny_read,
+        };
+        let ruleset = landlock::prepare(spec, &kernel, walked)?;
         let policy = seccomp::Policy {
             network: &spec.network,
             unix_sockets: spec.unix_sockets,
-            root: nix::unistd::geteuid().is_root(),
+            root,
         };
         let filter = seccomp::Filter::build(&policy, kernel.seccomp)?;
         let summary = json!({
@@ -227,6 +273,11 @@ impl Sandbox {
             "capabilities": if caps::held()? { "dropped" } else { "none held" },
             "no_new_privs": true,
             "not_enforced": missing.iter().map(|f| f.describe()).collect::<Vec<_>>(),
+            "hidden_by": hiding.by(),
+            "mounts_not_used": match &hiding {
+                Hiding::Mounts => None,
+                Hiding::Landlock(why) => Some(why),
+            },
         });
         Ok(Sandbox {
             ruleset,

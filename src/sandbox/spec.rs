@@ -49,6 +49,65 @@ pub const DEFAULT_DENY_WRITE: [&str; 12] = [
     ".config/gate",
 ];
 
+/// Root's own secrets, hidden when gate runs as root: files and directories that uid 0
+/// owns and nobody else may read, which root without capabilities still reads as their
+/// owner. The password hashes and their backups, old passwords, TLS, VPN, Wi-Fi,
+/// Kerberos and PPP keys, the database maintenance password Debian keeps for MySQL.
+/// (Root's home is covered by the defaults above when `HOME` is `/root`.)
+pub const ROOT_DENY_READ: [&str; 17] = [
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/shadow-",
+    "/etc/gshadow-",
+    "/etc/security/opasswd",
+    "/etc/ssl/private",
+    "/etc/krb5.keytab",
+    "/etc/NetworkManager/system-connections",
+    "/etc/wpa_supplicant",
+    "/etc/wireguard",
+    "/etc/letsencrypt",
+    "/etc/ipsec.secrets",
+    "/etc/ipsec.d/private",
+    "/etc/ppp/chap-secrets",
+    "/etc/ppp/pap-secrets",
+    "/etc/mysql/debian.cnf",
+    "/var/lib/samba/private",
+];
+
+/// Directories where secrets lie beside ordinary settings: as root, every entry of one
+/// that uid 0 owns and others may not read is hidden too (the ssh host keys
+/// `ssh_host_*_key`, whatever their type, beside their public halves; PPP and OpenVPN
+/// keys under any name). One listing and a `stat` per entry, only where they exist.
+pub const ROOT_SCANNED: [&str; 3] = ["/etc/ssh", "/etc/ppp", "/etc/openvpn"];
+
+/// The paths [`ROOT_DENY_READ`] and [`ROOT_SCANNED`] name, as given (they are made
+/// canonical with the rest).
+fn root_secrets() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = ROOT_DENY_READ.iter().map(PathBuf::from).collect();
+    for dir in ROOT_SCANNED {
+        out.extend(root_only_entries(Path::new(dir)));
+    }
+    out
+}
+
+/// The entries of `dir` that uid 0 owns and others may not read (symbolic links
+/// aside: the entry itself counts, never where it points).
+fn root_only_entries(dir: &Path) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|entry| {
+            entry.metadata().is_ok_and(|meta| {
+                meta.uid() == 0 && meta.mode() & 0o004 == 0 && !meta.file_type().is_symlink()
+            })
+        })
+        .map(|entry| entry.path())
+        .collect()
+}
+
 fn error(message: impl Into<String>) -> SandboxError {
     SandboxError(message.into())
 }
@@ -99,7 +158,7 @@ pub fn build(
         .collect();
     if is_root {
         // uid 0 owns these, so without capabilities it can still read them.
-        deny_read.extend(["/etc/shadow", "/etc/gshadow"].map(PathBuf::from));
+        deny_read.extend(root_secrets());
     }
     let deny_read_wanted = deny_read;
     let mut resolved_parents = Resolved::new();
@@ -710,6 +769,33 @@ mod tests {
         )
         .unwrap();
         assert!(spec.deny_read.contains(&PathBuf::from("/etc/shadow")));
+    }
+
+    #[test]
+    fn root_hides_what_only_root_may_read_in_a_scanned_directory() {
+        use std::os::unix::fs::PermissionsExt;
+        assert!(
+            nix::unistd::geteuid().is_root(),
+            "this test makes files that uid 0 owns: run it as root (CI does)"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let make = |name: &str, mode: u32| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, "").unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            path
+        };
+        let key = make("ssh_host_ed25519_key", 0o600);
+        let group = make("chap-secrets", 0o640);
+        make("ssh_host_ed25519_key.pub", 0o644);
+        make("moduli", 0o444);
+        let theirs = make("someone-elses", 0o600);
+        std::os::unix::fs::chown(&theirs, Some(65534), None).unwrap();
+        std::os::unix::fs::symlink(&key, dir.path().join("link")).unwrap();
+        let mut found = root_only_entries(dir.path());
+        found.sort();
+        assert_eq!(found, vec![group, key]);
+        assert!(root_only_entries(&dir.path().join("missing")).is_empty());
     }
 
     #[test]
