@@ -133,22 +133,22 @@ fn empty_tmpfs() -> Result<OwnedFd, String> {
         unsafe { libc::syscall(libc::SYS_fsopen, tmpfs.as_ptr(), FSOPEN_CLOEXEC) },
         "fsopen(tmpfs)",
     )?;
-    for (key, value) in [("mode", "0"), ("size", "4k"), ("nr_inodes", "4")] {
-        let (key, value) = (cstring(key), cstring(value));
-        // SAFETY: both strings are valid C strings for the call; aux 0 is what
-        // FSCONFIG_SET_STRING takes.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_fsconfig,
-                fs.as_raw_fd(),
-                FSCONFIG_SET_STRING,
-                key.as_ptr(),
-                value.as_ptr(),
-                0,
-            )
-        };
-        check(rc, "fsconfig(tmpfs)")?;
-    }
+    // Its root directory too is mode 0 (tmpfs makes it 1777 by default). Its size does
+    // not matter: it is read-only once the two entries are made.
+    let (key, value) = (cstring("mode"), cstring("0"));
+    // SAFETY: both strings are valid C strings for the call; aux 0 is what
+    // FSCONFIG_SET_STRING takes.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_fsconfig,
+            fs.as_raw_fd(),
+            FSCONFIG_SET_STRING,
+            key.as_ptr(),
+            value.as_ptr(),
+            0,
+        )
+    };
+    check(rc, "fsconfig(tmpfs, mode=0)")?;
     // SAFETY: FSCONFIG_CMD_CREATE takes no key, value or aux.
     let rc = unsafe {
         libc::syscall(

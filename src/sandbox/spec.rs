@@ -480,8 +480,10 @@ pub fn in_temporary(path: &Path) -> bool {
 /// Directories by the name given and their canonical form (`None`: it does not exist).
 type Resolved = Vec<(PathBuf, Option<PathBuf>)>;
 
-/// As [`canonical_set`], and the paths that do not exist, as given. `parents` learns the
-/// canonical directory of each path found that is no symbolic link, for free.
+/// As [`canonical_set`], and the paths that do not exist, as given. A path that is no
+/// symbolic link is its directory made canonical and its name: `parents` remembers each
+/// directory made canonical (most paths share `HOME` or `/etc`), which saves resolving
+/// every component of every path again.
 fn canonical_split(paths: &[PathBuf], parents: &mut Resolved) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let mut out: Vec<PathBuf> = Vec::with_capacity(paths.len());
     let mut missing = Vec::new();
@@ -490,18 +492,27 @@ fn canonical_split(paths: &[PathBuf], parents: &mut Resolved) -> (Vec<PathBuf>, 
             missing.push(path.clone());
             continue;
         };
-        let Ok(canonical) = path.canonicalize() else {
-            continue;
-        };
-        if let (false, Some(parent), Some(canonical_parent)) = (
+        let canonical = match (
             meta.file_type().is_symlink(),
             path.parent(),
-            canonical.parent(),
+            path.file_name(),
         ) {
-            if !parents.iter().any(|(p, _)| p == parent) {
-                parents.push((parent.to_path_buf(), Some(canonical_parent.to_path_buf())));
+            (false, Some(parent), Some(name)) => {
+                let dir = match parents.iter().find(|(p, _)| p == parent) {
+                    Some((_, dir)) => dir.clone(),
+                    None => {
+                        let dir = parent.canonicalize().ok();
+                        parents.push((parent.to_path_buf(), dir.clone()));
+                        dir
+                    }
+                };
+                dir.map(|d| d.join(name))
             }
-        }
+            _ => path.canonicalize().ok(),
+        };
+        let Some(canonical) = canonical else {
+            continue;
+        };
         if !out.contains(&canonical) {
             out.push(canonical);
         }
@@ -641,6 +652,32 @@ mod tests {
             !spec.deny_write.iter().any(|p| p.starts_with(&home)),
             "{spec:?}"
         );
+    }
+
+    #[test]
+    fn paths_are_made_canonical_through_their_directories() {
+        let dir = home_dir();
+        let base = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(base.join("real")).unwrap();
+        std::fs::write(base.join("real/a"), "").unwrap();
+        std::fs::write(base.join("real/b"), "").unwrap();
+        std::os::unix::fs::symlink(base.join("real"), base.join("link")).unwrap();
+        std::os::unix::fs::symlink(base.join("real/a"), base.join("to-a")).unwrap();
+        let given = [
+            dir.path().join("link/a"),
+            dir.path().join("link/b"),
+            dir.path().join("link/../real/a"),
+            dir.path().join("to-a"),
+            dir.path().join("link/../link"),
+            dir.path().join("link/missing"),
+        ];
+        let mut parents = Resolved::new();
+        let (found, missing) = canonical_split(&given, &mut parents);
+        assert_eq!(
+            found,
+            vec![base.join("real/a"), base.join("real/b"), base.join("real")]
+        );
+        assert_eq!(missing, vec![dir.path().join("link/missing")]);
     }
 
     #[test]
