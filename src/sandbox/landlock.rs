@@ -4,7 +4,8 @@
 //! from `/` down the denied path's ancestors and grants each sibling on the way
 //! separately; the ancestors themselves get only the right to list their entries. The
 //! same walk keeps write grants away from denied and write-protected paths inside a
-//! writable directory.
+//! writable directory. As root, where [`super::mounts`] covered the denied paths, they
+//! are not walked around (the walk still leaves out `/dev` and the write-protected paths).
 //!
 //! Consequences, documented in docs/sandbox.md: an entry created in an ancestor directory
 //! after the sandbox starts is not readable; the names of the entries in a denied

@@ -5,7 +5,9 @@
 //! - **Landlock** (filesystem): read and execute everywhere except a deny-read list of
 //!   secrets; write only under the workspace, the temporary directories and a few device
 //!   files. Landlock only grants, so "everything except" is built by granting each
-//!   sibling on the way down to a denied path ([`landlock`]). TCP bind and connect are
+//!   sibling on the way down to a denied path ([`landlock`]); as root, the denied paths
+//!   are covered by empty read-only mounts in a private mount namespace instead, and
+//!   nothing is walked around them ([`mounts`]). TCP bind and connect are
 //!   refused unless allowed by port (ABI 4), and signals and abstract Unix sockets are
 //!   scoped to the sandbox (ABI 6).
 //! - **seccomp** ([`seccomp`]): `socket()` for any family but `AF_UNIX` is refused, which
@@ -27,7 +29,9 @@
 //! for, [`Sandbox::prepare`] fails and names what is missing; `best_effort` turns that into
 //! a warning instead. Preparing does everything that can fail on an ordinary machine
 //! (probing, opening every path, building the filter) before anything is enforced, so the
-//! audit record can be written in between and a refusal never happens half-way.
+//! audit record can be written in between and a refusal never happens half-way. (As
+//! root, preparing already moves gate into the mount namespace that covers the hidden
+//! paths: that only hides, and restricts nothing else.)
 
 mod caps;
 mod landlock;
