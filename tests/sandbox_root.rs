@@ -527,3 +527,33 @@ for_each_user! {
         control.assert_code(0);
     }
 }
+
+/// Covered, a hidden path takes nothing away from the directory it is in: with `HOME`
+/// in /tmp (and so `~/.ssh`), a file can still be made at the top of /tmp as root, where
+/// walking around `~/.ssh` took that right away (as it still does where gate may not
+/// mount). The secret is hidden both ways.
+#[test]
+fn a_covered_secret_in_tmp_leaves_tmp_writable() {
+    require_root();
+    let t = TestEnv::new_in("/var/tmp");
+    let home = tempfile::Builder::new()
+        .prefix("gate-test-home-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    fs::create_dir(home.path().join(".ssh")).unwrap();
+    let key = home.path().join(".ssh/id_test");
+    let text = unique("tmp-home-secret");
+    fs::write(&key, &text).unwrap();
+    let top = PathBuf::from("/tmp").join(unique("gate-test-top"));
+    let script = "echo made > \"$2\" && echo MADE; rm -f \"$2\"; cat \"$1\"";
+    for (mounts, made) in [(true, true), (false, false)] {
+        let out = sh(
+            gate(&t, "safe", mounts).env("HOME", home.path()),
+            script,
+            &[&key, &top],
+        );
+        let _ = fs::remove_file(&top);
+        assert_eq!(out.stdout().contains("MADE"), made, "{}", out.report());
+        assert!(!out.stdout().contains(&text), "{}", out.report());
+    }
+}
