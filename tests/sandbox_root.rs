@@ -557,3 +557,51 @@ fn a_covered_secret_in_tmp_leaves_tmp_writable() {
         assert!(!out.stdout().contains(&text), "{}", out.report());
     }
 }
+
+/// With Unix sockets allowed, a socket under a hidden path, or hidden itself, cannot be
+/// connected to where gate covers hidden paths: the path leads to the cover, no longer
+/// to the socket. Walked around (no mounts), both are reached, as docs/sandbox.md says
+/// under Limits; that is the control, and the test listening shows they were.
+#[test]
+fn covered_sockets_cannot_be_reached() {
+    require_root();
+    let (t, _) = test_env();
+    let in_hidden = t.home.join(".ssh/agent.sock");
+    let hidden = t.root.join("hidden.sock");
+    let listeners: Vec<std::os::unix::net::UnixListener> = [&in_hidden, &hidden]
+        .iter()
+        .map(|p| std::os::unix::net::UnixListener::bind(p).unwrap())
+        .collect();
+    for l in &listeners {
+        l.set_nonblocking(true).unwrap();
+    }
+    let accepted = || -> usize {
+        listeners
+            .iter()
+            .map(|l| std::iter::from_fn(|| l.accept().ok()).count())
+            .sum()
+    };
+    let code = "import socket, sys\n\
+                for p in sys.argv[1:]:\n    \
+                    try:\n        socket.socket(socket.AF_UNIX).connect(p); print('CONNECTED', p)\n    \
+                    except OSError as e:\n        print(p, e)\n";
+    for (mounts, reached) in [(true, 0), (false, 2)] {
+        let out = gate(&t, "safe", mounts)
+            .args(["--unix-sockets", "--deny-read"])
+            .arg(&hidden)
+            .arg("--")
+            .arg(python3())
+            .args(["-c", code])
+            .arg(&in_hidden)
+            .arg(&hidden)
+            .run();
+        out.assert_code(0);
+        assert_eq!(
+            out.stdout().matches("CONNECTED").count(),
+            reached,
+            "{}",
+            out.report()
+        );
+        assert_eq!(accepted(), reached, "{}", out.report());
+    }
+}
