@@ -126,9 +126,9 @@ impl Drop for Secret {
     }
 }
 
-/// Root's secrets the defaults name (one file inside each hidden directory), and files
-/// that the rule for /etc/ssh, /etc/ppp and /etc/openvpn hides: root's, unreadable to
-/// others.
+/// Root's secrets the defaults name (one file inside each hidden directory, root's
+/// home's `.ssh` among them), and files that the rule for /etc/ssh, /etc/ppp and
+/// /etc/openvpn hides: root's, unreadable to others.
 fn root_secrets() -> Vec<Secret> {
     let name = unique("gate-test");
     let mut secrets: Vec<Secret> = [
@@ -136,6 +136,8 @@ fn root_secrets() -> Vec<Secret> {
         "/etc/gshadow",
         "/etc/shadow-",
         "/etc/gshadow-",
+        "/var/backups/shadow.bak",
+        "/var/backups/gshadow.bak",
         "/etc/security/opasswd",
         "/etc/krb5.keytab",
         "/etc/ipsec.secrets",
@@ -158,6 +160,8 @@ fn root_secrets() -> Vec<Secret> {
         // A world-readable file: hidden because its directory is.
         secrets.push(Secret::at(Path::new(dir).join(&name), 0o644));
     }
+    // Root's own home, though HOME is the test's.
+    secrets.push(Secret::at(format!("/root/.ssh/{name}"), 0o600));
     for scanned in [
         format!("/etc/ssh/ssh_host_{name}_key"),
         format!("/etc/ppp/{name}-secrets"),

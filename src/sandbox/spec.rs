@@ -53,12 +53,14 @@ pub const DEFAULT_DENY_WRITE: [&str; 12] = [
 /// owns and nobody else may read, which root without capabilities still reads as their
 /// owner. The password hashes and their backups, old passwords, TLS, VPN, Wi-Fi,
 /// Kerberos and PPP keys, the database maintenance password Debian keeps for MySQL.
-/// (Root's home is covered by the defaults above when `HOME` is `/root`.)
-pub const ROOT_DENY_READ: [&str; 17] = [
+/// Root's home gets the defaults above too, whatever `HOME` is ([`ROOT_HOME`]).
+pub const ROOT_DENY_READ: [&str; 19] = [
     "/etc/shadow",
     "/etc/gshadow",
     "/etc/shadow-",
     "/etc/gshadow-",
+    "/var/backups/shadow.bak",
+    "/var/backups/gshadow.bak",
     "/etc/security/opasswd",
     "/etc/ssl/private",
     "/etc/krb5.keytab",
@@ -73,6 +75,10 @@ pub const ROOT_DENY_READ: [&str; 17] = [
     "/etc/mysql/debian.cnf",
     "/var/lib/samba/private",
 ];
+
+/// Root's home directory, where [`DEFAULT_DENY_READ`] is hidden from root even when
+/// `HOME` is elsewhere.
+pub const ROOT_HOME: &str = "/root";
 
 /// Directories where secrets lie beside ordinary settings: as root, every entry of one
 /// that uid 0 owns and others may not read is hidden too (the ssh host keys
@@ -157,8 +163,14 @@ pub fn build(
         .chain(settings.deny_read.iter().map(|p| cwd.join(p)))
         .collect();
     if is_root {
-        // uid 0 owns these, so without capabilities it can still read them.
+        // uid 0 owns these, so without capabilities it can still read them; and root's
+        // own home holds root's keys whatever HOME says (duplicates go below).
         deny_read.extend(root_secrets());
+        deny_read.extend(
+            DEFAULT_DENY_READ
+                .iter()
+                .map(|p| Path::new(ROOT_HOME).join(p)),
+        );
     }
     let deny_read_wanted = deny_read;
     let mut resolved_parents = Resolved::new();
