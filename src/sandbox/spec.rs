@@ -164,13 +164,15 @@ pub fn build(
         .collect();
     if is_root {
         // uid 0 owns these, so without capabilities it can still read them; and root's
-        // own home holds root's keys whatever HOME says (duplicates go below).
+        // own home holds root's keys whatever HOME says.
         deny_read.extend(root_secrets());
-        deny_read.extend(
-            DEFAULT_DENY_READ
-                .iter()
-                .map(|p| Path::new(ROOT_HOME).join(p)),
-        );
+        if home != Path::new(ROOT_HOME) {
+            deny_read.extend(
+                DEFAULT_DENY_READ
+                    .iter()
+                    .map(|p| Path::new(ROOT_HOME).join(p)),
+            );
+        }
     }
     let deny_read_wanted = deny_read;
     let mut resolved_parents = Resolved::new();
