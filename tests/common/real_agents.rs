@@ -94,11 +94,7 @@ impl FakeModel {
             .max_by_key(|r| r.len())
             .unwrap_or_default()
             .iter()
-            .map(|v| {
-                v.as_str()
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| v.to_string())
-            })
+            .map(|v| v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string()))
             .collect()
     }
 }
