@@ -5,9 +5,10 @@
 #   bench/sandbox.sh [GATE_BINARY]     (default: a static release build, `cargo build-static`)
 #
 # Needs hyperfine and bubblewrap (Debian: apt-get install hyperfine bubblewrap). When run
-# as root it measures twice: as root (gate then also hides /etc/shadow, which uid 0 could
-# otherwise read, and walks /etc to do so), and as an unprivileged user (uid 65534), the
-# usual case for an agent. Writes bench/results/sandbox-*.json and .md.
+# as root it measures twice: as root (gate then also hides root's own secrets, /etc/shadow
+# and the rest, which uid 0 could otherwise read, by covering them with mounts in a mount
+# namespace of its own), and as an unprivileged user (uid 65534), the usual case for an
+# agent. Writes bench/results/sandbox-*.json and .md.
 set -eu
 cd "$(dirname "$0")/.."
 

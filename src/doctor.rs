@@ -177,7 +177,8 @@ impl Report {
         line(
             "user",
             &if self.root {
-                "root (uid 0): the safe level drops every capability and also hides /etc/shadow"
+                "root (uid 0): the safe level drops every capability and also hides root's own \
+                 secrets (/etc/shadow, ssh host keys, ...)"
                     .to_owned()
             } else {
                 format!("uid {}", self.uid)
@@ -473,10 +474,11 @@ fn safe_level(settings: &Settings, kernel: &Kernel, root: bool) -> (bool, String
         ..spec
     };
     match sandbox::Sandbox::prepare(&strict) {
-        Ok(_) => (
+        Ok(prepared) => (
             true,
             format!(
-                "can be fully enforced (network {}; {} hidden path(s) here, {} writable root(s))",
+                "can be fully enforced (network {}; {} hidden path(s) here, {} writable \
+                 root(s); {})",
                 match strict.network {
                     sandbox::Network::Off => "off".to_owned(),
                     sandbox::Network::On => "on".to_owned(),
@@ -486,10 +488,25 @@ fn safe_level(settings: &Settings, kernel: &Kernel, root: bool) -> (bool, String
                     } => format!("TCP only: connect {connect:?}, bind {bind:?}"),
                 },
                 strict.deny_read.len(),
-                strict.write.len()
+                strict.write.len(),
+                hiding(prepared.summary())
             ),
         ),
         Err(e) => (false, format!("cannot be set up: {e}")),
+    }
+}
+
+/// How the hidden paths are hidden, from the sandbox's summary.
+fn hiding(summary: &serde_json::Value) -> String {
+    match (
+        summary["hidden_by"].as_str(),
+        summary["mounts_not_used"].as_str(),
+    ) {
+        (Some("mounts"), _) => {
+            "hidden paths covered by mounts in a private mount namespace".to_owned()
+        }
+        (_, Some(why)) => format!("hidden paths walked around by Landlock, no mounts: {why}"),
+        _ => "hidden paths walked around by Landlock".to_owned(),
     }
 }
 

@@ -1544,6 +1544,38 @@ fn answering_zero(env: &Env, calls: &str, level: &str) -> Gate {
         .args(["--no-config", "--audit-log", "off", "--level", level])
 }
 
+/// As [`answering_zero`] at `safe`, but as root without CAP_SYS_ADMIN in the bounding
+/// set (as in a container that may not mount), so that root's hidden paths are walked
+/// around by Landlock, not covered by mounts, and can serve the file probe.
+fn answering_zero_walked(env: &Env, calls: &str) -> Gate {
+    if !is_root(env.user) {
+        return answering_zero(env, calls, "safe");
+    }
+    env.t
+        .gate()
+        .user(env.user)
+        .program(python3())
+        .args(["-c", ANSWER_ZERO, calls])
+        .arg(require_program("setpriv"))
+        .args(["--bounding-set", "-sys_admin", "--"])
+        .arg(gate_binary_for(env.user))
+        .args(["--no-config", "--audit-log", "off", "--level", "safe"])
+}
+
+/// `env.safe()`, walked as in [`answering_zero_walked`].
+fn safe_walked(env: &Env) -> Gate {
+    if !is_root(env.user) {
+        return env.safe();
+    }
+    env.t
+        .gate()
+        .user(env.user)
+        .program(require_program("setpriv"))
+        .args(["--bounding-set", "-sys_admin", "--"])
+        .arg(gate_binary_for(env.user))
+        .args(["--no-config", "--audit-log", "off", "--level", "safe"])
+}
+
 for_each_user! {
     /// Issue 13: a Landlock or seccomp layer that reports success without acting is
     /// caught. Under a parent filter that answers `landlock_restrict_self` (alone, or with
@@ -1618,7 +1650,9 @@ for_each_user! {
     /// no-op, the refusal names that file and nothing runs; without the filter the
     /// command runs. With no such file, uid 65534 cannot be checked and nothing runs.
     /// Root, without capabilities by then, may write /etc/shadow by its mode, which is
-    /// hidden from it: that is tried once ~/.netrc is read-only, and root runs.
+    /// hidden from it: that is tried once ~/.netrc is read-only, and root runs. (Root
+    /// runs without CAP_SYS_ADMIN here: where it covers hidden paths with mounts, they
+    /// are not Landlock's to refuse and cannot serve the probe.)
     fn without_a_usable_proc_landlock_is_tried_on_a_hidden_file(user) {
         let env = Env::new(user);
         let netrc = env.file(&env.t.home.join(".netrc"), "machine example.com\n", 0o600);
@@ -1626,7 +1660,7 @@ for_each_user! {
         let ran = env.t.work.join("ran");
         let touch = "touch \"$1\"";
         let restrict = libc::SYS_landlock_restrict_self.to_string();
-        let faked = || answering_zero(&env, &restrict, "safe").args(["--write", "/proc"]);
+        let faked = || answering_zero_walked(&env, &restrict).args(["--write", "/proc"]);
         let refused = |expected: &str| {
             let out = sh(faked(), touch, &[&ran]);
             out.assert_gate_error().assert_stderr_contains(&format!(
@@ -1635,7 +1669,7 @@ for_each_user! {
             assert_absent(&ran, &out);
         };
         refused(&format!("{shown}, which the rules keep read-only, for writing"));
-        let control = sh(env.safe().args(["--write", "/proc"]), touch, &[&ran]);
+        let control = sh(safe_walked(&env).args(["--write", "/proc"]), touch, &[&ran]);
         control.assert_code(0);
         assert!(ran.exists(), "control: {}", control.report());
         fs::remove_file(&ran).unwrap();
@@ -1648,7 +1682,7 @@ for_each_user! {
         }
 
         fs::remove_file(&netrc).unwrap();
-        let out = sh(env.safe().args(["--write", "/proc"]), touch, &[&ran]);
+        let out = sh(safe_walked(&env).args(["--write", "/proc"]), touch, &[&ran]);
         if is_root(user) {
             out.assert_code(0);
             assert!(ran.exists(), "root is checked on /etc/shadow\n{}", out.report());
@@ -1669,7 +1703,8 @@ for_each_user! {
 /// dropped: with /proc made writable and uid 65534's HOME (its ~/.netrc, 0600), root is
 /// tried on /etc/shadow, which it owns, and a `landlock_restrict_self` that does not act
 /// is caught. (Run as another user, this is the same as the test above with its own
-/// HOME: ~/.netrc is tried.)
+/// HOME: ~/.netrc is tried.) Root runs without CAP_SYS_ADMIN here, so that its hidden
+/// paths are walked around by Landlock rather than covered by mounts.
 #[test]
 fn root_is_tried_on_a_file_it_may_open_without_capabilities() {
     let env = Env::new(User::Current);
@@ -1684,7 +1719,7 @@ fn root_is_tried_on_a_file_it_may_open_without_capabilities() {
     };
     let ran = env.t.work.join("ran");
     let restrict = libc::SYS_landlock_restrict_self.to_string();
-    let faked = answering_zero(&env, &restrict, "safe").args(["--write", "/proc"]);
+    let faked = answering_zero_walked(&env, &restrict).args(["--write", "/proc"]);
     let out = sh(faked, "touch \"$1\"", &[&ran]);
     out.assert_gate_error().assert_stderr_contains(&format!(
         "does not act (opening {}, which the rules keep read-only, for writing answered success)",
@@ -2873,21 +2908,28 @@ for_each_user! {
     /// Issue 13: with HOME under /tmp and a secret in ~/.ssh, hiding it would take away
     /// the right to create files directly in /tmp (Claude Code writes its
     /// /tmp/claude-*-cwd file there, so every command failed), and a hidden secret must
-    /// stay hidden: gate refuses the layout at start with one line that says to move
-    /// HOME, and runs nothing (no file made in /tmp, the secret not printed). Controls:
-    /// at level full the command makes the file and reads the secret; at safe, with the
-    /// same HOME but nothing hidden in it, it makes the file.
+    /// stay hidden: where gate walks around hidden paths (any user but root), it refuses
+    /// the layout at start with one line that says to move HOME, and runs nothing (no
+    /// file made in /tmp, the secret not printed). Root covers hidden paths with mounts
+    /// instead, which takes nothing from /tmp: there the file is made and the secret
+    /// stays hidden. Controls: at level full the command makes the file and reads the
+    /// secret; at safe, with the same HOME but nothing hidden in it, it makes the file.
     fn a_secret_hidden_in_tmp_is_refused_at_start(user) {
         let env = Env::new_in(user, "/tmp");
         let made = PathBuf::from("/tmp").join(unique("gate-test-new"));
         let _cleanup = Removed(made.clone());
         let script = "touch \"$1\"; cat \"$2\"";
         let out = sh(env.safe(), script, &[&made, &env.secret]);
-        out.assert_gate_error()
-            .assert_stderr_contains("Set HOME to a directory outside /tmp");
-        assert_eq!(out.stderr().lines().count(), 1, "{}", out.report());
         assert!(!out.stdout().contains(&env.secret_text), "{}", out.report());
-        assert_absent(&made, &out);
+        if is_root(user) {
+            assert!(made.exists(), "root covers, so /tmp stays creatable\n{}", out.report());
+            fs::remove_file(&made).unwrap();
+        } else {
+            out.assert_gate_error()
+                .assert_stderr_contains("Set HOME to a directory outside /tmp");
+            assert_eq!(out.stderr().lines().count(), 1, "{}", out.report());
+            assert_absent(&made, &out);
+        }
 
         let control = sh(env.full(), script, &[&made, &env.secret]);
         control.assert_code(0).assert_stdout_contains(&env.secret_text);

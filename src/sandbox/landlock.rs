@@ -4,7 +4,8 @@
 //! from `/` down the denied path's ancestors and grants each sibling on the way
 //! separately; the ancestors themselves get only the right to list their entries. The
 //! same walk keeps write grants away from denied and write-protected paths inside a
-//! writable directory.
+//! writable directory. As root, where [`super::mounts`] covered the denied paths, they
+//! are not walked around (the walk still leaves out `/dev` and the write-protected paths).
 //!
 //! Consequences, documented in docs/sandbox.md: an entry created in an ancestor directory
 //! after the sandbox starts is not readable; the names of the entries in a denied
@@ -87,8 +88,9 @@ pub struct Prepared {
     kept: Vec<OwnedFd>,
 }
 
-/// Build the ruleset for `spec`.
-pub fn prepare(spec: &Spec, kernel: &Kernel) -> Result<Prepared, SandboxError> {
+/// Build the ruleset for `spec`. `hidden`: the paths to walk around, those of
+/// `spec.deny_read` that are not covered by mounts already ([`super::mounts`]).
+pub fn prepare(spec: &Spec, kernel: &Kernel, hidden: &[PathBuf]) -> Result<Prepared, SandboxError> {
     // Without best effort, every feature was checked to exist; ask for all of them as
     // hard requirements so that a mismatch is an error, never a silent downgrade.
     let strict = !spec.best_effort;
@@ -133,12 +135,12 @@ pub fn prepare(spec: &Spec, kernel: &Kernel) -> Result<Prepared, SandboxError> {
 
     // Read and execute everywhere, but for denied paths and the device files (granted
     // one by one below: a raw disk is a device file).
-    let mut not_readable = spec.deny_read.clone();
+    let mut not_readable = hidden.to_vec();
     not_readable.push(PathBuf::from("/dev"));
     grants.grant(Path::new("/"), read_access(), &not_readable, true)?;
 
     // Write (and read) under the writable roots, but never to a denied or protected path.
-    let mut not_writable = spec.deny_read.clone();
+    let mut not_writable = hidden.to_vec();
     not_writable.extend(spec.deny_write.iter().cloned());
     for root in &spec.write {
         grants.grant(root, read_access() | write_access(), &not_writable, false)?;

@@ -5,7 +5,9 @@
 //! - **Landlock** (filesystem): read and execute everywhere except a deny-read list of
 //!   secrets; write only under the workspace, the temporary directories and a few device
 //!   files. Landlock only grants, so "everything except" is built by granting each
-//!   sibling on the way down to a denied path ([`landlock`]). TCP bind and connect are
+//!   sibling on the way down to a denied path ([`landlock`]); as root, the denied paths
+//!   are covered by empty read-only mounts in a private mount namespace instead, and
+//!   nothing is walked around them ([`mounts`]). TCP bind and connect are
 //!   refused unless allowed by port (ABI 4), and signals and abstract Unix sockets are
 //!   scoped to the sandbox (ABI 6).
 //! - **seccomp** ([`seccomp`]): `socket()` for any family but `AF_UNIX` is refused, which
@@ -27,13 +29,16 @@
 //! for, [`Sandbox::prepare`] fails and names what is missing; `best_effort` turns that into
 //! a warning instead. Preparing does everything that can fail on an ordinary machine
 //! (probing, opening every path, building the filter) before anything is enforced, so the
-//! audit record can be written in between and a refusal never happens half-way. Once
-//! enforced, each layer is tried ([`verify`] for Landlock, the filter's own probe for
-//! seccomp): a layer that reports success without acting runs nothing.
+//! audit record can be written in between and a refusal never happens half-way. (As
+//! root, preparing already moves gate into the mount namespace that covers the hidden
+//! paths: that only hides, and restricts nothing else.) Once enforced, each layer is
+//! tried ([`verify`] for Landlock, the filter's own probe for seccomp): a layer that
+//! reports success without acting runs nothing.
 
 mod caps;
 mod landlock;
 pub mod mark;
+mod mounts;
 mod probe;
 mod seccomp;
 pub mod spec;
@@ -80,6 +85,10 @@ pub struct Spec {
     pub unix_sockets: bool,
     /// Run with what the kernel can enforce, warning about the rest.
     pub best_effort: bool,
+    /// Why the hidden paths cannot be walked around: one of them is inside /tmp or
+    /// /dev/shm, which must stay creatable. Only covering them (as root) can hide them
+    /// then; when they are left to Landlock, nothing runs.
+    pub unwalkable: Option<SandboxError>,
 }
 
 /// A Landlock feature gate needs, by the ABI version that brought it.
@@ -170,6 +179,45 @@ impl fmt::Display for SandboxError {
 
 impl std::error::Error for SandboxError {}
 
+/// How the hidden paths are kept from the command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hiding {
+    /// Covered by empty read-only mounts in a private mount namespace of this process
+    /// ([`mounts`]); Landlock does not walk around them.
+    Mounts,
+    /// Walked around by Landlock ([`landlock`]); why mounts were not used.
+    Landlock(String),
+}
+
+impl Hiding {
+    /// Cover the hidden paths when this process may mount (root), else leave them to
+    /// Landlock. A failure half-way is no failure: the walk hides everything by itself,
+    /// and the mounts already made only hide more.
+    fn choose(spec: &Spec, root: bool) -> Hiding {
+        if !root {
+            return Hiding::Landlock("not root".to_owned());
+        }
+        if spec.deny_read.is_empty() {
+            return Hiding::Landlock("nothing to hide".to_owned());
+        }
+        match mounts::cover(&spec.deny_read) {
+            Ok(()) => Hiding::Mounts,
+            Err(why) => {
+                tracing::debug!(%why, "hidden paths left to Landlock");
+                Hiding::Landlock(why)
+            }
+        }
+    }
+
+    /// For the audit record and `gate doctor`: `mounts` or `landlock`.
+    pub fn by(&self) -> &'static str {
+        match self {
+            Hiding::Mounts => "mounts",
+            Hiding::Landlock(_) => "landlock",
+        }
+    }
+}
+
 /// A sandbox ready to enforce: every path opened, the filter built.
 pub struct Sandbox {
     ruleset: landlock::Prepared,
@@ -208,12 +256,21 @@ impl Sandbox {
                 kernel.landlock_abi
             )));
         }
-        let ruleset = landlock::prepare(spec, &kernel)?;
-        let check = verify::Check::prepare(spec, &kernel)?;
+        let root = nix::unistd::geteuid().is_root();
+        let hiding = Hiding::choose(spec, root);
+        let walked: &[PathBuf] = match hiding {
+            Hiding::Mounts => &[],
+            Hiding::Landlock(_) => &spec.deny_read,
+        };
+        if let (Hiding::Landlock(_), Some(why)) = (&hiding, &spec.unwalkable) {
+            return Err(why.clone());
+        }
+        let ruleset = landlock::prepare(spec, &kernel, walked)?;
+        let check = verify::Check::prepare(spec, &kernel, walked)?;
         let policy = seccomp::Policy {
             network: &spec.network,
             unix_sockets: spec.unix_sockets,
-            root: nix::unistd::geteuid().is_root(),
+            root,
         };
         let filter = seccomp::Filter::build(&policy, kernel.seccomp)?;
         let summary = json!({
@@ -233,6 +290,11 @@ impl Sandbox {
             "capabilities": if caps::held()? { "dropped" } else { "none held" },
             "no_new_privs": true,
             "not_enforced": missing.iter().map(|f| f.describe()).collect::<Vec<_>>(),
+            "hidden_by": hiding.by(),
+            "mounts_not_used": match &hiding {
+                Hiding::Mounts => None,
+                Hiding::Landlock(why) => Some(why),
+            },
         });
         Ok(Sandbox {
             ruleset,
@@ -278,6 +340,7 @@ mod tests {
             network,
             unix_sockets: false,
             best_effort: false,
+            unwalkable: None,
         }
     }
 

@@ -53,6 +53,71 @@ pub const DEFAULT_DENY_WRITE: [&str; 13] = [
     ".codex",
 ];
 
+/// Root's own secrets, hidden when gate runs as root: files and directories that uid 0
+/// owns and nobody else may read, which root without capabilities still reads as their
+/// owner. The password hashes and their backups, old passwords, TLS, VPN, Wi-Fi,
+/// Kerberos and PPP keys, the database maintenance password Debian keeps for MySQL.
+/// Root's home gets the defaults above too, whatever `HOME` is ([`ROOT_HOME`]).
+pub const ROOT_DENY_READ: [&str; 19] = [
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/shadow-",
+    "/etc/gshadow-",
+    "/var/backups/shadow.bak",
+    "/var/backups/gshadow.bak",
+    "/etc/security/opasswd",
+    "/etc/ssl/private",
+    "/etc/krb5.keytab",
+    "/etc/NetworkManager/system-connections",
+    "/etc/wpa_supplicant",
+    "/etc/wireguard",
+    "/etc/letsencrypt",
+    "/etc/ipsec.secrets",
+    "/etc/ipsec.d/private",
+    "/etc/ppp/chap-secrets",
+    "/etc/ppp/pap-secrets",
+    "/etc/mysql/debian.cnf",
+    "/var/lib/samba/private",
+];
+
+/// Root's home directory, where [`DEFAULT_DENY_READ`] is hidden from root even when
+/// `HOME` is elsewhere.
+pub const ROOT_HOME: &str = "/root";
+
+/// Directories where secrets lie beside ordinary settings: as root, every entry of one
+/// that uid 0 owns and others may not read is hidden too (the ssh host keys
+/// `ssh_host_*_key`, whatever their type, beside their public halves; PPP and OpenVPN
+/// keys under any name). One listing and a `stat` per entry, only where they exist.
+pub const ROOT_SCANNED: [&str; 3] = ["/etc/ssh", "/etc/ppp", "/etc/openvpn"];
+
+/// The paths [`ROOT_DENY_READ`] and [`ROOT_SCANNED`] name, as given (they are made
+/// canonical with the rest).
+fn root_secrets() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = ROOT_DENY_READ.iter().map(PathBuf::from).collect();
+    for dir in ROOT_SCANNED {
+        out.extend(root_only_entries(Path::new(dir)));
+    }
+    out
+}
+
+/// The entries of `dir` that uid 0 owns and others may not read (symbolic links
+/// aside: the entry itself counts, never where it points).
+fn root_only_entries(dir: &Path) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|entry| {
+            entry.metadata().is_ok_and(|meta| {
+                meta.uid() == 0 && meta.mode() & 0o004 == 0 && !meta.file_type().is_symlink()
+            })
+        })
+        .map(|entry| entry.path())
+        .collect()
+}
+
 fn error(message: impl Into<String>) -> SandboxError {
     SandboxError(message.into())
 }
@@ -102,8 +167,16 @@ pub fn build(
         .chain(settings.deny_read.iter().map(|p| cwd.join(p)))
         .collect();
     if is_root {
-        // uid 0 owns these, so without capabilities it can still read them.
-        deny_read.extend(["/etc/shadow", "/etc/gshadow"].map(PathBuf::from));
+        // uid 0 owns these, so without capabilities it can still read them; and root's
+        // own home holds root's keys whatever HOME says.
+        deny_read.extend(root_secrets());
+        if home != Path::new(ROOT_HOME) {
+            deny_read.extend(
+                DEFAULT_DENY_READ
+                    .iter()
+                    .map(|p| Path::new(ROOT_HOME).join(p)),
+            );
+        }
     }
     let deny_read_wanted = deny_read;
     let mut resolved_parents = Resolved::new();
@@ -148,9 +221,10 @@ pub fn build(
     // unprotected are reported. $TMPDIR is writable too, but as an ordinary root: it is
     // only an environment variable, and pointing it at $HOME must not unprotect ~/.bashrc.
     let temporary = canonical_set(&[PathBuf::from("/tmp"), PathBuf::from("/dev/shm")]);
-    if let Some((hidden, temp)) = hidden_in_temporary(&deny_read, &temporary) {
-        return Err(hidden_there(hidden, temp, &home));
-    }
+    // Walking around a hidden path inside one would take that right away; covering it
+    // (as root) does not, so whether this refuses is decided once the way is chosen.
+    let unwalkable = hidden_in_temporary(&deny_read, &temporary)
+        .map(|(hidden, temp)| hidden_there(hidden, temp, &home));
     let (unprotected, deny_write): (Vec<PathBuf>, Vec<PathBuf>) = deny_write
         .into_iter()
         .partition(|p| temporary.iter().any(|t| p.starts_with(t)));
@@ -204,6 +278,7 @@ pub fn build(
         network,
         unix_sockets: settings.unix_sockets,
         best_effort: settings.best_effort,
+        unwalkable,
     })
 }
 
@@ -465,8 +540,10 @@ pub fn in_temporary(path: &Path) -> bool {
 /// Directories by the name given and their canonical form (`None`: it does not exist).
 type Resolved = Vec<(PathBuf, Option<PathBuf>)>;
 
-/// As [`canonical_set`], and the paths that do not exist, as given. `parents` learns the
-/// canonical directory of each path found that is no symbolic link, for free.
+/// As [`canonical_set`], and the paths that do not exist, as given. A path that is no
+/// symbolic link is its directory made canonical and its name: `parents` remembers each
+/// directory made canonical (most paths share `HOME` or `/etc`), which saves resolving
+/// every component of every path again.
 fn canonical_split(paths: &[PathBuf], parents: &mut Resolved) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let mut out: Vec<PathBuf> = Vec::with_capacity(paths.len());
     let mut missing = Vec::new();
@@ -475,18 +552,27 @@ fn canonical_split(paths: &[PathBuf], parents: &mut Resolved) -> (Vec<PathBuf>, 
             missing.push(path.clone());
             continue;
         };
-        let Ok(canonical) = path.canonicalize() else {
-            continue;
-        };
-        if let (false, Some(parent), Some(canonical_parent)) = (
+        let canonical = match (
             meta.file_type().is_symlink(),
             path.parent(),
-            canonical.parent(),
+            path.file_name(),
         ) {
-            if !parents.iter().any(|(p, _)| p == parent) {
-                parents.push((parent.to_path_buf(), Some(canonical_parent.to_path_buf())));
+            (false, Some(parent), Some(name)) => {
+                let dir = match parents.iter().find(|(p, _)| p == parent) {
+                    Some((_, dir)) => dir.clone(),
+                    None => {
+                        let dir = parent.canonicalize().ok();
+                        parents.push((parent.to_path_buf(), dir.clone()));
+                        dir
+                    }
+                };
+                dir.map(|d| d.join(name))
             }
-        }
+            _ => path.canonicalize().ok(),
+        };
+        let Some(canonical) = canonical else {
+            continue;
+        };
         if !out.contains(&canonical) {
             out.push(canonical);
         }
@@ -580,13 +666,15 @@ mod tests {
             .tempdir_in("/tmp")
             .unwrap();
         let work = home_dir();
+        // The spec is built either way; why it cannot be walked is kept for the sandbox,
+        // which refuses with it unless the hidden paths are covered by mounts instead.
         let run = |settings: &SandboxSettings| {
-            build(settings, work.path(), &env_with(home.path()), false, &[])
+            build(settings, work.path(), &env_with(home.path()), false, &[]).map(|s| s.unwalkable)
         };
         // Nothing hidden there yet: nothing to refuse.
-        assert!(run(&SandboxSettings::default()).is_ok());
+        assert!(run(&SandboxSettings::default()).unwrap().is_none());
         std::fs::create_dir(home.path().join(".ssh")).unwrap();
-        let err = run(&SandboxSettings::default()).unwrap_err();
+        let err = run(&SandboxSettings::default()).unwrap().unwrap();
         let ssh = home.path().canonicalize().unwrap().join(".ssh");
         assert!(err.0.contains(&format!("hides {}", ssh.display())), "{err}");
         assert!(
@@ -602,7 +690,10 @@ mod tests {
             deny_read: vec![other.path().to_path_buf()],
             ..SandboxSettings::default()
         };
-        let err = build(&settings, work.path(), &env_with(work.path()), false, &[]).unwrap_err();
+        let err = build(&settings, work.path(), &env_with(work.path()), false, &[])
+            .unwrap()
+            .unwalkable
+            .unwrap();
         assert!(err.0.contains("Move it out of /tmp"), "{err}");
     }
 
@@ -674,6 +765,32 @@ mod tests {
             !spec.deny_write.iter().any(|p| p.starts_with(&home)),
             "{spec:?}"
         );
+    }
+
+    #[test]
+    fn paths_are_made_canonical_through_their_directories() {
+        let dir = home_dir();
+        let base = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(base.join("real")).unwrap();
+        std::fs::write(base.join("real/a"), "").unwrap();
+        std::fs::write(base.join("real/b"), "").unwrap();
+        std::os::unix::fs::symlink(base.join("real"), base.join("link")).unwrap();
+        std::os::unix::fs::symlink(base.join("real/a"), base.join("to-a")).unwrap();
+        let given = [
+            dir.path().join("link/a"),
+            dir.path().join("link/b"),
+            dir.path().join("link/../real/a"),
+            dir.path().join("to-a"),
+            dir.path().join("link/../link"),
+            dir.path().join("link/missing"),
+        ];
+        let mut parents = Resolved::new();
+        let (found, missing) = canonical_split(&given, &mut parents);
+        assert_eq!(
+            found,
+            vec![base.join("real/a"), base.join("real/b"), base.join("real")]
+        );
+        assert_eq!(missing, vec![dir.path().join("link/missing")]);
     }
 
     #[test]
@@ -802,6 +919,33 @@ mod tests {
         )
         .unwrap();
         assert!(spec.deny_read.contains(&PathBuf::from("/etc/shadow")));
+    }
+
+    #[test]
+    fn root_hides_what_only_root_may_read_in_a_scanned_directory() {
+        use std::os::unix::fs::PermissionsExt;
+        assert!(
+            nix::unistd::geteuid().is_root(),
+            "this test makes files that uid 0 owns: run it as root (CI does)"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let make = |name: &str, mode: u32| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, "").unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            path
+        };
+        let key = make("ssh_host_ed25519_key", 0o600);
+        let group = make("chap-secrets", 0o640);
+        make("ssh_host_ed25519_key.pub", 0o644);
+        make("moduli", 0o444);
+        let theirs = make("someone-elses", 0o600);
+        std::os::unix::fs::chown(&theirs, Some(65534), None).unwrap();
+        std::os::unix::fs::symlink(&key, dir.path().join("link")).unwrap();
+        let mut found = root_only_entries(dir.path());
+        found.sort();
+        assert_eq!(found, vec![group, key]);
+        assert!(root_only_entries(&dir.path().join("missing")).is_empty());
     }
 
     #[test]

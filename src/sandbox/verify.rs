@@ -76,12 +76,18 @@ pub struct Check {
 
 impl Check {
     /// Get ready to check the sandbox `spec` on `kernel`: note the paths the file probe
-    /// chooses from, and bind the socket for the scope probe.
-    pub fn prepare(spec: &Spec, kernel: &Kernel) -> Result<Check, SandboxError> {
+    /// chooses from, and bind the socket for the scope probe. `walked`: the hidden paths
+    /// Landlock's rules keep out (none when they are covered by mounts instead, which
+    /// then prove nothing about Landlock).
+    pub fn prepare(
+        spec: &Spec,
+        kernel: &Kernel,
+        walked: &[PathBuf],
+    ) -> Result<Check, SandboxError> {
         let files = (kernel.landlock_abi >= Feature::Filesystem.abi()).then(|| Files {
             write: spec.write.clone(),
             deny_write: spec.deny_write.clone(),
-            deny_read: spec.deny_read.clone(),
+            deny_read: walked.to_vec(),
         });
         let scope = if kernel.landlock_abi >= Feature::Scopes.abi() {
             match bound_socket() {
