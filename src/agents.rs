@@ -1,6 +1,7 @@
 //! The run path's side of agents' wrappers (see [`crate::policy::wrapper`], which is
-//! pure): whether the files a recognised wrapper touches can be trusted, and gate's own
-//! answer to Claude Code's start-up call.
+//! pure): whether the files a recognised wrapper touches can be trusted, gate's own
+//! answer to Claude Code's start-up call, and, for the agents whose model chooses each
+//! command's working directory, whether that directory is the agent's own.
 //!
 //! A wrapper sources a snapshot file before the agent's command and writes a cwd file
 //! after it. Sourcing runs whatever the file holds, and the model may have written it
@@ -207,18 +208,52 @@ fn own_regular_file(meta: &std::fs::Metadata, path: &str) -> Result<(), String> 
     Ok(())
 }
 
-/// At level `safe` the working directory is the writable workspace, and Codex lets the
-/// model choose the working directory of every command (`exec_command`'s `workdir`), so
-/// the model would choose what the sandbox lets it write. Under Codex (its variable
-/// `CODEX_THREAD_ID` in the environment, which the model cannot set for a command) the
-/// working directory must be Codex's own, the directory of the process that started
-/// gate, or inside it. `Err` says why not; nothing may run then.
-pub fn codex_workspace(cwd: &Path, var: &dyn Fn(&str) -> Option<OsString>) -> Result<(), String> {
-    if var("CODEX_THREAD_ID").is_none() {
+/// An agent that lets the model choose the working directory of each command, and how
+/// gate knows that it runs under it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChoosesCwd {
+    /// The agent's name, as messages give it.
+    pub agent: &'static str,
+    /// A variable the agent puts into the environment of every command it runs, after
+    /// everything else, so that neither the model nor the environment the agent was
+    /// started with can take it out.
+    pub marker: &'static str,
+    /// The tool argument through which the model chooses the directory.
+    pub argument: &'static str,
+}
+
+/// The agents whose model chooses the working directory: Codex CLI sets
+/// `CODEX_THREAD_ID` for each command it runs, Qwen Code `QWEN_CODE=1` (both on its
+/// pseudo-terminal and without one).
+pub const CHOOSES_CWD: &[ChoosesCwd] = &[
+    ChoosesCwd {
+        agent: "Codex",
+        marker: "CODEX_THREAD_ID",
+        argument: "exec_command's workdir",
+    },
+    ChoosesCwd {
+        agent: "Qwen Code",
+        marker: "QWEN_CODE",
+        argument: "run_shell_command's directory",
+    },
+];
+
+/// The agent of [`CHOOSES_CWD`] that gate runs under, by its marker in the environment.
+pub fn cwd_chooser(var: &dyn Fn(&str) -> Option<OsString>) -> Option<&'static ChoosesCwd> {
+    CHOOSES_CWD.iter().find(|a| var(a.marker).is_some())
+}
+
+/// At level `safe` the working directory is the writable workspace, and some agents let
+/// the model choose the working directory of every command ([`CHOOSES_CWD`]), so the
+/// model would choose what the sandbox lets it write. Under such an agent the working
+/// directory must be the agent's own, the directory of the process that started gate,
+/// or inside it. `Err` says why not; nothing may run then.
+pub fn agent_workspace(cwd: &Path, var: &dyn Fn(&str) -> Option<OsString>) -> Result<(), String> {
+    let Some(chooser) = cwd_chooser(var) else {
         return Ok(());
-    }
+    };
     let parent = nix::unistd::getppid();
-    let agent = match std::fs::canonicalize(format!("/proc/{parent}/cwd")) {
+    let agent_dir = match std::fs::canonicalize(format!("/proc/{parent}/cwd")) {
         Ok(dir) => dir,
         // Marked (no_new_privs and the Landlock domain of a command gate ran, which hides
         // the processes outside it): this gate runs inside a command, at `safe` either a
@@ -227,24 +262,32 @@ pub fn codex_workspace(cwd: &Path, var: &dyn Fn(&str) -> Option<OsString>) -> Re
         Err(_) if marked() => return Ok(()),
         Err(e) => {
             return Err(format!(
-                "gate runs under Codex (CODEX_THREAD_ID is set) and cannot tell which \
-                 directory Codex works in ({e}), so the safe level has no workspace it can \
-                 trust; nothing was run"
+                "gate runs under {agent} ({marker} is set) and cannot tell which directory \
+                 {agent} works in ({e}), so the safe level has no workspace it can trust; \
+                 nothing was run",
+                agent = chooser.agent,
+                marker = chooser.marker,
             ));
         }
     };
     let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
-    if cwd.starts_with(&agent) {
+    if cwd.starts_with(&agent_dir) {
         return Ok(());
     }
-    Err(format!(
-        "Codex runs this command in {}, outside the directory Codex works in ({}); the safe \
-         level makes the working directory writable, and the model chose this one \
-         (exec_command's workdir); nothing was run. Run it in the project, or start Codex in \
+    Err(outside_message(chooser, &cwd, &agent_dir))
+}
+
+fn outside_message(chooser: &ChoosesCwd, cwd: &Path, agent_dir: &Path) -> String {
+    format!(
+        "{agent} runs this command in {cwd}, outside the directory {agent} works in \
+         ({dir}); the safe level makes the working directory writable, and the model chose \
+         this one ({argument}); nothing was run. Run it in the project, or start {agent} in \
          the directory it may write",
-        cwd.display(),
-        agent.display()
-    ))
+        agent = chooser.agent,
+        cwd = cwd.display(),
+        dir = agent_dir.display(),
+        argument = chooser.argument,
+    )
 }
 
 fn marked() -> bool {
@@ -315,4 +358,47 @@ fn write_stub(path: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot create the snapshot {}: {e}", path.display()))?;
     file.write_all(wrapper::SNAPSHOT_STUB.as_bytes())
         .map_err(|e| format!("cannot write the snapshot {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(set: &'a [&'a str]) -> impl Fn(&str) -> Option<OsString> + 'a {
+        move |name| set.contains(&name).then(|| OsString::from("1"))
+    }
+
+    #[test]
+    fn the_agent_that_chooses_the_cwd_is_known_by_its_marker() {
+        assert_eq!(cwd_chooser(&env(&[])), None);
+        assert_eq!(cwd_chooser(&env(&["HOME"])), None);
+        assert_eq!(
+            cwd_chooser(&env(&["CODEX_THREAD_ID"])).unwrap().agent,
+            "Codex"
+        );
+        assert_eq!(
+            cwd_chooser(&env(&["QWEN_CODE"])).unwrap().agent,
+            "Qwen Code"
+        );
+    }
+
+    #[test]
+    fn without_a_marker_any_directory_is_the_workspace() {
+        assert_eq!(agent_workspace(Path::new("/"), &env(&[])), Ok(()));
+    }
+
+    #[test]
+    fn the_refusal_names_the_agent_its_directory_and_the_models_argument() {
+        let qwen = &CHOOSES_CWD[1];
+        let message = outside_message(qwen, Path::new("/p-old"), Path::new("/p"));
+        assert!(
+            message.starts_with(
+                "Qwen Code runs this command in /p-old, outside the directory Qwen Code \
+                 works in (/p);"
+            ),
+            "{message}"
+        );
+        assert!(message.contains("(run_shell_command's directory); nothing was run"));
+        assert!(!message.contains('\n'));
+    }
 }

@@ -673,7 +673,7 @@ fn run_allowed(
     // see which directory Codex works in. So the check is made here.
     if trail.judged.execs_gate && settings.policy.level == crate::policy::Level::Safe {
         let cwd = std::env::current_dir().unwrap_or_default();
-        if let Err(why) = crate::agents::codex_workspace(&cwd, &var) {
+        if let Err(why) = crate::agents::agent_workspace(&cwd, &var) {
             let e = Explanation {
                 decided_by: "error",
                 ..explanation
@@ -747,7 +747,7 @@ fn run_allowed(
 /// Why the sandbox could not be set up here, for `gate check` (which never enforces it).
 fn sandbox_problem(settings: &Settings) -> Option<String> {
     let cwd = std::env::current_dir().ok()?;
-    if let Err(why) = crate::agents::codex_workspace(&cwd, &var) {
+    if let Err(why) = crate::agents::agent_workspace(&cwd, &var) {
         return Some(format!("gate would not run it (exit 125): {why}"));
     }
     let root = nix::unistd::geteuid().is_root();
@@ -782,7 +782,7 @@ fn prepare_sandbox(settings: &Settings) -> Result<sandbox::Sandbox, sandbox::San
             "cannot find the working directory ({e}); nothing was run"
         ))
     })?;
-    crate::agents::codex_workspace(&cwd, &var).map_err(sandbox::SandboxError)?;
+    crate::agents::agent_workspace(&cwd, &var).map_err(sandbox::SandboxError)?;
     let is_root = nix::unistd::geteuid().is_root();
     let spec = sandbox::spec::build(
         &sandbox_settings(settings),

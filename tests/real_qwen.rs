@@ -42,9 +42,13 @@ fn qwen() -> PathBuf {
 /// Run Qwen Code once, headless, on `commands` (the model runs them one by one, then
 /// answers `final`). Returns its outcome and the fake model (for what it saw).
 fn run_qwen(m: &Machine, commands: &[String]) -> (Outcome, FakeModel) {
+    run_qwen_script(m, &json!({ "commands": commands, "final": "QWEN-FINAL" }))
+}
+
+/// Run Qwen Code once on a whole script (`tests/agents/protocols/openai_chat.py`).
+fn run_qwen_script(m: &Machine, script: &serde_json::Value) -> (Outcome, FakeModel) {
     let exe = qwen();
-    let script = json!({ "commands": commands, "final": "QWEN-FINAL" });
-    let model = FakeModel::start("openai_chat", &script, &m.t.root);
+    let model = FakeModel::start("openai_chat", script, &m.t.root);
     let settings = m.t.home.join(".qwen/settings.json");
     fs::create_dir_all(settings.parent().unwrap()).unwrap();
     fs::write(&settings, SETTINGS).unwrap();
@@ -260,6 +264,72 @@ fn qwen_code_at_safe(user) {
         audit.iter().all(|r| r["uid"] == common::uid_of(user)),
         "not run as {user:?}: {audit:#?}"
     );
+}
+
+}
+
+for_each_user! {
+/// At `safe` the working directory is the writable workspace, and Qwen Code lets the
+/// model choose it: `run_shell_command`'s `directory`, which Qwen Code accepts when its
+/// text starts with the workspace's path. A sibling that shares the prefix
+/// (`…/work-old`) and a path through `..` both pass Qwen Code's check; gate refuses
+/// them (exit 125, nothing run), because they are outside the directory Qwen Code works
+/// in. A directory elsewhere (`/tmp`, `HOME`) Qwen Code refuses itself; one inside the
+/// workspace runs.
+fn qwen_code_at_safe_the_model_does_not_choose_the_workspace(user) {
+    let m = Machine::new_as("level = \"safe\"\n", user);
+    let work = m.t.work.display().to_string();
+    let sibling = PathBuf::from(format!("{work}-old"));
+    let inside = m.t.work.join("sub");
+    for dir in [&sibling, &inside] {
+        fs::create_dir(dir).unwrap();
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let commands: Vec<String> = [
+        "touch sibling-wrote",
+        "touch dotdot-wrote",
+        "touch tmp-wrote",
+        "touch home-wrote",
+        "touch inside-wrote",
+    ]
+    .map(String::from)
+    .to_vec();
+    let directories = json!([
+        {"directory": sibling},
+        {"directory": format!("{work}/../work-old")},
+        {"directory": "/tmp"},
+        {"directory": m.t.home},
+        {"directory": inside},
+    ]);
+    let script = json!({"commands": commands, "final": "QWEN-FINAL", "arguments": directories});
+    let (out, model) = run_qwen_script(&m, &script);
+    let results = results(&out, &model, commands.len());
+    for (result, name) in results[..2].iter().zip(["sibling-wrote", "dotdot-wrote"]) {
+        assert!(
+            result.contains("Exit Code: 125")
+                && result.contains("outside the directory Qwen Code works in")
+                && result.contains("run_shell_command's directory"),
+            "{result}"
+        );
+        assert_absent(&sibling.join(name), &out);
+    }
+    for (result, dir) in results[2..4].iter().zip([PathBuf::from("/tmp"), m.t.home.clone()]) {
+        assert!(
+            result.contains("is not within any of the registered workspace directories"),
+            "Qwen Code ran it in {}: {result}",
+            dir.display()
+        );
+    }
+    assert_absent(&PathBuf::from("/tmp/tmp-wrote"), &out);
+    assert_absent(&m.t.home.join("home-wrote"), &out);
+    assert!(results[4].contains("Exit Code: 0"), "{}", results[4]);
+    assert!(inside.join("inside-wrote").is_file(), "{}", results[4]);
+    let by: Vec<String> = m
+        .audit()
+        .iter()
+        .map(|r| r["decided_by"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(by, ["error", "error", "level"], "what reached gate");
 }
 
 }

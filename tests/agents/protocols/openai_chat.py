@@ -11,8 +11,10 @@ Two ways of running a command, chosen by the request:
   output to the chat?", and puts what it ran into the next request as a user message
   `Output from CMD\\nOUTPUT` (aider/coders/base_coder.py, handle_shell_commands).
 
-The script may add `"tool": NAME` for another tool name, and `"final"` is the text of
-the last answer. Also answered: `GET …/models` (a list with the requested model).
+The script may add `"tool": NAME` for another tool name, `"arguments"`: a list, one
+object per command, of extra arguments merged into that command's tool call (say
+{"directory": "/elsewhere"} for Qwen Code's `run_shell_command`), and `"final"`: the
+text of the last answer. Also answered: `GET …/models` (a list with the requested model).
 """
 
 import json
@@ -68,10 +70,14 @@ def _answer(body, script):
     tool = script.get("tool", SHELL_TOOL)
     if tool in _tool_names(body):
         n = len(tool_results(body))
+        arguments = {"command": command}
+        extra = script.get("arguments") or []
+        if n < len(extra):
+            arguments.update(extra[n])
         call = {
             "id": f"call_{n}",
             "type": "function",
-            "function": {"name": tool, "arguments": json.dumps({"command": command})},
+            "function": {"name": tool, "arguments": json.dumps(arguments)},
         }
         return None, [call]
     return f"Run this:\n\n```bash\n{command}\n```\n", None
