@@ -1057,6 +1057,51 @@ for_each_user! {
     }
 }
 
+for_each_user! {
+    /// The agents' own settings (Claude Code's hooks, Gemini CLI's and Qwen Code's MCP
+    /// servers, Codex's config) run later outside the sandbox, so a command at safe
+    /// cannot change them, even with HOME as its workspace, nor make them where they do
+    /// not exist yet. The control changes and makes them at level full.
+    fn agents_settings_are_protected_in_the_workspace(user) {
+        let env = Env::new(user);
+        let home = env.t.home.clone();
+        env.give(&home, 0o755);
+        let claude = env.dir(&home.join(".claude"), 0o755);
+        let settings = env.file(&claude.join("settings.json"), "{}\n", 0o644);
+        // The top of a workspace that holds protected paths takes no new entries (see
+        // docs/sandbox.md); a directory in it that holds none stays writable.
+        let project = env.dir(&home.join("project"), 0o755);
+        let gate = |level: &str| {
+            env.t
+                .gate()
+                .user(user)
+                .current_dir(&home)
+                .args(["--no-config", "--audit-log", "off", "--level", level])
+        };
+        let tamper = "echo forged >> .claude/settings.json; \
+                      mkdir -p .gemini .qwen .codex; \
+                      echo forged > .gemini/settings.json; echo forged > .qwen/settings.json; \
+                      echo forged > .codex/config.toml; echo made > project/new";
+        let out = sh(gate("safe"), tamper, &[]);
+        assert_eq!(fs::read_to_string(&settings).unwrap(), "{}\n", "{}", out.report());
+        for made in [".gemini", ".qwen", ".codex"] {
+            assert!(!home.join(made).exists(), "{made} was made\n{}", out.report());
+        }
+        assert_eq!(
+            fs::read_to_string(project.join("new")).ok().as_deref(),
+            Some("made\n"),
+            "the workspace should stay writable\n{}",
+            out.report()
+        );
+
+        sh(gate("full"), tamper, &[]).assert_code(0);
+        assert!(fs::read_to_string(&settings).unwrap().contains("forged"), "control");
+        for made in [".gemini/settings.json", ".qwen/settings.json", ".codex/config.toml"] {
+            assert!(home.join(made).exists(), "control: {made}");
+        }
+    }
+}
+
 /// As root, the password hashes are hidden too: without capabilities root could still
 /// read /etc/shadow, which it owns. The control reads it at level full. (Run as another
 /// user, this checks only that the sandbox does not make it readable.)

@@ -34,7 +34,7 @@ pub const DEFAULT_DENY_READ: [&str; 16] = [
 
 /// Files that run later outside the sandbox, relative to the home directory: readable,
 /// never writable, even when the workspace contains them.
-pub const DEFAULT_DENY_WRITE: [&str; 13] = [
+pub const DEFAULT_DENY_WRITE: [&str; 16] = [
     ".bashrc",
     ".bash_profile",
     ".bash_login",
@@ -51,6 +51,13 @@ pub const DEFAULT_DENY_WRITE: [&str; 13] = [
     // (sandbox mode, approval policy, programs it starts), and a command Codex runs can
     // be given that directory as its working directory (`exec_command`'s `workdir`).
     ".codex",
+    // The other agents' own settings, which they apply outside gate at their next start:
+    // Claude Code's hooks and permissions (`~/.claude/settings.json`), Gemini CLI's and
+    // Qwen Code's MCP servers and tool settings (`settings.json`). The agents write
+    // there themselves, outside the sandbox; their commands have no reason to.
+    ".claude",
+    ".gemini",
+    ".qwen",
 ];
 
 /// Root's own secrets, hidden when gate runs as root: files and directories that uid 0
