@@ -236,11 +236,15 @@ pub fn build(
         .into_iter()
         .partition(|p| temporary.iter().any(|t| p.starts_with(t)));
 
+    // The workspace and the temporary directories are canonical already; only the rest
+    // is resolved (each path costs a system call per component).
     let mut write = vec![workspace];
-    write.extend(temporary);
-    write.extend(absolute_var(env, "TMPDIR"));
-    write.extend(settings.write.iter().map(|p| cwd.join(p)));
-    let write = canonical_set(&write);
+    extend_new(&mut write, temporary);
+    let more: Vec<PathBuf> = absolute_var(env, "TMPDIR")
+        .into_iter()
+        .chain(settings.write.iter().map(|p| cwd.join(p)))
+        .collect();
+    extend_new(&mut write, canonical_set(&more));
     if write.iter().any(|w| w == Path::new("/")) {
         return Err(error(
             "a writable path of the safe level ($TMPDIR or --write / sandbox.write) is /, which \
