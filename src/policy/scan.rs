@@ -1546,6 +1546,12 @@ fn heredoc_bodies(
             body.push('\n');
         }
         out.extend(lex_in(&body, budget, depth + 1));
+        // And each line on its own: a `<<` that bash reads as a shift (`$[1<<2]`,
+        // `(( a << 2 ))`) makes gate take the rest of the text for a body, and a quote
+        // in it must not hide a later line.
+        for line in body.lines() {
+            out.extend(lex_in(line, budget, depth + 1));
+        }
         if !heredoc.quoted {
             // The body as the shell expands it: like a double-quoted string in which
             // `"` is an ordinary character.
@@ -2331,6 +2337,9 @@ mod tests {
         }
         // The body's substitutions run, whatever quotes surround them.
         assert!(finds("cat <<EOF\ndon't $(rm x)\nEOF", "rm x"));
+        // A shift that is not a here-document never hides a later line.
+        assert!(finds("(( a = 1 << 2 ))\necho don't\nrm x", "rm x"));
+        assert!(finds("echo $[1<<2]\necho don't\nrm x", "rm x"));
         // The body is still read as a script, for `sh <<EOF`.
         assert!(finds("sh <<'EOF'\nrm x\nEOF", "rm x"));
     }
