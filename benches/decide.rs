@@ -88,6 +88,69 @@ fn bench_decide(c: &mut Criterion) {
             )
         })
     });
+    // Issue 15's target: ten deny rules on a 1 KB command of the shapes the scanner
+    // reads (here-document, wrappers with long options, substitutions, braces, globs),
+    // and the same command with no deny rules (the scanner must cost nothing then).
+    let kilobyte = CommandText::new(
+        [
+            "cd /work/project && cat > notes.txt <<EOF",
+            "Don't forget: the build's output goes to target/{debug,release}.",
+            "Generated on $(date -u +%Y-%m-%dT%H:%M:%SZ) by `whoami`.",
+            "EOF",
+            "FOO=1 BAR[0]=2 env --chdir=/work/project nice --adjustment=5 timeout --signal=TERM 600 \\",
+            "  cargo test --workspace --all-features -- --nocapture 2>&1 | tee test-{a,b}.log",
+            "for f in src/*.rs tests/*.rs; do grep -n 'TODO' \"$f\" >/dev/null && echo \"$f\"; done",
+            "find . -name '*.orig' -exec ls -l {} + ; xargs --max-args=4 echo < /dev/null",
+            "bash --norc -c 'git status --short && git log --oneline -n 5' 2>/dev/null || true",
+            "stdbuf --output=L sed -n '1,20p' README.md | head -n {1..3} >/dev/null; echo ${HOME:-/root} done",
+            "printf '%s\\n' $'tab\\there' {x..z} | sort -u | uniq -c > counts.txt; wc -l counts.txt",
+            "echo \"$(ls -la /work/project/target 2>/dev/null | wc -l) files\"; test -d build && echo build",
+            "if [ -f Cargo.lock ]; then cargo metadata --format-version 1 --no-deps > meta.json; fi",
+            "git diff --stat HEAD~1 -- src/ tests/ docs/ | tail -n 1; echo \"exit status: $?\" >> summary.txt",
+        ]
+        .join("\n"),
+    );
+    assert!(
+        kilobyte.as_str().len() >= 1000,
+        "{}",
+        kilobyte.as_str().len()
+    );
+    let mut p = policy(
+        10,
+        &[
+            "rm -rf",
+            "git push --force",
+            "curl",
+            "wget",
+            "sudo",
+            "dd",
+            "mkfs",
+            "shutdown",
+            "reboot",
+            "chmod -R 777",
+        ],
+    );
+    p.level = Level::Full;
+    group.bench_function("deny-scan-1KB/10-deny-rules", |b| {
+        b.iter(|| {
+            decide(
+                black_box(&p),
+                &remembered,
+                Request::Command(black_box(&kilobyte)),
+            )
+        })
+    });
+    let mut p = policy(10, &[]);
+    p.level = Level::Full;
+    group.bench_function("deny-scan-1KB/no-deny-rules", |b| {
+        b.iter(|| {
+            decide(
+                black_box(&p),
+                &remembered,
+                Request::Command(black_box(&kilobyte)),
+            )
+        })
+    });
     // readonly_rules: a read-only rule matched by a long git diff (the rule and the
     // command both go through the read-only checks), at 10,000 allow rules.
     let mut p = policy(10_000, &[]);

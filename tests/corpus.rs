@@ -70,7 +70,7 @@ const NARROWED_MODES: [(&str, &[&str]); 2] = [
 
 /// Each family and the file it lives in. A family needs a test below; the well-formedness
 /// test checks that this list and the files agree.
-const FAMILIES: [(Corpus, &str); 26] = [
+const FAMILIES: [(Corpus, &str); 27] = [
     (Corpus::Bypasses, "separators"),
     (Corpus::Bypasses, "substitution"),
     (Corpus::Bypasses, "process-substitution"),
@@ -97,6 +97,7 @@ const FAMILIES: [(Corpus, &str); 26] = [
     (Corpus::Deny, "deny-nested"),
     (Corpus::Deny, "deny-paths"),
     (Corpus::Deny, "deny-gaps"),
+    (Corpus::Deny, "deny-redirections"),
 ];
 
 // ---------------------------------------------------------------------------------------
@@ -158,6 +159,8 @@ for_each_user! {
     fn deny_paths(user) { check_family(Corpus::Deny, "deny-paths", user) }
     /// What docs/rules.md says a deny rule cannot catch: each must still get through.
     fn deny_gaps(user) { check_family(Corpus::Deny, "deny-gaps", user) }
+    /// Deny rules after redirections (`>-`, `<&-`, `{fd}>FILE`) and here-documents.
+    fn deny_redirections(user) { check_family(Corpus::Deny, "deny-redirections", user) }
 }
 
 #[test]

@@ -346,6 +346,39 @@ for_each_user! {
         out.assert_refused().assert_stderr_contains("deny rule `touch`");
     }
 
+    fn an_allow_rule_for_a_wrapper_never_admits_a_denied_program_inside_it(user) {
+        // Issue 15: `--allow timeout --deny rm` ran `timeout --sig KILL 5 rm victim`
+        // unasked: the allow rule matched and the deny rule never saw the program.
+        let env = TestEnv::new();
+        env.assert_side_effects_are_visible(user);
+        let f = env.file("F");
+        for (wrapper, command) in [
+            ("timeout", "timeout --sig KILL 5 touch F"),
+            ("nice", "nice --adj 5 touch F"),
+            ("env", "env --chd . touch F"),
+            ("stdbuf", "stdbuf --out L touch F"),
+        ] {
+            // Control: the allow rule alone runs it at ask.
+            let out = env
+                .gate()
+                .user(user)
+                .args(NO_CONFIG)
+                .args(["--allow", wrapper, "-c", command])
+                .run();
+            out.assert_code(0);
+            assert!(f.exists(), "control {command:?}: {}", out.report());
+            std::fs::remove_file(&f).unwrap();
+            let out = env
+                .gate()
+                .user(user)
+                .args(NO_CONFIG)
+                .args(["--allow", wrapper, "--deny", "touch", "-c", command])
+                .run();
+            assert_absent(&f, &out);
+            out.assert_refused().assert_stderr_contains("deny rule `touch`");
+        }
+    }
+
     fn full_level_runs_everything(user) {
         let env = TestEnv::new();
         let out = env
@@ -739,4 +772,34 @@ fn compound_mode_runs_a_chain_only_when_every_part_is_allowed() {
         "nothing of it ran: {}",
         out.report()
     );
+}
+
+#[test]
+fn a_brace_expansion_too_large_to_check_is_refused_in_bounded_memory() {
+    // Issue 15: a 40 KB `{a,b}{a,b}…` made gate take 1.5 GB, and a larger one aborted
+    // it (status 134). Now it is refused as too complex, within 256 MB of address space.
+    let prlimit = require_program("prlimit");
+    let env = TestEnv::new();
+    for text in [
+        "{a,b}".repeat(8_000),
+        "{a,b}".repeat(25_000),
+        format!("echo {{1..{}}}", u64::MAX),
+    ] {
+        let run = |rules: &[&str]| {
+            env.gate()
+                .program(&prlimit)
+                .arg("--as=268435456")
+                .arg(gate_binary_for(User::Current))
+                .args(NO_CONFIG)
+                .args(["--level", "full", "--shell", "/bin/true"])
+                .args(rules)
+                .args(["-c", &text])
+                .run()
+        };
+        // Control: without the rule gate does not scan, and the "shell" runs.
+        run(&[]).assert_code(0);
+        run(&["--deny", "rm"])
+            .assert_refused()
+            .assert_stderr_contains("too large or too deeply nested to be checked");
+    }
 }

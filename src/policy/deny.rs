@@ -124,8 +124,8 @@ impl DenyRules {
     fn find_in(&self, command: &SimpleCommand) -> Option<&DenyRule> {
         let first = &command[0];
         let matches = |rule: &&DenyRule| words_match(&rule.words, command);
-        if first.dynamic {
-            // The program is computed at run time: it could be any of them.
+        if first.dynamic || first.pattern.is_some() {
+            // The program is computed at run time, or a glob: it could be any of them.
             return self.rules.iter().find(matches);
         }
         let by_name = self
@@ -161,21 +161,51 @@ fn shown(command: &SimpleCommand) -> String {
 }
 
 /// Whether the command's words start with the rule's words. A word computed at run time
-/// may expand to any number of words, so from there on anything matches.
+/// may expand to any number of words, so from there on anything matches. A glob
+/// (`r[m]`, `-*`) stands for itself, or for one or more words that each match it, as
+/// the names of files it may match.
 fn words_match(rule: &[String], command: &SimpleCommand) -> bool {
-    for (i, r) in rule.iter().enumerate() {
-        let Some(w) = command.get(i) else {
-            return false;
-        };
-        if w.dynamic {
+    match_from(rule, 0, command, 0)
+}
+
+fn match_from(rule: &[String], ri: usize, command: &SimpleCommand, ci: usize) -> bool {
+    if ri == rule.len() {
+        return true;
+    }
+    let Some(w) = command.get(ci) else {
+        return false;
+    };
+    if w.dynamic {
+        return true;
+    }
+    let same = |ri: usize, text: &str| {
+        let r = &rule[ri];
+        r == text || (ri == 0 && !r.contains('/') && scan::program_name(text) == r)
+    };
+    if same(ri, &w.text) && match_from(rule, ri + 1, command, ci + 1) {
+        return true;
+    }
+    let Some(pattern) = &w.pattern else {
+        return false;
+    };
+    let mut k = ri;
+    while k < rule.len() && glob_could_be(pattern, k == 0, &rule[k]) {
+        k += 1;
+        if match_from(rule, k, command, ci + 1) {
             return true;
         }
-        let same = r == &w.text || (i == 0 && !r.contains('/') && scan::program_name(&w.text) == r);
-        if !same {
-            return false;
-        }
     }
-    true
+    false
+}
+
+/// Whether a glob could expand to the rule word `r`; as the program (`first`), a rule
+/// word without a `/` is a program name, matched by the glob's last component.
+fn glob_could_be(pattern: &str, first: bool, r: &str) -> bool {
+    if first && !r.contains('/') {
+        scan::glob_matches(scan::program_name(pattern), r)
+    } else {
+        scan::glob_matches(pattern, r)
+    }
 }
 
 #[cfg(test)]
@@ -394,5 +424,31 @@ mod tests {
         let d = deny(&["rm -rf"]);
         let command = CommandText::from_bytes(b"rm -rf /\xff");
         assert!(d.find(&command).is_some());
+    }
+
+    #[test]
+    fn a_glob_matches_every_rule_whose_words_it_could_expand_to() {
+        for (rules, command) in [
+            (&["rm"][..], "/usr/bin/r[m] x"),
+            (&["rm"][..], "r? x"),
+            (&["rm"][..], "* x"),
+            (&["/bin/rm"][..], "/bin/r* x"),
+            (&["rm -rf"][..], "rm -* x"),
+            (&["rm -rf"][..], "rm -r[f] x"),
+            // `*` may be several file names: `rm` and `-rf`.
+            (&["rm -rf"][..], "* x"),
+            (&["git push"][..], "git pu?h"),
+        ] {
+            assert!(caught(rules, command), "{rules:?} {command:?}");
+        }
+        for (rules, command) in [
+            (&["rm"][..], "r[n] x"),
+            (&["rm"][..], "'r[m]' x"),
+            (&["rm -rf"][..], "rm *.o"),
+            (&["rm"][..], "ls r*"),
+            (&["git push"][..], "git a*"),
+        ] {
+            assert!(!caught(rules, command), "{rules:?} {command:?}");
+        }
     }
 }

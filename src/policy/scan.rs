@@ -25,12 +25,26 @@ pub struct Word {
     /// expansion or substitution as it was written (`$G`, `${1+"$@"}`, `$(…)` with its
     /// text), so that it is never shown as nothing. See [`Word::shown`].
     pub source: Option<String>,
+    /// The word holds unquoted glob characters (`r[m]`, `/usr/bin/r?`, `*`): the shell
+    /// replaces it with the names of the files it matches, so it stands for any words
+    /// that match this pattern (quoted characters escaped with `\`). See
+    /// [`glob_matches`].
+    pub pattern: Option<String>,
 }
 
 impl Word {
     /// The word as a message shows it.
     pub fn shown(&self) -> &str {
         self.source.as_deref().unwrap_or(&self.text)
+    }
+
+    fn computed(text: String, source: String) -> Word {
+        Word {
+            text,
+            dynamic: true,
+            source: Some(source),
+            pattern: None,
+        }
     }
 }
 
@@ -39,8 +53,19 @@ pub type SimpleCommand = Vec<Word>;
 
 /// How deep `bash -c '…'`, `eval …` and `env -S …` strings are followed.
 const MAX_NESTED_SHELLS: usize = 8;
-/// Brace expansion stops producing words past this many, to bound the work.
-const MAX_BRACE_WORDS: usize = 256;
+/// How deep text inside text (a backtick substitution inside another, a here-document
+/// read as a script) is read.
+const MAX_NESTED_TEXT: usize = 32;
+/// The most words one word's brace expansion may produce.
+const MAX_BRACE_WORDS: usize = 1 << 16;
+/// The most characters brace expansion may produce and here-documents, substitutions
+/// and nested shell strings may make the lexer read again, over the whole text. Far
+/// above any real command (one argument is at most 128 KiB on Linux); past it the text
+/// is reported, not ground through.
+const MAX_WORK_CHARS: usize = 1 << 23;
+/// The most ways one wrapper's options may be read (an abbreviated or unknown long
+/// option is read both with and without a value).
+const MAX_WRAPPER_READINGS: usize = 64;
 
 /// The most words all candidates together may hold. Real commands stay far below; a
 /// text past it is reported rather than ground through (wrappers make the work
@@ -58,6 +83,7 @@ pub fn candidate_commands(text: &str) -> Result<Vec<SimpleCommand>, TooComplex> 
     let mut out = Candidates {
         commands: Vec::new(),
         words: 0,
+        budget: Budget::default(),
     };
     collect(text, 0, &mut out)?;
     Ok(out.commands)
@@ -66,6 +92,7 @@ pub fn candidate_commands(text: &str) -> Result<Vec<SimpleCommand>, TooComplex> 
 struct Candidates {
     commands: Vec<SimpleCommand>,
     words: usize,
+    budget: Budget,
 }
 
 impl Candidates {
@@ -79,25 +106,49 @@ impl Candidates {
     }
 }
 
+/// The work the lexer may still do for one text, shared by everything it reads again.
+#[derive(Debug, Default)]
+struct Budget {
+    work: usize,
+    exceeded: bool,
+}
+
+impl Budget {
+    /// Spend `n` characters of work; false (and the text is too complex) past the bound.
+    fn spend(&mut self, n: usize) -> bool {
+        self.work = self.work.saturating_add(n);
+        if self.work > MAX_WORK_CHARS {
+            self.exceeded = true;
+        }
+        !self.exceeded
+    }
+}
+
 fn collect(text: &str, depth: usize, out: &mut Candidates) -> Result<(), TooComplex> {
-    for command in lex(text) {
+    let commands = lex_in(text, &mut out.budget, 0);
+    if out.budget.exceeded {
+        return Err(TooComplex);
+    }
+    for command in commands {
         expand_candidates(command, depth, out)?;
     }
     Ok(())
 }
 
 fn expand_candidates(
-    mut words: SimpleCommand,
+    words: SimpleCommand,
     depth: usize,
     out: &mut Candidates,
 ) -> Result<(), TooComplex> {
-    loop {
+    // A work list, not recursion: a wrapper read two ways gives two forms to follow.
+    let mut pending = vec![words];
+    while let Some(mut words) = pending.pop() {
         skip_prefixes(&mut words);
         if words.is_empty() {
-            return Ok(());
+            continue;
         }
         out.push(words.clone())?;
-        let nested = nested_shell_text(&words);
+        let nested = nested_shell_text(&words)?;
         let tails = exec_like_tails(&words);
         if depth >= MAX_NESTED_SHELLS && (!nested.is_empty() || !tails.is_empty()) {
             // Deeper than any real command goes: refuse to guess rather than let it by.
@@ -107,22 +158,19 @@ fn expand_candidates(
             if text.dynamic {
                 // A command string computed at run time (`eval "$CMD"`) could be
                 // anything.
-                out.push(vec![Word {
-                    text: String::new(),
-                    dynamic: true,
-                    source: Some(text.shown.clone()),
-                }])?;
+                out.push(vec![Word::computed(String::new(), text.shown.clone())])?;
+            }
+            if !out.budget.spend(text.text.len()) {
+                return Err(TooComplex);
             }
             collect(&text.text, depth + 1, out)?;
         }
         for tail in tails {
             expand_candidates(tail, depth + 1, out)?;
         }
-        match strip_wrapper(&words) {
-            Some(rest) => words = rest,
-            None => return Ok(()),
-        }
+        pending.extend(strip_wrapper(&words)?);
     }
+    Ok(())
 }
 
 /// Remove what may stand before a command: assignments and reserved words.
@@ -136,14 +184,41 @@ fn skip_prefixes(words: &mut SimpleCommand) {
     words.drain(..n);
 }
 
+/// `NAME=value`, `NAME+=value`, `NAME[SUBSCRIPT]=value` (bash runs the command after
+/// an array element assignment too, with an error message).
 fn is_assignment(word: &Word) -> bool {
-    let Some((name, _)) = word.text.split_once('=') else {
+    let text = word.text.as_str();
+    let name_len = text
+        .char_indices()
+        .take_while(|&(i, c)| c == '_' || c.is_ascii_alphabetic() || (i > 0 && c.is_ascii_digit()))
+        .count();
+    if name_len == 0 {
         return false;
-    };
-    let name = name.strip_suffix('+').unwrap_or(name);
-    let mut chars = name.chars();
-    matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
-        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+    }
+    let mut rest = &text[name_len..];
+    if let Some(subscript) = rest.strip_prefix('[') {
+        // The subscript runs to its matching `]`; it may hold `=` (`a[x=1]=2`).
+        let mut level = 1usize;
+        let mut end = None;
+        for (i, c) in subscript.char_indices() {
+            match c {
+                '[' => level += 1,
+                ']' => {
+                    level -= 1;
+                    if level == 0 {
+                        end = Some(i);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else {
+            return false;
+        };
+        rest = &subscript[end + 1..];
+    }
+    rest.starts_with('=') || rest.starts_with("+=")
 }
 
 /// The program name as a deny rule compares it: the last path component.
@@ -154,6 +229,10 @@ pub fn program_name(word: &str) -> &str {
 const SHELLS: [&str; 9] = [
     "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish",
 ];
+
+/// Long options of the shells that take the next word as their value (bash matches its
+/// long options exactly, never by prefix).
+const SHELL_LONG_WITH_VALUE: [&str; 2] = ["--rcfile", "--init-file"];
 
 /// Reserved words that may stand before a command in a compound command
 /// (`if rm …; then rm …; fi`, `while …; do rm …; done`, `! rm …`).
@@ -170,26 +249,73 @@ struct NestedText {
     shown: String,
 }
 
+impl NestedText {
+    fn of(word: &Word) -> NestedText {
+        NestedText {
+            text: word.text.clone(),
+            dynamic: word.dynamic,
+            shown: word.shown().to_owned(),
+        }
+    }
+
+    /// Words joined with spaces, as `eval` and `watch` join them.
+    fn joined(words: &[Word]) -> NestedText {
+        let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+        let shown: Vec<&str> = words.iter().map(Word::shown).collect();
+        NestedText {
+            text: texts.join(" "),
+            // A glob may become other words before the string is read again.
+            dynamic: words.iter().any(|w| w.dynamic || w.pattern.is_some()),
+            shown: shown.join(" "),
+        }
+    }
+}
+
+/// `su`'s and `runuser`'s long options (util-linux), for getopt_long's prefix rule.
+const SU_LONG: &[&str] = &[
+    "command=",
+    "session-command=",
+    "fast",
+    "group=",
+    "supp-group=",
+    "login",
+    "preserve-environment",
+    "pty",
+    "shell=",
+    "whitelist-environment=",
+    "help",
+    "version",
+    "user=",
+];
+
 /// The command strings that a word list hands to another shell: `bash -c STR`,
-/// `eval ARGS…`, `su -c STR`, `flock … -c STR`.
-fn nested_shell_text(words: &[Word]) -> Vec<NestedText> {
+/// `eval ARGS…`, `su -c STR`, `flock … -c STR`, `watch … ARGS…`.
+fn nested_shell_text(words: &[Word]) -> Result<Vec<NestedText>, TooComplex> {
     let name = program_name(&words[0].text);
     let args = &words[1..];
     let mut found = Vec::new();
     match name {
-        "eval" if !args.is_empty() => {
-            let joined: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
-            let shown: Vec<&str> = args.iter().map(Word::shown).collect();
-            found.push(NestedText {
-                text: joined.join(" "),
-                dynamic: args.iter().any(|w| w.dynamic),
-                shown: shown.join(" "),
-            });
+        "eval" => {
+            // `eval -- ARGS`: bash's eval takes `--` before its arguments.
+            let args = match args.first() {
+                Some(w) if w.text == "--" && !w.dynamic => &args[1..],
+                _ => args,
+            };
+            if !args.is_empty() {
+                found.push(NestedText::joined(args));
+            }
+        }
+        // `watch` hands its arguments, joined with spaces, to `sh -c` (unless `-x`,
+        // which the wrapper reading covers).
+        "watch" => {
+            for rest in strip_wrapper(words)? {
+                found.push(NestedText::joined(&rest));
+            }
         }
         _ if SHELLS.contains(&name) => {
             // `-c` (alone or in a cluster: `-lc`, `-xc`) makes the first operand after
             // all the options the command string: `bash -c -e -- 'CMD'`,
-            // `bash -c -o errexit 'CMD'`.
+            // `bash -c -o errexit 'CMD'`, `bash --rcfile FILE -c 'CMD'`.
             let mut command_flag = false;
             let mut i = 0;
             while i < args.len() {
@@ -204,6 +330,8 @@ fn nested_shell_text(words: &[Word]) -> Vec<NestedText> {
                 }
                 if t == "--command" {
                     command_flag = true;
+                } else if SHELL_LONG_WITH_VALUE.contains(&t) {
+                    i += 1;
                 } else if !t.starts_with("--") {
                     let letters = &t[1..];
                     if letters.contains('c') {
@@ -216,45 +344,54 @@ fn nested_shell_text(words: &[Word]) -> Vec<NestedText> {
             }
             if command_flag {
                 if let Some(word) = args.get(i) {
-                    found.push(NestedText {
-                        text: word.text.clone(),
-                        dynamic: word.dynamic,
-                        shown: word.shown().to_owned(),
-                    });
+                    found.push(NestedText::of(word));
                 }
             }
         }
         "su" | "flock" | "runuser" => {
             // The argument after an option cluster containing `c` (`-c`, `-lc`, `-ec`…),
-            // or after `--command`.
+            // or after `--command` / `--session-command`, abbreviated or not.
             let mut want_next = false;
             for word in args {
                 if want_next {
-                    found.push(NestedText {
-                        text: word.text.clone(),
-                        dynamic: word.dynamic,
-                        shown: word.shown().to_owned(),
-                    });
+                    found.push(NestedText::of(word));
                     want_next = false;
                     continue;
                 }
                 let t = word.text.as_str();
-                if t == "--command" || t == "-c" {
-                    want_next = true;
-                } else if let Some(cmd) = t.strip_prefix("--command=") {
-                    found.push(NestedText {
-                        text: cmd.to_owned(),
-                        dynamic: word.dynamic,
-                        shown: word.shown().to_owned(),
-                    });
-                } else if t.starts_with('-') && !t.starts_with("--") && t[1..].contains('c') {
+                if let Some(long) = t.strip_prefix("--") {
+                    let (opt, inline) = match long.split_once('=') {
+                        Some((o, v)) => (o, Some(v)),
+                        None => (long, None),
+                    };
+                    let table = if name == "flock" { FLOCK_LONG } else { SU_LONG };
+                    let may_be_command = match resolve_long(table, opt) {
+                        Resolved::One(n, _) => {
+                            n.starts_with("command") || n.starts_with("session-command")
+                        }
+                        Resolved::Several(names) => names
+                            .iter()
+                            .any(|n| n.starts_with("command") || n.starts_with("session-command")),
+                        Resolved::Unknown => false,
+                    };
+                    if may_be_command {
+                        match inline {
+                            Some(cmd) => found.push(NestedText {
+                                text: cmd.to_owned(),
+                                dynamic: word.dynamic,
+                                shown: word.shown().to_owned(),
+                            }),
+                            None => want_next = true,
+                        }
+                    }
+                } else if t.starts_with('-') && t[1..].contains('c') {
                     want_next = true;
                 }
             }
         }
         _ => {}
     }
-    found
+    Ok(found)
 }
 
 /// Commands that run their arguments as another command outside the wrapper pattern:
@@ -290,8 +427,11 @@ struct WrapperSpec {
     name: &'static str,
     /// Short options that take a value (`-u NAME` or `-uNAME`).
     short_with_value: &'static str,
-    /// Long options that take a value when it is not given with `=`.
-    long_with_value: &'static [&'static str],
+    /// Every long option, without its `--`, as getopt_long's table holds it: `name=`
+    /// takes a value (`--name=V` or `--name V`), `name?` takes one only with `=`, a
+    /// bare `name` takes none. getopt_long also accepts any unique prefix of a name
+    /// ([`resolve_long`]).
+    long: &'static [&'static str],
     /// Operands before the command (`timeout DURATION`, `chroot DIR`, `taskset MASK`).
     operands: usize,
     /// `nice -5 CMD`: a dash followed by digits is an option.
@@ -301,25 +441,68 @@ struct WrapperSpec {
     short_optional: &'static str,
 }
 
+const FLOCK_LONG: &[&str] = &[
+    "shared",
+    "exclusive",
+    "unlock",
+    "nonblock",
+    "nb",
+    "timeout=",
+    "wait=",
+    "conflict-exit-code=",
+    "close",
+    "command=",
+    "no-fork",
+    "verbose",
+    "help",
+    "version",
+];
+
 const WRAPPERS: &[WrapperSpec] = &[
     WrapperSpec {
         name: "env",
-        short_with_value: "uCSP",
-        long_with_value: &["--unset", "--chdir", "--split-string"],
+        short_with_value: "uCS",
+        long: &[
+            "ignore-environment",
+            "null",
+            "unset=",
+            "chdir=",
+            "split-string=",
+            "block-signal?",
+            "default-signal?",
+            "ignore-signal?",
+            "list-signal-handling",
+            "debug",
+            "help",
+            "version",
+        ],
         operands: 0,
         numeric_options: false,
         short_optional: "",
     },
-    wrapper("nohup", "", &[], 0),
+    wrapper("nohup", "", &["help", "version"], 0),
     WrapperSpec {
         name: "nice",
         short_with_value: "n",
-        long_with_value: &["--adjustment"],
+        long: &["adjustment=", "help", "version"],
         operands: 0,
         numeric_options: true,
         short_optional: "",
     },
-    wrapper("timeout", "sk", &["--signal", "--kill-after"], 1),
+    wrapper(
+        "timeout",
+        "sk",
+        &[
+            "foreground",
+            "kill-after=",
+            "preserve-status",
+            "signal=",
+            "verbose",
+            "help",
+            "version",
+        ],
+        1,
+    ),
     wrapper("command", "", &[], 0),
     wrapper("builtin", "", &[], 0),
     wrapper("exec", "a", &[], 0),
@@ -327,70 +510,209 @@ const WRAPPERS: &[WrapperSpec] = &[
         "sudo",
         "ugCDhprRtTU",
         &[
-            "--user",
-            "--group",
-            "--close-from",
-            "--chdir",
-            "--host",
-            "--prompt",
-            "--role",
-            "--type",
-            "--command-timeout",
-            "--other-user",
-            "--chroot",
+            "askpass",
+            "bell",
+            "background",
+            "close-from=",
+            "chdir=",
+            "preserve-env?",
+            "edit",
+            "group=",
+            "set-home",
+            "help",
+            "host=",
+            "login",
+            "remove-timestamp",
+            "reset-timestamp",
+            "list",
+            "non-interactive",
+            "preserve-groups",
+            "prompt=",
+            "chroot=",
+            "role=",
+            "stdin",
+            "shell",
+            "type=",
+            "command-timeout=",
+            "other-user=",
+            "user=",
+            "version",
+            "validate",
         ],
         0,
     ),
-    wrapper(
-        "runuser",
-        "ugGsw",
-        &[
-            "--user",
-            "--group",
-            "--supp-group",
-            "--shell",
-            "--whitelist-environment",
-        ],
-        0,
-    ),
+    wrapper("runuser", "ugGsw", SU_LONG, 0),
     // `flock [OPTIONS] FILE COMMAND...` (`flock -c` is read as a nested shell).
-    wrapper(
-        "flock",
-        "wE",
-        &["--timeout", "--wait", "--conflict-exit-code"],
-        1,
-    ),
+    wrapper("flock", "wE", FLOCK_LONG, 1),
     wrapper("doas", "uC", &[], 0),
-    wrapper("time", "fo", &["--format", "--output"], 0),
-    wrapper("stdbuf", "ioe", &["--input", "--output", "--error"], 0),
-    wrapper("setsid", "", &[], 0),
-    wrapper("ionice", "cnpPu", &["--class", "--classdata"], 0),
+    wrapper(
+        "time",
+        "fo",
+        &[
+            "format=",
+            "portability",
+            "output=",
+            "append",
+            "verbose",
+            "quiet",
+            "help",
+            "version",
+        ],
+        0,
+    ),
+    wrapper(
+        "stdbuf",
+        "ioe",
+        &["input=", "output=", "error=", "help", "version"],
+        0,
+    ),
+    wrapper(
+        "setsid",
+        "",
+        &["ctty", "fork", "wait", "help", "version"],
+        0,
+    ),
+    wrapper(
+        "ionice",
+        "cnpPu",
+        &[
+            "class=",
+            "classdata=",
+            "pid=",
+            "pgid=",
+            "ignore",
+            "uid=",
+            "help",
+            "version",
+        ],
+        0,
+    ),
     wrapper("nocorrect", "", &[], 0),
     wrapper("noglob", "", &[], 0),
     wrapper("unbuffer", "", &[], 0),
-    wrapper("chroot", "", &["--userspec", "--groups"], 1),
-    wrapper("taskset", "", &[], 1),
+    wrapper(
+        "chroot",
+        "",
+        &["userspec=", "groups=", "skip-chdir", "help", "version"],
+        1,
+    ),
+    wrapper(
+        "taskset",
+        "",
+        &["all-tasks", "pid", "cpu-list", "help", "version"],
+        1,
+    ),
     // GNU xargs: `-e[EOF]`, `-i[R]` and `-l[N]` (and `--eof`, `--replace`,
     // `--max-lines` without `=`) take no next word.
     WrapperSpec {
         name: "xargs",
         short_with_value: "adEILnPs",
-        long_with_value: &[
-            "--arg-file",
-            "--delimiter",
-            "--max-args",
-            "--max-procs",
-            "--max-chars",
-            "--process-slot-var",
+        long: &[
+            "null",
+            "arg-file=",
+            "delimiter=",
+            "eof?",
+            "replace?",
+            "max-lines?",
+            "max-args=",
+            "open-tty",
+            "max-procs=",
+            "interactive",
+            "process-slot-var=",
+            "no-run-if-empty",
+            "max-chars=",
+            "show-limits",
+            "verbose",
+            "exit",
+            "help",
+            "version",
         ],
         operands: 0,
         numeric_options: false,
         short_optional: "eil",
     },
-    wrapper("strace", "abeEIoOpPsSUX", &["--output"], 0),
-    wrapper("ltrace", "aAeEnoOpsu", &["--output"], 0),
+    wrapper(
+        "strace",
+        "abeEIoOpPsSUX",
+        &[
+            "env=",
+            "attach=",
+            "user=",
+            "detach-on=",
+            "daemonize?",
+            "follow-forks",
+            "interruptible=",
+            "trace=",
+            "signal=",
+            "status=",
+            "trace-path=",
+            "successful-only",
+            "failed-only",
+            "columns=",
+            "abbrev=",
+            "verbose=",
+            "raw=",
+            "read=",
+            "write=",
+            "quiet?",
+            "kvm=",
+            "decode-fds?",
+            "instruction-pointer",
+            "stack-traces",
+            "syscall-number",
+            "output=",
+            "output-append-mode",
+            "output-separately",
+            "relative-timestamps?",
+            "string-limit=",
+            "absolute-timestamps?",
+            "syscall-times?",
+            "no-abbrev",
+            "strings-in-hex?",
+            "const-print-style=",
+            "decode-pids=",
+            "summary-only",
+            "summary",
+            "summary-syscall-overhead=",
+            "summary-sort-by=",
+            "summary-columns=",
+            "summary-wall-clock",
+            "inject=",
+            "fault=",
+            "debug",
+            "help",
+            "seccomp-bpf",
+            "tips?",
+            "version",
+        ],
+        0,
+    ),
+    wrapper("ltrace", "aAeEnoOpsu", &["output="], 0),
     wrapper("busybox", "", &[], 0),
-    wrapper("watch", "nd", &["--interval", "--differences"], 0),
+    WrapperSpec {
+        name: "watch",
+        short_with_value: "nq",
+        long: &[
+            "beep",
+            "color",
+            "no-color",
+            "differences?",
+            "errexit",
+            "chgexit",
+            "equexit=",
+            "interval=",
+            "precise",
+            "no-rerun",
+            "no-title",
+            "no-wrap",
+            "exec",
+            "help",
+            "version",
+        ],
+        operands: 0,
+        numeric_options: false,
+        short_optional: "d",
+    },
     // zsh: `repeat N COMMAND`.
     wrapper("repeat", "", &[], 1),
 ];
@@ -398,30 +720,138 @@ const WRAPPERS: &[WrapperSpec] = &[
 const fn wrapper(
     name: &'static str,
     short_with_value: &'static str,
-    long_with_value: &'static [&'static str],
+    long: &'static [&'static str],
     operands: usize,
 ) -> WrapperSpec {
     WrapperSpec {
         name,
         short_with_value,
-        long_with_value,
+        long,
         operands,
         numeric_options: false,
         short_optional: "",
     }
 }
 
-/// The command a wrapper runs, with the wrapper and its options removed; `None` when
-/// the first word is not a known wrapper or it wraps nothing.
-fn strip_wrapper(words: &[Word]) -> Option<SimpleCommand> {
+/// Whether a long option takes a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Takes {
+    /// `name=`: `--name=V` or `--name V`.
+    Value,
+    /// `name?`: only `--name=V`.
+    Optional,
+    /// `name`: never.
+    Nothing,
+}
+
+fn entry(raw: &'static str) -> (&'static str, Takes) {
+    if let Some(n) = raw.strip_suffix('=') {
+        (n, Takes::Value)
+    } else if let Some(n) = raw.strip_suffix('?') {
+        (n, Takes::Optional)
+    } else {
+        (raw, Takes::Nothing)
+    }
+}
+
+/// A long option as getopt_long reads it.
+#[derive(Debug, PartialEq, Eq)]
+enum Resolved {
+    /// An exact name, or a prefix of exactly one name, or of several that take a value
+    /// the same way.
+    One(&'static str, Takes),
+    /// A prefix of several names that differ in taking a value: the real program
+    /// refuses it as ambiguous (or, in a version with fewer options, takes one of them).
+    Several(Vec<&'static str>),
+    /// No name starts with it: the real program refuses it, unless it is a version with
+    /// an option this table lacks.
+    Unknown,
+}
+
+/// getopt_long's rule: an exact match wins; otherwise a unique prefix (`--chd` is
+/// `--chdir`); a prefix of several is ambiguous.
+fn resolve_long(table: &'static [&'static str], opt: &str) -> Resolved {
+    let entries = table.iter().map(|raw| entry(raw));
+    if let Some((name, takes)) = entries.clone().find(|(n, _)| *n == opt) {
+        return Resolved::One(name, takes);
+    }
+    if opt.is_empty() {
+        return Resolved::Unknown;
+    }
+    let matching: Vec<(&'static str, Takes)> =
+        entries.filter(|(n, _)| n.starts_with(opt)).collect();
+    match matching.as_slice() {
+        [] => Resolved::Unknown,
+        [(name, takes), rest @ ..] if rest.iter().all(|(_, t)| t == takes) => {
+            Resolved::One(name, *takes)
+        }
+        _ => Resolved::Several(matching.iter().map(|(n, _)| *n).collect()),
+    }
+}
+
+/// One way of reading a wrapper's options: where its command starts, and the words
+/// `env -S` put before it.
+struct Reading {
+    at: usize,
+    prepend: SimpleCommand,
+}
+
+/// Every command a wrapper may run, with the wrapper and its options removed; empty
+/// when the first word is not a known wrapper or it wraps nothing. An option whose
+/// reading is not certain (an ambiguous or unknown long option) is read both ways.
+fn strip_wrapper(words: &[Word]) -> Result<Vec<SimpleCommand>, TooComplex> {
     let name = program_name(&words[0].text);
-    let spec = WRAPPERS.iter().find(|w| w.name == name)?;
-    let mut prepend: SimpleCommand = Vec::new();
-    let mut i = 1;
-    while i < words.len() {
+    let Some(spec) = WRAPPERS.iter().find(|w| w.name == name) else {
+        return Ok(Vec::new());
+    };
+    let mut todo = vec![Reading {
+        at: 1,
+        prepend: Vec::new(),
+    }];
+    let mut forms = Vec::new();
+    let mut readings = 1usize;
+    while let Some(reading) = todo.pop() {
+        let (reading, other) = skip_options(spec, words, reading);
+        if let Some(other) = other {
+            readings += 1;
+            if readings > MAX_WRAPPER_READINGS {
+                return Err(TooComplex);
+            }
+            todo.push(other);
+        }
+        let Reading { at, prepend } = reading;
+        // `env` and `sudo` take assignments before their command; they are skipped by
+        // the caller.
+        let mut rest: SimpleCommand = prepend;
+        let after = words.get(at..).unwrap_or_default();
+        let after_assignments = if spec.name == "env" || spec.name == "sudo" {
+            let n = after.iter().take_while(|w| is_assignment(w)).count();
+            &after[n..]
+        } else {
+            after
+        };
+        rest.extend(after_assignments.iter().skip(spec.operands).cloned());
+        if !rest.is_empty() {
+            forms.push(rest);
+        }
+    }
+    Ok(forms)
+}
+
+/// Skip the wrapper's options from `reading.at` on, up to its first operand. When an
+/// option can be read two ways, the second reading is returned too, to be followed on
+/// its own.
+fn skip_options(
+    spec: &WrapperSpec,
+    words: &[Word],
+    mut reading: Reading,
+) -> (Reading, Option<Reading>) {
+    let mut other = None;
+    while reading.at < words.len() {
+        let i = reading.at;
         let t = words[i].text.as_str();
         if t == "--" {
-            i += 1;
+            reading.at += 1;
             break;
         }
         if let Some(long) = t.strip_prefix("--") {
@@ -429,31 +859,47 @@ fn strip_wrapper(words: &[Word]) -> Option<SimpleCommand> {
                 Some((o, v)) => (o, Some(v)),
                 None => (long, None),
             };
-            let opt = &t[..opt.len() + 2];
-            let takes_value = spec.long_with_value.contains(&opt);
-            let value = match (takes_value, inline) {
-                (true, Some(v)) => {
-                    Some((v.to_owned(), words[i].dynamic, words[i].shown().to_owned()))
+            let value_of =
+                |w: &Word, text: &str| (text.to_owned(), w.dynamic, w.shown().to_owned());
+            let (name, takes) = match resolve_long(spec.long, opt) {
+                Resolved::One(name, takes) => (Some(name), Some(takes)),
+                Resolved::Several(names) => {
+                    // `--s` for env: `--split-string` or a flag. Read it both ways.
+                    (names.iter().copied().find(|n| *n == "split-string"), None)
                 }
-                (true, None) => {
-                    i += 1;
-                    words
-                        .get(i)
-                        .map(|w| (w.text.clone(), w.dynamic, w.shown().to_owned()))
-                }
-                (false, _) => None,
+                Resolved::Unknown => (None, None),
             };
-            if opt == "--split-string" {
+            let value = match (takes, inline) {
+                (_, Some(v)) => Some(value_of(&words[i], v)),
+                (Some(Takes::Value), None) => {
+                    reading.at += 1;
+                    words.get(i + 1).map(|w| value_of(w, &w.text))
+                }
+                (Some(_), None) => None,
+                (None, None) => {
+                    // Not certain: also read it as taking the next word.
+                    if other.is_none() && i + 1 < words.len() {
+                        let mut prepend = reading.prepend.clone();
+                        if name == Some("split-string") {
+                            let w = &words[i + 1];
+                            prepend.extend(env_split(&w.text, w.dynamic, w.shown()));
+                        }
+                        other = Some(Reading { at: i + 2, prepend });
+                    }
+                    None
+                }
+            };
+            if spec.name == "env" && name == Some("split-string") {
                 if let Some((text, dynamic, shown)) = value {
-                    prepend.extend(split_words(&text, dynamic, &shown));
+                    reading.prepend.extend(env_split(&text, dynamic, &shown));
                 }
             }
-            i += 1;
+            reading.at += 1;
             continue;
         }
         if t.len() > 1 && t.starts_with('-') {
             if spec.numeric_options && t[1..].bytes().all(|b| b.is_ascii_digit()) {
-                i += 1;
+                reading.at += 1;
                 continue;
             }
             let cluster = &t[1..];
@@ -479,45 +925,101 @@ fn strip_wrapper(words: &[Word]) -> Option<SimpleCommand> {
                     };
                     if spec.name == "env" && c == 'S' {
                         if let Some((text, dynamic, shown)) = value {
-                            prepend.extend(split_words(&text, dynamic, &shown));
+                            reading.prepend.extend(env_split(&text, dynamic, &shown));
                         }
                     }
                     break;
                 }
             }
-            i += if consumed_next { 2 } else { 1 };
+            reading.at += if consumed_next { 2 } else { 1 };
             continue;
         }
         if spec.name == "env" && t == "-" {
-            i += 1;
+            reading.at += 1;
             continue;
         }
         break;
     }
-    // `env` takes assignments before its command; they are skipped by the caller.
-    let mut rest: SimpleCommand = prepend;
-    let after = words.get(i..).unwrap_or_default();
-    let after_assignments = if spec.name == "env" || spec.name == "sudo" {
-        let n = after.iter().take_while(|w| is_assignment(w)).count();
-        &after[n..]
-    } else {
-        after
-    };
-    rest.extend(after_assignments.iter().skip(spec.operands).cloned());
-    if rest.is_empty() { None } else { Some(rest) }
+    (reading, other)
 }
 
-/// The words of a string that `env -S` splits into a command, close enough for a safety
-/// net. When part of the string is computed at run time, a computed word ends the list:
-/// it may stand for anything from there on.
-fn split_words(text: &str, dynamic: bool, shown: &str) -> SimpleCommand {
-    let mut words: SimpleCommand = lex(text).into_iter().flatten().collect();
-    if dynamic {
-        words.push(Word {
-            text: String::new(),
-            dynamic: true,
-            source: Some(shown.to_owned()),
-        });
+/// The words GNU `env -S` splits a string into: blanks separate them, `'…'` and `"…"`
+/// quote, `\_` separates (a space inside double quotes), `\c` ends the string, `#`
+/// starts a comment at the start of a word, `${NAME}` is a variable (computed). When
+/// part of the string is computed at run time, a computed word ends the list: it may
+/// stand for anything from there on.
+fn env_split(text: &str, dynamic: bool, shown: &str) -> SimpleCommand {
+    let mut words: SimpleCommand = Vec::new();
+    let mut word = String::new();
+    let mut started = false;
+    let mut computed = dynamic;
+    let chars: Vec<char> = text.chars().collect();
+    let mut quote: Option<char> = None;
+    let mut i = 0;
+    let push = |words: &mut SimpleCommand, word: &mut String, started: &mut bool| {
+        if *started {
+            words.push(Word {
+                text: std::mem::take(word),
+                dynamic: false,
+                source: None,
+                pattern: None,
+            });
+            *started = false;
+        }
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        match (quote, c) {
+            (None, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r') => {
+                push(&mut words, &mut word, &mut started)
+            }
+            (None, '#') if !started => break,
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                started = true;
+            }
+            (Some(q), _) if c == q => quote = None,
+            (Some('\''), '\\') if matches!(chars.get(i + 1), Some('\\' | '\'')) => {
+                word.push(chars[i + 1]);
+                i += 1;
+            }
+            (Some('\''), _) => word.push(c),
+            (_, '\\') => {
+                i += 1;
+                match chars.get(i) {
+                    Some('_') if quote.is_none() => push(&mut words, &mut word, &mut started),
+                    Some('_') => word.push(' '),
+                    Some('c') => break,
+                    Some('n') => word.push('\n'),
+                    Some('t') => word.push('\t'),
+                    Some('r') => word.push('\r'),
+                    Some('f') => word.push('\x0c'),
+                    Some('v') => word.push('\x0b'),
+                    Some(&other) => {
+                        word.push(other);
+                        started = true;
+                    }
+                    None => {}
+                }
+                if chars.get(i) != Some(&'_') {
+                    started = true;
+                }
+            }
+            (_, '$') if chars.get(i + 1) == Some(&'{') => {
+                // `${NAME}`: the variable's value, known only when env runs.
+                computed = true;
+                break;
+            }
+            _ => {
+                word.push(c);
+                started = true;
+            }
+        }
+        i += 1;
+    }
+    push(&mut words, &mut word, &mut started);
+    if computed {
+        words.push(Word::computed(String::new(), shown.to_owned()));
     }
     words
 }
@@ -531,15 +1033,13 @@ enum FrameKind {
     Top,
     /// `$(…)`, `<(…)`, `>(…)`: a nested command list closed by `)`.
     Paren,
-    /// `` `…` ``.
-    Backtick,
     /// `${…}`: a parameter expansion. Its text is not a command, but substitutions
     /// inside it run.
     Brace,
 }
 
 /// The word under construction, with a per-character "was quoted" flag (needed to tell
-/// `{a,b}` brace expansion from a quoted brace).
+/// `{a,b}` brace expansion and globs from quoted text).
 #[derive(Debug, Default, Clone)]
 struct PartialWord {
     chars: Vec<(char, bool)>,
@@ -576,13 +1076,45 @@ impl PartialWord {
             && !self.dynamic
             && self.chars.iter().all(|(c, q)| !q && c.is_ascii_digit())
     }
+
+    /// `{NAME}` or `{NAME[SUBSCRIPT]}` right before a redirection: bash stores the
+    /// descriptor it opens in that variable; the word is not part of the command.
+    fn is_fd_name(&self) -> bool {
+        if self.dynamic || self.chars.iter().any(|&(_, q)| q) {
+            return false;
+        }
+        let text: String = self.chars.iter().map(|&(c, _)| c).collect();
+        let Some(inner) = text.strip_prefix('{').and_then(|t| t.strip_suffix('}')) else {
+            return false;
+        };
+        let name = inner.split('[').next().unwrap_or_default();
+        let mut letters = name.chars();
+        matches!(letters.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+            && letters.all(|c| c == '_' || c.is_ascii_alphanumeric())
+            && (name.len() == inner.len() || inner.ends_with(']'))
+    }
+
+    /// The word ends in an unquoted `?`, `*`, `+`, `@` or `!`: with a `(` next, bash's
+    /// extglob reads a pattern (`+(r)m`).
+    fn ends_extglob_prefix(&self) -> bool {
+        matches!(self.chars.last(), Some(&(c, false)) if "?*+@!".contains(c))
+    }
+}
+
+/// A here-document whose body starts after the current line.
+#[derive(Debug, Clone)]
+struct Heredoc {
+    delimiter: String,
+    /// Part of the delimiter was quoted: the body is literal, not expanded.
+    quoted: bool,
+    /// `<<-`: leading tabs are removed from the body's lines.
+    strip_tabs: bool,
 }
 
 #[derive(Debug)]
 struct Frame {
     kind: FrameKind,
-    /// Where the frame's text starts (its `$(`, `${`, `` ` `` or `<(`), for
-    /// [`Word::shown`].
+    /// Where the frame's text starts (its `$(`, `${` or `<(`), for [`Word::shown`].
     start: usize,
     words: SimpleCommand,
     word: PartialWord,
@@ -593,6 +1125,10 @@ struct Frame {
     open_braces: usize,
     /// The next word is the target of a redirection and is not part of the command.
     redirect_target: bool,
+    /// The target is a here-document's delimiter (`Some(strip_tabs)`).
+    heredoc_target: Option<bool>,
+    /// Here-documents whose bodies start after the next newline.
+    heredocs: Vec<Heredoc>,
 }
 
 impl Frame {
@@ -606,38 +1142,55 @@ impl Frame {
             open_parens: 0,
             open_braces: 0,
             redirect_target: false,
+            heredoc_target: None,
+            heredocs: Vec::new(),
         }
     }
 
-    fn finish_word(&mut self) {
+    fn finish_word(&mut self, budget: &mut Budget) {
         if !self.word.started {
             return;
         }
         let word = std::mem::take(&mut self.word);
         if self.redirect_target {
             self.redirect_target = false;
+            if let Some(strip_tabs) = self.heredoc_target.take() {
+                let delimiter = match (&word.shown, word.dynamic) {
+                    // `<<$X`: the delimiter is the text as written.
+                    (Some(shown), true) => shown.clone(),
+                    _ => word.chars.iter().map(|&(c, _)| c).collect(),
+                };
+                self.heredocs.push(Heredoc {
+                    delimiter,
+                    quoted: word.chars.iter().any(|&(_, q)| q),
+                    strip_tabs,
+                });
+            }
             return;
         }
         if word.dynamic && word.chars.is_empty() {
-            self.words.push(Word {
-                text: String::new(),
-                dynamic: true,
-                source: word.shown,
-            });
+            self.words.push(Word::computed(
+                String::new(),
+                word.shown.unwrap_or_default(),
+            ));
             return;
         }
-        for text in brace_expand(&word.chars) {
+        for chars in brace_expand(&word.chars, budget) {
+            let text: String = chars.iter().map(|&(c, _)| c).collect();
+            let pattern = glob_pattern(&chars);
             self.words.push(Word {
                 text,
                 dynamic: word.dynamic,
                 source: word.shown.clone(),
+                pattern,
             });
         }
     }
 
-    fn finish_command(&mut self, out: &mut Vec<SimpleCommand>) {
-        self.finish_word();
+    fn finish_command(&mut self, out: &mut Vec<SimpleCommand>, budget: &mut Budget) {
+        self.finish_word(budget);
         self.redirect_target = false;
+        self.heredoc_target = None;
         let words = std::mem::take(&mut self.words);
         if self.kind != FrameKind::Brace && !words.is_empty() {
             out.push(words);
@@ -645,14 +1198,139 @@ impl Frame {
     }
 }
 
+/// The glob pattern of a word with unquoted `*`, `?` or `[`, quoted characters escaped.
+fn glob_pattern(chars: &[(char, bool)]) -> Option<String> {
+    if !chars
+        .iter()
+        .any(|&(c, q)| !q && matches!(c, '*' | '?' | '['))
+    {
+        return None;
+    }
+    let mut pattern = String::with_capacity(chars.len());
+    for &(c, quoted) in chars {
+        if quoted && matches!(c, '*' | '?' | '[' | ']' | '\\' | '!' | '^' | '-') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    Some(pattern)
+}
+
+/// Whether the glob `pattern` (`*`, `?`, `[…]` with `!`/`^` and ranges, `\` escapes)
+/// matches all of `text`, as the shell matches a file name.
+pub fn glob_matches(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    // Iterative matching with one backtrack point for the last `*`: linear-ish, never
+    // exponential.
+    let (mut pi, mut ti) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        let step = match p.get(pi) {
+            Some('*') => {
+                star = Some((pi + 1, ti));
+                pi += 1;
+                continue;
+            }
+            Some('?') => Some(1),
+            Some('[') => match bracket(&p, pi, t[ti]) {
+                Some((true, len)) => Some(len),
+                Some((false, _)) => None,
+                // No closing `]`: a literal `[`.
+                None => (t[ti] == '[').then_some(1),
+            },
+            Some('\\') if pi + 1 < p.len() => (p[pi + 1] == t[ti]).then_some(2),
+            Some(&c) => (c == t[ti]).then_some(1),
+            None => None,
+        };
+        match step {
+            Some(len) => {
+                pi += len;
+                ti += 1;
+            }
+            None => match star {
+                Some((sp, st)) => {
+                    pi = sp;
+                    ti = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p[pi.min(p.len())..].iter().all(|&c| c == '*')
+}
+
+/// A bracket expression at `p[start]` against `c`: whether it matches, and its length;
+/// `None` when it has no closing `]`.
+fn bracket(p: &[char], start: usize, c: char) -> Option<(bool, usize)> {
+    let mut i = start + 1;
+    let negate = matches!(p.get(i), Some('!' | '^'));
+    if negate {
+        i += 1;
+    }
+    let mut matched = false;
+    // `[[:alpha:]]` and the like: any character may belong to the class.
+    let mut class = false;
+    let mut first = true;
+    while i < p.len() {
+        let mut lo = p[i];
+        if lo == ']' && !first {
+            return Some((class || matched != negate, i + 1 - start));
+        }
+        if lo == '[' && matches!(p.get(i + 1), Some(':' | '=' | '.')) {
+            let close = p
+                .get(i + 2..)?
+                .windows(2)
+                .position(|w| w[0] == p[i + 1] && w[1] == ']')?;
+            class = true;
+            first = false;
+            i += close + 4;
+            continue;
+        }
+        first = false;
+        if lo == '\\' && i + 1 < p.len() {
+            i += 1;
+            lo = p[i];
+        }
+        if p.get(i + 1) == Some(&'-') && p.get(i + 2).is_some_and(|&h| h != ']') {
+            let mut hi = p[i + 2];
+            i += 2;
+            if hi == '\\' && i + 1 < p.len() {
+                i += 1;
+                hi = p[i];
+            }
+            matched |= lo <= c && c <= hi;
+        } else {
+            matched |= lo == c;
+        }
+        i += 1;
+    }
+    None
+}
+
 /// Split shell text into simple commands. Never fails: unterminated quotes and
 /// substitutions run to the end of the text.
+#[cfg(test)]
 fn lex(text: &str) -> Vec<SimpleCommand> {
+    lex_in(text, &mut Budget::default(), 0)
+}
+
+/// [`lex`] with a shared budget; `depth` counts texts read inside other texts. Past
+/// the budget or the depth it sets `budget.exceeded` and returns what it found.
+fn lex_in(text: &str, budget: &mut Budget, depth: usize) -> Vec<SimpleCommand> {
+    if depth > MAX_NESTED_TEXT || !budget.spend(text.len()) {
+        budget.exceeded = true;
+        return Vec::new();
+    }
     let chars: Vec<char> = text.chars().collect();
     let mut out = Vec::new();
     let mut stack = vec![Frame::new(FrameKind::Top, 0)];
     let mut i = 0;
     while i < chars.len() {
+        if budget.exceeded {
+            return out;
+        }
         let c = chars[i];
         let next = chars.get(i + 1).copied();
         let frame = stack.last_mut().expect("the top frame is never popped");
@@ -677,7 +1355,7 @@ fn lex(text: &str) -> Vec<SimpleCommand> {
                     continue;
                 }
                 '`' => {
-                    open_or_close_backtick(&mut stack, &mut out, &chars, i);
+                    i = backtick(&chars, i, &mut stack, &mut out, budget, depth);
                 }
                 _ => frame.word.push(c, true),
             }
@@ -686,8 +1364,16 @@ fn lex(text: &str) -> Vec<SimpleCommand> {
         }
 
         match c {
-            ' ' | '\t' => frame.finish_word(),
-            '\n' | ';' => frame.finish_command(&mut out),
+            ' ' | '\t' => frame.finish_word(budget),
+            '\n' => {
+                frame.finish_command(&mut out, budget);
+                let heredocs = std::mem::take(&mut frame.heredocs);
+                if !heredocs.is_empty() {
+                    i = heredoc_bodies(&chars, i + 1, &heredocs, &mut out, budget, depth);
+                    continue;
+                }
+            }
+            ';' => frame.finish_command(&mut out, budget),
             '\\' => {
                 match next {
                     Some('\n') => {}
@@ -713,7 +1399,7 @@ fn lex(text: &str) -> Vec<SimpleCommand> {
                 i = dollar(&chars, i, &mut stack);
                 continue;
             }
-            '`' => open_or_close_backtick(&mut stack, &mut out, &chars, i),
+            '`' => i = backtick(&chars, i, &mut stack, &mut out, budget, depth),
             '#' if !frame.word.started && frame.kind != FrameKind::Brace => {
                 // A comment runs to the end of the line.
                 while i + 1 < chars.len() && chars[i + 1] != '\n' {
@@ -723,48 +1409,50 @@ fn lex(text: &str) -> Vec<SimpleCommand> {
             '|' | '&' => {
                 if c == '&' && next == Some('>') {
                     // `&>` / `&>>`: redirect both streams.
-                    frame.finish_word();
+                    frame.finish_word(budget);
                     frame.redirect_target = true;
                     i += if chars.get(i + 2) == Some(&'>') { 3 } else { 2 };
                     continue;
                 }
-                frame.finish_command(&mut out);
+                frame.finish_command(&mut out, budget);
             }
             '<' | '>' => {
                 if next == Some('(') {
                     // Process substitution runs a command list.
-                    frame.finish_word();
+                    frame.finish_word(budget);
                     stack.push(Frame::new(FrameKind::Paren, i));
                     i += 2;
                     continue;
                 }
-                if frame.word.is_fd_number() {
+                if frame.word.is_fd_number() || frame.word.is_fd_name() {
                     frame.word = PartialWord::default();
                 } else {
-                    frame.finish_word();
+                    frame.finish_word(budget);
                 }
                 frame.redirect_target = true;
-                // Swallow the rest of the operator: `>>`, `<<`, `<<<`, `<<-`, `>&`, `<&`,
-                // `<>`, `>|`.
-                let mut j = i + 1;
-                while j < chars.len() && matches!(chars[j], '<' | '>' | '&' | '|' | '-') {
-                    j += 1;
-                }
-                i = j;
+                i = redirection_operator(&chars, i, frame);
                 continue;
             }
             '(' => {
-                frame.finish_command(&mut out);
+                if frame.word.started && frame.word.ends_extglob_prefix() {
+                    // `+(r)m`: with `shopt -s extglob` a pattern that may match any
+                    // program name. Its text is still read as commands below.
+                    out.push(vec![Word::computed(
+                        String::new(),
+                        chars[i.saturating_sub(1)..].iter().take(40).collect(),
+                    )]);
+                }
+                frame.finish_command(&mut out, budget);
                 frame.open_parens += 1;
             }
             ')' => {
                 if frame.open_parens > 0 {
                     frame.open_parens -= 1;
-                    frame.finish_command(&mut out);
+                    frame.finish_command(&mut out, budget);
                 } else if frame.kind == FrameKind::Paren {
-                    close_frame(&mut stack, &mut out, &chars, i + 1);
+                    close_frame(&mut stack, &mut out, &chars, i + 1, budget);
                 } else {
-                    frame.finish_command(&mut out);
+                    frame.finish_command(&mut out, budget);
                 }
             }
             '{' if frame.kind == FrameKind::Brace => {
@@ -776,23 +1464,110 @@ fn lex(text: &str) -> Vec<SimpleCommand> {
                     frame.open_braces -= 1;
                     frame.word.push(c, false);
                 } else {
-                    close_frame(&mut stack, &mut out, &chars, i + 1);
+                    close_frame(&mut stack, &mut out, &chars, i + 1, budget);
                 }
             }
             '{' | '}' if !frame.word.started && is_word_end(next) => {
                 // A group `{ …; }`: a command boundary, like a subshell.
-                frame.finish_command(&mut out);
+                frame.finish_command(&mut out, budget);
             }
             _ => frame.word.push(c, false),
         }
         i += 1;
     }
     while stack.len() > 1 {
-        close_frame(&mut stack, &mut out, &chars, chars.len());
+        close_frame(&mut stack, &mut out, &chars, chars.len(), budget);
     }
     let mut top = stack.pop().expect("the top frame");
-    top.finish_command(&mut out);
+    top.finish_command(&mut out, budget);
     out
+}
+
+/// Read a redirection operator starting at `chars[i]` (`<` or `>`); returns the index
+/// after it. Its target is the next word: `>-` writes a file named `-`, `<&-`, `>&-`
+/// and `2>&-` close a descriptor, so `-` is the target, never part of the operator
+/// (except in `<<-`).
+fn redirection_operator(chars: &[char], i: usize, frame: &mut Frame) -> usize {
+    let mut j = i + 1;
+    match (chars[i], chars.get(j)) {
+        ('<', Some('<')) => {
+            j += 1;
+            match chars.get(j) {
+                // `<<<`: a here-string; its word is the target.
+                Some('<') => j += 1,
+                Some('-') => {
+                    j += 1;
+                    frame.heredoc_target = Some(true);
+                }
+                _ => frame.heredoc_target = Some(false),
+            }
+        }
+        ('<', Some('&' | '>')) | ('>', Some('&' | '|')) => j += 1,
+        ('>', Some('>')) => {
+            j += 1;
+            // `>>&`is not bash, but `>>|` is not either: nothing more to swallow.
+        }
+        _ => {}
+    }
+    j
+}
+
+/// Read the bodies of `heredocs`, one after another, from `chars[start]`; returns the
+/// index after the last delimiter line. Each body is read twice: as a script (for
+/// `sh <<EOF`, `bash <<EOF`), and, when its delimiter is unquoted, for the
+/// substitutions the shell performs in it. Quotes in a body are ordinary characters, so
+/// a `don't` in it never hides what follows the body.
+fn heredoc_bodies(
+    chars: &[char],
+    start: usize,
+    heredocs: &[Heredoc],
+    out: &mut Vec<SimpleCommand>,
+    budget: &mut Budget,
+    depth: usize,
+) -> usize {
+    let mut i = start;
+    for heredoc in heredocs {
+        let mut body = String::new();
+        while i < chars.len() {
+            let end = chars[i..]
+                .iter()
+                .position(|&c| c == '\n')
+                .map_or(chars.len(), |n| i + n);
+            let mut line: &[char] = &chars[i..end];
+            if heredoc.strip_tabs {
+                let tabs = line.iter().take_while(|&&c| c == '\t').count();
+                line = &line[tabs..];
+            }
+            i = (end + 1).min(chars.len());
+            if line.iter().copied().eq(heredoc.delimiter.chars()) {
+                break;
+            }
+            body.extend(line);
+            body.push('\n');
+        }
+        out.extend(lex_in(&body, budget, depth + 1));
+        // And each line on its own: a `<<` that bash reads as a shift (`$[1<<2]`,
+        // `(( a << 2 ))`) makes gate take the rest of the text for a body, and a quote
+        // in it must not hide a later line.
+        for line in body.lines() {
+            out.extend(lex_in(line, budget, depth + 1));
+        }
+        if !heredoc.quoted {
+            // The body as the shell expands it: like a double-quoted string in which
+            // `"` is an ordinary character.
+            let mut expanded = String::with_capacity(body.len() + 2);
+            expanded.push('"');
+            for c in body.chars() {
+                if c == '"' {
+                    expanded.push('\\');
+                }
+                expanded.push(c);
+            }
+            expanded.push('"');
+            out.extend(lex_in(&expanded, budget, depth + 1));
+        }
+    }
+    i
 }
 
 fn is_word_end(next: Option<char>) -> bool {
@@ -857,27 +1632,54 @@ fn dollar(chars: &[char], i: usize, stack: &mut Vec<Frame>) -> usize {
     }
 }
 
-/// A backtick at `chars[i]`.
-fn open_or_close_backtick(
-    stack: &mut Vec<Frame>,
-    out: &mut Vec<SimpleCommand>,
+/// A backtick substitution at `chars[i]`: its text, with the backslashes the shell
+/// removes inside backticks removed (`` \` `` is a backtick substitution inside this
+/// one, `\\` a backslash, `\$` a dollar; `\"` a quote inside double quotes), is read as
+/// commands of its own. Returns the index of the closing backtick (or the end).
+fn backtick(
     chars: &[char],
     i: usize,
-) {
-    if stack.last().map(|f| f.kind) == Some(FrameKind::Backtick) {
-        close_frame(stack, out, chars, i + 1);
-    } else {
-        let frame = stack.last_mut().expect("a frame");
-        frame.word.computed(&[]);
-        stack.push(Frame::new(FrameKind::Backtick, i));
+    stack: &mut [Frame],
+    out: &mut Vec<SimpleCommand>,
+    budget: &mut Budget,
+    depth: usize,
+) -> usize {
+    let frame = stack.last_mut().expect("a frame");
+    let in_dq = frame.in_double_quotes;
+    let mut body = String::new();
+    let mut j = i + 1;
+    while j < chars.len() && chars[j] != '`' {
+        if chars[j] == '\\' && j + 1 < chars.len() {
+            let n = chars[j + 1];
+            if matches!(n, '$' | '`' | '\\') || (in_dq && n == '"') {
+                body.push(n);
+            } else {
+                body.push('\\');
+                body.push(n);
+            }
+            j += 2;
+            continue;
+        }
+        body.push(chars[j]);
+        j += 1;
     }
+    out.extend(lex_in(&body, budget, depth + 1));
+    let end = (j + 1).min(chars.len());
+    frame.word.computed(&chars[i..end]);
+    j
 }
 
 /// Close the innermost frame, whose text ends before `chars[end]`: the word it stands in
 /// is computed, and shown with the frame's text.
-fn close_frame(stack: &mut Vec<Frame>, out: &mut Vec<SimpleCommand>, chars: &[char], end: usize) {
+fn close_frame(
+    stack: &mut Vec<Frame>,
+    out: &mut Vec<SimpleCommand>,
+    chars: &[char],
+    end: usize,
+    budget: &mut Budget,
+) {
     let mut frame = stack.pop().expect("a nested frame");
-    frame.finish_command(out);
+    frame.finish_command(out, budget);
     let outer = stack.last_mut().expect("the top frame");
     let source = chars
         .get(frame.start..end.min(chars.len()))
@@ -886,95 +1688,132 @@ fn close_frame(stack: &mut Vec<Frame>, out: &mut Vec<SimpleCommand>, chars: &[ch
 }
 
 /// Decode the body of `$'…'` starting at `start`; returns the text and the index of the
-/// closing quote (or the end).
+/// closing quote (or the end). Like bash, `\NNN` and `\xHH` are bytes (an octal value
+/// past 255 keeps its low 8 bits: `\562` is `r`), and the bytes are then read as UTF-8.
 fn ansi_c_string(chars: &[char], start: usize) -> (String, usize) {
-    let mut s = String::new();
+    let mut bytes: Vec<u8> = Vec::new();
+    let push_char = |bytes: &mut Vec<u8>, c: char| {
+        let mut buf = [0u8; 4];
+        bytes.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+    };
     let mut i = start;
     while i < chars.len() && chars[i] != '\'' {
         if chars[i] == '\\' && i + 1 < chars.len() {
             i += 1;
-            let (c, used) = match chars[i] {
-                'n' => (Some('\n'), 1),
-                't' => (Some('\t'), 1),
-                'r' => (Some('\r'), 1),
-                'a' => (Some('\x07'), 1),
-                'b' => (Some('\x08'), 1),
-                'e' | 'E' => (Some('\x1b'), 1),
-                'f' => (Some('\x0c'), 1),
-                'v' => (Some('\x0b'), 1),
-                'x' => hex_escape(chars, i + 1, 2),
-                'u' => hex_escape(chars, i + 1, 4),
-                'U' => hex_escape(chars, i + 1, 8),
-                '0'..='7' => octal_escape(chars, i),
-                other => (Some(other), 1),
+            let simple = match chars[i] {
+                'n' => Some(b'\n'),
+                't' => Some(b'\t'),
+                'r' => Some(b'\r'),
+                'a' => Some(0x07),
+                'b' => Some(0x08),
+                'e' | 'E' => Some(0x1b),
+                'f' => Some(0x0c),
+                'v' => Some(0x0b),
+                _ => None,
             };
-            if let Some(c) = c {
-                s.push(c);
+            if let Some(b) = simple {
+                bytes.push(b);
+                i += 1;
+                continue;
             }
-            i += used.max(1);
-            // `used` counts from the escape letter for x/u/U (letter + digits).
+            match chars[i] {
+                'x' => {
+                    let (value, used) = digits(chars, i + 1, 2, 16);
+                    match value {
+                        Some(v) => bytes.push(v as u8),
+                        None => bytes.extend_from_slice(b"\\x"),
+                    }
+                    i += 1 + used;
+                }
+                'u' | 'U' => {
+                    let max = if chars[i] == 'u' { 4 } else { 8 };
+                    let (value, used) = digits(chars, i + 1, max, 16);
+                    match value.and_then(char::from_u32) {
+                        Some(c) => push_char(&mut bytes, c),
+                        None => push_char(&mut bytes, '\u{fffd}'),
+                    }
+                    i += 1 + used;
+                }
+                '0'..='7' => {
+                    let (value, used) = digits(chars, i, 3, 8);
+                    bytes.push((value.unwrap_or(0) & 0xff) as u8);
+                    i += used;
+                }
+                'c' if i + 1 < chars.len() => {
+                    // `\cX`: a control character.
+                    bytes.push((chars[i + 1] as u32 & 0x1f) as u8);
+                    i += 2;
+                }
+                other => {
+                    push_char(&mut bytes, other);
+                    i += 1;
+                }
+            }
             continue;
         }
-        s.push(chars[i]);
+        push_char(&mut bytes, chars[i]);
         i += 1;
     }
-    (s, i)
+    (String::from_utf8_lossy(&bytes).into_owned(), i)
 }
 
-fn hex_escape(chars: &[char], start: usize, max: usize) -> (Option<char>, usize) {
+/// Up to `max` digits in `radix` from `chars[start]`: their value and how many.
+fn digits(chars: &[char], start: usize, max: usize, radix: u32) -> (Option<u32>, usize) {
     let digits: String = chars[start.min(chars.len())..]
         .iter()
         .take(max)
-        .take_while(|c| c.is_ascii_hexdigit())
+        .take_while(|c| c.is_digit(radix))
         .collect();
-    let value = u32::from_str_radix(&digits, 16)
-        .ok()
-        .and_then(char::from_u32);
-    (value, 1 + digits.len())
+    (u32::from_str_radix(&digits, radix).ok(), digits.len())
 }
 
-fn octal_escape(chars: &[char], start: usize) -> (Option<char>, usize) {
-    let digits: String = chars[start..]
-        .iter()
-        .take(3)
-        .take_while(|c| matches!(c, '0'..='7'))
-        .collect();
-    let value = u32::from_str_radix(&digits, 8)
-        .ok()
-        .and_then(char::from_u32);
-    (value, digits.len())
-}
-
-/// Brace expansion of one word (`{rm,-rf}` → `rm`, `-rf`; `a{b,c}d` → `abd`, `acd`),
-/// on unquoted braces only. Sequences (`{1..3}`) are left alone.
-fn brace_expand(chars: &[(char, bool)]) -> Vec<String> {
+/// Brace expansion of one word (`{rm,-rf}` → `rm`, `-rf`; `a{b,c}d` → `abd`, `acd`;
+/// `{r..r}m` → `rm`; `{1..3}` → `1`, `2`, `3`), on unquoted braces only. Past the
+/// budget it marks the text too complex.
+fn brace_expand(chars: &[(char, bool)], budget: &mut Budget) -> Vec<Vec<(char, bool)>> {
     let mut results = Vec::new();
-    expand_into(chars, &mut results);
+    if !chars.iter().any(|&(c, q)| c == '{' && !q) {
+        results.push(chars.to_vec());
+        return results;
+    }
+    let mut todo = vec![chars.to_vec()];
+    while let Some(word) = todo.pop() {
+        if budget.exceeded {
+            return results;
+        }
+        match find_brace_group(&word, budget) {
+            Some((open, close, alternatives)) => {
+                // In reverse, so that the work list yields them in order.
+                for alt in alternatives.into_iter().rev() {
+                    let mut combined: Vec<(char, bool)> =
+                        Vec::with_capacity(open + alt.len() + word.len() - close);
+                    combined.extend_from_slice(&word[..open]);
+                    combined.extend(alt);
+                    combined.extend_from_slice(&word[close + 1..]);
+                    if !budget.spend(combined.len()) {
+                        return results;
+                    }
+                    todo.push(combined);
+                }
+            }
+            None => {
+                results.push(word);
+                if results.len() > MAX_BRACE_WORDS {
+                    budget.exceeded = true;
+                    return results;
+                }
+            }
+        }
+    }
     results
 }
 
-fn expand_into(chars: &[(char, bool)], out: &mut Vec<String>) {
-    if out.len() >= MAX_BRACE_WORDS {
-        return;
-    }
-    if let Some((open, close, commas)) = find_brace_group(chars) {
-        let prefix = &chars[..open];
-        let suffix = &chars[close + 1..];
-        let mut start = open + 1;
-        for end in commas.into_iter().chain(std::iter::once(close)) {
-            let mut combined: Vec<(char, bool)> = prefix.to_vec();
-            combined.extend_from_slice(&chars[start..end]);
-            combined.extend_from_slice(suffix);
-            expand_into(&combined, out);
-            start = end + 1;
-        }
-    } else {
-        out.push(chars.iter().map(|(c, _)| c).collect());
-    }
-}
+/// The first unquoted `{…}` that brace expansion expands: one with a top-level comma
+/// (its alternatives), or a sequence `{X..Y}` / `{X..Y..STEP}` of integers or of single
+/// letters. Returns (open, close, the alternatives).
+type BraceGroup = (usize, usize, Vec<Vec<(char, bool)>>);
 
-/// The first unquoted `{…}` with a top-level comma: (open, close, comma positions).
-fn find_brace_group(chars: &[(char, bool)]) -> Option<(usize, usize, Vec<usize>)> {
+fn find_brace_group(chars: &[(char, bool)], budget: &mut Budget) -> Option<BraceGroup> {
     for open in 0..chars.len() {
         if chars[open] != ('{', false) {
             continue;
@@ -989,9 +1828,18 @@ fn find_brace_group(chars: &[(char, bool)]) -> Option<(usize, usize, Vec<usize>)
                 '{' => depth += 1,
                 '}' if depth == 0 => {
                     if commas.is_empty() {
+                        if let Some(seq) = sequence(&chars[open + 1..j], budget) {
+                            return Some((open, j, seq));
+                        }
                         break;
                     }
-                    return Some((open, j, commas));
+                    let mut alternatives = Vec::with_capacity(commas.len() + 1);
+                    let mut start = open + 1;
+                    for end in commas.into_iter().chain(std::iter::once(j)) {
+                        alternatives.push(chars[start..end].to_vec());
+                        start = end + 1;
+                    }
+                    return Some((open, j, alternatives));
                 }
                 '}' => depth -= 1,
                 ',' if depth == 0 => commas.push(j),
@@ -1000,6 +1848,88 @@ fn find_brace_group(chars: &[(char, bool)]) -> Option<(usize, usize, Vec<usize>)
         }
     }
     None
+}
+
+/// A brace sequence's words, when `inner` (between the braces) is one: `a..e`, `1..10`,
+/// `01..3` (padded), `10..1..3`. One that would produce more than [`MAX_BRACE_WORDS`]
+/// words marks the text too complex.
+fn sequence(inner: &[(char, bool)], budget: &mut Budget) -> Option<Vec<Vec<(char, bool)>>> {
+    if inner.iter().any(|&(_, q)| q) {
+        return None;
+    }
+    let text: String = inner.iter().map(|&(c, _)| c).collect();
+    let parts: Vec<&str> = text.split("..").collect();
+    let (from, to, step) = match parts.as_slice() {
+        [a, b] => (*a, *b, None),
+        [a, b, s] => (*a, *b, Some(*s)),
+        _ => return None,
+    };
+    let step: i128 = match step {
+        Some(s) => s.parse::<i128>().ok()?.checked_abs()?.max(1),
+        None => 1,
+    };
+    let letter = |s: &str| {
+        let mut cs = s.chars();
+        match (cs.next(), cs.next()) {
+            (Some(c), None) if c.is_ascii_alphabetic() => Some(c),
+            _ => None,
+        }
+    };
+    let mut words = Vec::new();
+    if let (Some(a), Some(b)) = (letter(from), letter(to)) {
+        let (a, b) = (a as i128, b as i128);
+        let mut v = a;
+        loop {
+            let c = char::from_u32(v as u32)?;
+            words.push(vec![(c, false)]);
+            if v == b {
+                break;
+            }
+            v += if b > a { step } else { -step };
+            if (b > a && v > b) || (b < a && v < b) {
+                break;
+            }
+        }
+        return Some(words);
+    }
+    let number = |s: &str| {
+        let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
+        (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse::<i128>().ok())
+            .flatten()
+    };
+    let (a, b) = (number(from)?, number(to)?);
+    let count = (a - b).unsigned_abs() / step as u128 + 1;
+    if count > MAX_BRACE_WORDS as u128 {
+        budget.exceeded = true;
+        return Some(vec![Vec::new()]);
+    }
+    let padded = |s: &str| {
+        let d = s.strip_prefix('-').unwrap_or(s);
+        d.len() > 1 && d.starts_with('0')
+    };
+    let width = if padded(from) || padded(to) {
+        from.len().max(to.len())
+    } else {
+        0
+    };
+    let mut v = a;
+    loop {
+        let s = if v < 0 {
+            format!("-{:0w$}", -v, w = width.saturating_sub(1))
+        } else {
+            format!("{v:0width$}")
+        };
+        words.push(s.chars().map(|c| (c, false)).collect());
+        if v == b {
+            break;
+        }
+        v += if b > a { step } else { -step };
+        if (b > a && v > b) || (b < a && v < b) {
+            break;
+        }
+    }
+    Some(words)
 }
 
 #[cfg(test)]
@@ -1143,7 +2073,18 @@ mod tests {
         assert_eq!(lexed("{rm,-rf,/}"), [["rm", "-rf", "/"]]);
         assert_eq!(lexed("a{b,c}d"), [["abd", "acd"]]);
         assert_eq!(lexed("'{rm,-rf}'"), [["{rm,-rf}"]]);
-        assert_eq!(lexed("echo {1..3}"), [["echo", "{1..3}"]]);
+        assert_eq!(lexed("echo {1..3}"), [["echo", "1", "2", "3"]]);
+        assert_eq!(lexed("{r..r}m"), [["rm"]]);
+        assert_eq!(
+            lexed("x{Z..b}"),
+            [["xZ", "x[", "x\\", "x]", "x^", "x_", "x`", "xa", "xb"]]
+        );
+        assert_eq!(
+            lexed("{01..3} {1..7..3} {a..e..2}"),
+            [["01", "02", "03", "1", "4", "7", "a", "c", "e"]]
+        );
+        assert_eq!(lexed("{5..3} {-1..1}"), [["5", "4", "3", "-1", "0", "1"]]);
+        assert_eq!(lexed("{a..1} '{r..r}'"), [["{a..1}", "{r..r}"]]);
     }
 
     #[test]
@@ -1318,9 +2259,241 @@ mod tests {
     }
 
     #[test]
-    fn brace_expansion_is_bounded() {
-        let text = "{a,b}".repeat(30);
-        let found = lex(&text);
-        assert!(found[0].len() <= MAX_BRACE_WORDS);
+    fn brace_expansion_past_its_bound_is_too_complex_not_cut_short() {
+        // Cutting it short would hide what comes after the bound.
+        assert_eq!(candidate_commands(&"{a,b}".repeat(30)), Err(TooComplex));
+        assert_eq!(candidate_commands(&"{a,b}".repeat(8000)), Err(TooComplex));
+        assert_eq!(
+            candidate_commands("echo {1..99999999999999}"),
+            Err(TooComplex)
+        );
+        let many: Vec<String> = (0..MAX_BRACE_WORDS).map(|i| format!("w{i}")).collect();
+        let text = format!("{{{},rm}} x", many.join(","));
+        assert_eq!(candidate_commands(&text), Err(TooComplex));
+        // Within the bound, every word is there.
+        let text = format!("{{{},rm}} x", many[..300].join(","));
+        assert!(lex(&text)[0].iter().any(|w| w.text == "rm"));
+    }
+
+    fn finds(text: &str, command: &str) -> bool {
+        candidates(text).iter().any(|c| c == command)
+    }
+
+    #[test]
+    fn a_dash_after_a_redirection_is_its_target_not_part_of_the_operator() {
+        for text in [
+            ">- rm x",
+            "<&- rm x",
+            "2>&- rm x",
+            ">&- rm x",
+            ">& - rm x",
+            "{fd}>/dev/null rm x",
+            "{fd}<&- rm x",
+            "{a[0]}>/dev/null rm x",
+            "<<< word rm x",
+            ">|f rm x",
+            "<>f rm x",
+        ] {
+            assert!(finds(text, "rm x"), "{text:?} gave {:?}", candidates(text));
+        }
+        // Not a named descriptor: brace expansion runs it as `rm x`.
+        assert!(finds("{rm,x}>/dev/null", "rm x"));
+    }
+
+    #[test]
+    fn array_element_assignments_are_skipped_like_assignments() {
+        for text in [
+            "a[0]=x rm x",
+            "a[x=1]=2 rm x",
+            "a[$i]+=y rm x",
+            "a[b[1]]=z rm x",
+        ] {
+            assert!(finds(text, "rm x"), "{text:?} gave {:?}", candidates(text));
+        }
+        assert_eq!(candidates("a[=x rm"), ["a[=x rm"]);
+    }
+
+    #[test]
+    fn backticks_nest_with_escaped_backticks() {
+        assert!(finds("echo `echo \\`rm x\\``", "rm x"));
+        assert!(finds("echo \"`echo \\`rm x\\``\"", "rm x"));
+        assert!(finds("`echo \\`echo \\\\\\`rm x\\\\\\`\\``", "rm x"));
+    }
+
+    #[test]
+    fn a_quote_in_a_here_document_never_hides_what_follows_it() {
+        for text in [
+            "cat > f <<EOF\ndon't\nEOF\nrm -rf build",
+            "cat > f <<'EOF'\ndon't\nEOF\nrm -rf build",
+            "cat > f <<-EOF\n\tdon\"t\n\tEOF\nrm -rf build",
+            "cat <<A <<B\n'\nA\n\"\nB\nrm -rf build",
+            "cat <<EOF; echo '\n'\nEOF\nrm -rf build",
+        ] {
+            assert!(
+                finds(text, "rm -rf build"),
+                "{text:?} gave {:?}",
+                candidates(text)
+            );
+        }
+        // The body's substitutions run, whatever quotes surround them.
+        assert!(finds("cat <<EOF\ndon't $(rm x)\nEOF", "rm x"));
+        // A shift that is not a here-document never hides a later line.
+        assert!(finds("(( a = 1 << 2 ))\necho don't\nrm x", "rm x"));
+        assert!(finds("echo $[1<<2]\necho don't\nrm x", "rm x"));
+        // The body is still read as a script, for `sh <<EOF`.
+        assert!(finds("sh <<'EOF'\nrm x\nEOF", "rm x"));
+    }
+
+    #[test]
+    fn ansi_c_octal_escapes_keep_their_low_eight_bits() {
+        assert_eq!(lexed(r"$'\562\555' x"), [["rm", "x"]]);
+        assert_eq!(lexed(r"$'\x72\x6d' x"), [["rm", "x"]]);
+        assert_eq!(lexed(r"$'\303\251'"), [["\u{e9}"]]);
+    }
+
+    #[test]
+    fn options_with_values_before_a_shell_command_string_are_skipped() {
+        for text in [
+            "bash --rcfile /dev/null -c 'rm x'",
+            "bash --init-file /dev/null -c 'rm x'",
+            "eval -- rm x",
+            "eval -- 'rm x'",
+        ] {
+            assert!(finds(text, "rm x"), "{text:?} gave {:?}", candidates(text));
+        }
+    }
+
+    #[test]
+    fn env_split_string_reads_gnu_escapes() {
+        for text in [
+            "env -S 'rm\\_x'",
+            "env -S 'rm x\\c ignored'",
+            "env -S '\"rm\" x'",
+            "env -S \"rm  x #comment\"",
+            "env --split='rm x'",
+            "env --sp 'rm x'",
+        ] {
+            assert!(finds(text, "rm x"), "{text:?} gave {:?}", candidates(text));
+        }
+        let found = candidate_commands("env -S 'rm ${X}'").unwrap();
+        assert!(
+            found.iter().any(|c| c[0].text == "rm" && c[1].dynamic),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn long_options_may_be_abbreviated_as_getopt_long_accepts_them() {
+        for text in [
+            "env --chd . rm x",
+            "env --unse HOME rm x",
+            "nice --adj 5 rm x",
+            "timeout --sig KILL 5 rm x",
+            "timeout --k 1 5 rm x",
+            "sudo --us root rm x",
+            "xargs --arg /dev/null rm x",
+            "stdbuf --out L rm x",
+            "flock --time 1 . rm x",
+            "chroot --user root:root / rm x",
+            "strace --trace execve rm x",
+            "strace --o /dev/null rm x",
+            "ionice --cl 2 rm x",
+            "time --f %e rm x",
+            "watch --int 1 rm x",
+            "su --comm 'rm x'",
+            "runuser --session-c 'rm x' root",
+            "flock . --comm 'rm x'",
+            // Unknown to the table: read both with and without a value.
+            "env --frobnicate X rm x",
+            "env --frobnicate rm x",
+        ] {
+            assert!(finds(text, "rm x"), "{text:?} gave {:?}", candidates(text));
+        }
+    }
+
+    #[test]
+    fn getopt_long_prefixes_resolve_like_glibc() {
+        let env = WRAPPERS.iter().find(|w| w.name == "env").unwrap().long;
+        assert_eq!(
+            resolve_long(env, "chd"),
+            Resolved::One("chdir", Takes::Value)
+        );
+        assert_eq!(
+            resolve_long(env, "null"),
+            Resolved::One("null", Takes::Nothing)
+        );
+        assert_eq!(resolve_long(env, "zzz"), Resolved::Unknown);
+        assert!(matches!(resolve_long(env, "i"), Resolved::Several(_)));
+        let flock = FLOCK_LONG;
+        // Exact wins over a longer name with the same prefix.
+        assert_eq!(
+            resolve_long(flock, "nb"),
+            Resolved::One("nb", Takes::Nothing)
+        );
+    }
+
+    #[test]
+    fn watch_runs_its_arguments_through_a_shell() {
+        for text in [
+            "watch -n 1 'rm x'",
+            "watch 'ls; rm x'",
+            "watch -d 'rm x'",
+            "watch -x rm x",
+        ] {
+            assert!(finds(text, "rm x"), "{text:?} gave {:?}", candidates(text));
+        }
+        let found = candidate_commands("watch \"$CMD\"").unwrap();
+        assert!(found.iter().any(|c| c.len() == 1 && c[0].dynamic));
+    }
+
+    #[test]
+    fn unquoted_glob_characters_make_a_pattern() {
+        let word = &lex("/usr/bin/r[m] '*' a\\*")[0];
+        assert_eq!(word[0].pattern.as_deref(), Some("/usr/bin/r[m]"));
+        assert_eq!(word[1].pattern, None);
+        assert_eq!(word[2].pattern, None);
+        assert_eq!(lex("r'*'[m]")[0][0].pattern.as_deref(), Some("r\\*[m]"));
+        for (pattern, text, expect) in [
+            ("r[m]", "rm", true),
+            ("r?", "rm", true),
+            ("*", "rm", true),
+            ("r*m", "rm", true),
+            ("[!a]m", "rm", true),
+            ("[a-s]m", "rm", true),
+            ("[[:alpha:]]m", "rm", true),
+            ("r[n]", "rm", false),
+            ("r\\*", "rm", false),
+            ("r[", "r[", true),
+            ("*.o", "-rf", false),
+        ] {
+            assert_eq!(glob_matches(pattern, text), expect, "{pattern} {text}");
+        }
+    }
+
+    #[test]
+    fn an_extglob_group_may_be_any_program() {
+        let found = candidate_commands("shopt -s extglob\n+(r)m x").unwrap();
+        assert!(
+            found.iter().any(|c| c.len() == 1 && c[0].dynamic),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn expansion_work_is_bounded_for_every_kind() {
+        // Here-documents read inside here-documents, and backticks inside backticks,
+        // stop at a depth rather than recurse without end.
+        let text = "cat <<A\n".repeat(200);
+        assert_eq!(candidate_commands(&text), Err(TooComplex));
+        let mut text = "rm x".to_owned();
+        for _ in 0..12 {
+            text = format!("echo `{}`", text.replace('\\', "\\\\").replace('`', "\\`"));
+            if text.len() > 200_000 {
+                break;
+            }
+        }
+        let _ = candidate_commands(&text);
+        let text = format!("{}rm x", "env --zz ".repeat(40));
+        assert_eq!(candidate_commands(&text), Err(TooComplex));
     }
 }
