@@ -1079,11 +1079,14 @@ pub fn generated(seed: u64, count: usize) -> Vec<String> {
 
 /// Where the oracle writes its long-run report, if asked.
 pub fn report_path() -> Option<PathBuf> {
-    std::env::var_os("GATE_ORACLE_REPORT").map(PathBuf::from)
+    std::env::var_os("DENY_ORACLE_REPORT").map(PathBuf::from)
 }
 
 pub fn write_report(path: &Path, tally: &Tally) {
     let mut text = format!("{}\n", tally.summary());
+    let mut texts: Vec<&str> = tally.misses.iter().map(|m| m.text.as_str()).collect();
+    texts.dedup();
+    text.push_str(&format!("{} texts with a miss\n", texts.len()));
     for m in &tally.misses {
         text.push_str(&format!("MISS {m}\n"));
     }
