@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use std::thread;
 
 use common::TestEnv;
-use oracle::{Exec, Sandbox, Tally};
+use oracle::{Exec, Sandbox, Tally, Verdict};
 
 /// Programs the sandbox and the corpus run (tests/ci.rs checks the package list has them).
 const REQUIRED_TOOLS: &[&str] = &[
@@ -59,6 +59,49 @@ fn env_number(name: &str, default: u64) -> u64 {
     }
 }
 
+/// gate's decision for `text` with these options, under an address-space limit and the
+/// tests' deadline: a crash, a gate error or a hang fails the test.
+fn verdict(env: &TestEnv, options: &[String], shell: &str, text: &str) -> Verdict {
+    let out = env
+        .gate()
+        .program(common::require_program("prlimit"))
+        .arg(format!("--as={}", oracle::GATE_MEMORY_LIMIT))
+        .arg("--")
+        .arg(common::GATE)
+        .args([
+            "check",
+            "--no-config",
+            "--audit-log",
+            "off",
+            "--json",
+            "--shell",
+            shell,
+        ])
+        .args(options)
+        .arg("-c")
+        .arg(text)
+        .run();
+    let code = out.code();
+    assert!(
+        matches!(code, Some(0..=2)),
+        "gate check gave no verdict for {} with {options:?} (exit {code:?}, signal {:?}); stderr: {}",
+        oracle::shorten(text),
+        out.signal(),
+        oracle::shorten(&out.stderr())
+    );
+    let json: serde_json::Value = serde_json::from_str(out.stdout().trim()).unwrap_or_else(|e| {
+        panic!(
+            "gate check --json printed no JSON for {}: {e}\n{}",
+            oracle::shorten(text),
+            out.report()
+        )
+    });
+    Verdict {
+        decision: json["decision"].as_str().unwrap_or_default().to_owned(),
+        reason: json["reason"].as_str().unwrap_or_default().to_owned(),
+    }
+}
+
 fn require_tools() {
     for tool in REQUIRED_TOOLS {
         common::require_program(tool);
@@ -86,7 +129,10 @@ fn check_all(texts: Vec<String>) -> Tally {
                     }
                     let next = queue.lock().unwrap().next();
                     let Some((_, text)) = next else { break };
-                    oracle::check_text(&sandbox, &env, &text, &mut tally);
+                    let mut judge = |options: &[String], shell: &str, text: &str| {
+                        verdict(&env, options, shell, text)
+                    };
+                    oracle::check_text(&sandbox, &mut judge, &text, &mut tally);
                 }
                 total.lock().unwrap().add(tally);
             });
@@ -136,7 +182,7 @@ fn commands_the_tracer_cannot_watch_are_refused() {
     let mut missed = Vec::new();
     for text in oracle::UNTRACEABLE {
         for shell in oracle::SHELLS {
-            let verdict = oracle::verdict(&env, &options, shell, text);
+            let verdict = verdict(&env, &options, shell, text);
             if !verdict.refused() {
                 missed.push(format!(
                     "  {text:?} under {shell}: {} ({})",
@@ -240,14 +286,14 @@ fn a_brace_expansion_bomb_gets_a_verdict_within_bounds() {
         .map(String::from)
         .to_vec();
     for copies in [8_000, 40_000] {
-        let verdict = oracle::verdict(
+        let refused = verdict(
             &env,
             &options,
             "/usr/bin/bash",
             &oracle::brace_bomb(copies, true),
         );
-        assert!(verdict.refused(), "{copies} copies: {verdict:?}");
-        oracle::verdict(
+        assert!(refused.refused(), "{copies} copies: {refused:?}");
+        verdict(
             &env,
             &options,
             "/usr/bin/bash",
