@@ -118,8 +118,9 @@ fn check_all(texts: Vec<String>) -> Tally {
     let queue = Mutex::new(texts.into_iter().enumerate());
     let total = Mutex::new(Tally::default());
     thread::scope(|s| {
-        for _ in 0..2 {
-            s.spawn(|| {
+        for worker in 0..2 {
+            let (queue, total) = (&queue, &total);
+            s.spawn(move || {
                 let sandbox = Sandbox::new();
                 let env = TestEnv::new();
                 let mut tally = Tally::default();
@@ -133,6 +134,13 @@ fn check_all(texts: Vec<String>) -> Tally {
                         verdict(&env, options, shell, text)
                     };
                     oracle::check_text(&sandbox, &mut judge, &text, &mut tally);
+                    // A long run keeps its figures even if it is stopped.
+                    if let Some(path) = oracle::report_path().filter(|_| tally.texts % 50 == 0) {
+                        oracle::write_report(
+                            &path.with_extension(format!("worker{worker}")),
+                            &tally,
+                        );
+                    }
                 }
                 total.lock().unwrap().add(tally);
             });

@@ -13,8 +13,6 @@
 //! Slow (tens of executions a second): coverage guides the grammar's choices toward
 //! scanner paths the seeded generator rarely takes.
 
-use std::sync::OnceLock;
-
 use gate::policy::{CommandText, DenyRules, Origin};
 
 #[path = "../../tests/oracle/mod.rs"]
@@ -29,8 +27,9 @@ fn rules() -> DenyRules {
 }
 
 pub fn check(data: &[u8]) {
-    static SANDBOX: OnceLock<oracle::Sandbox> = OnceLock::new();
-    let sandbox = SANDBOX.get_or_init(oracle::Sandbox::new);
+    // One per input, so its mount point is removed again (a static one outlives
+    // every fork-mode child).
+    let sandbox = oracle::Sandbox::new();
     let text = oracle::Generator::new(&mut oracle::Bytes(data)).text();
     let refused = rules().find(&CommandText::new(text.clone())).is_some();
     let words: Vec<Vec<String>> = oracle::DENY_RULES
