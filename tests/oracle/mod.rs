@@ -642,6 +642,9 @@ pub const CORPUS: &[&str] = &[
     "runuser -u root -- rm victim",
     "find . -maxdepth 0 -exec rm victim \\;",
     "find victim -exec rm {} +",
+    // Found by the long run: a `case` pattern's `)` inside `$(…)`.
+    "echo \"$(case a in a) rm victim;; esac)\"",
+    "x=$(case a in a) rm victim;; esac)",
     // An allow rule for the wrapper must not admit the denied program (ask case).
     "timeout --sig KILL 5 rm victim",
     "nice -n 1 rm victim",
