@@ -16,6 +16,8 @@ use std::path::Path;
 mod allow_rules;
 #[path = "../fuzz/checks/compound.rs"]
 mod compound;
+#[path = "../fuzz/checks/deny_oracle.rs"]
+mod deny_oracle;
 #[path = "../fuzz/checks/deny_rules.rs"]
 mod deny_rules;
 #[path = "../fuzz/checks/protocol.rs"]
@@ -49,6 +51,12 @@ fn every_seed(target: &str, check: fn(&[u8])) {
 #[test]
 fn the_allow_rule_seeds_agree_with_the_model() {
     every_seed("allow_rules", allow_rules::check);
+}
+
+/// Runs the shells in the oracle's sandbox: needs root, as CI runs it.
+#[test]
+fn the_deny_oracle_seeds_have_no_miss() {
+    every_seed("deny_oracle", deny_oracle::check);
 }
 
 #[test]

@@ -1,0 +1,332 @@
+//! The deny rules against the real shells (issue 15): every text of the adversarial
+//! corpus and of a fixed-seed generated batch runs under bash, dash and zsh in a
+//! sandbox with an exec tracer, and every program they executed that a deny rule
+//! matches must have been refused by gate. See tests/oracle/mod.rs and docs/rules.md,
+//! "How deny rules are tested".
+//!
+//! `DENY_ORACLE_COUNT` (default 400) sets how many generated texts, `DENY_ORACLE_SEED`
+//! the seed, `DENY_ORACLE_SECONDS` a time budget after which no new text is started
+//! (for long runs), `DENY_ORACLE_REPORT` a file for the figures and every miss.
+
+mod common;
+mod oracle;
+
+use std::sync::Mutex;
+use std::thread;
+
+use common::TestEnv;
+use oracle::{Exec, Sandbox, Tally, Verdict};
+
+/// Programs the sandbox and the corpus run (tests/ci.rs checks the package list has them).
+const REQUIRED_TOOLS: &[&str] = &[
+    "unshare",
+    "mount",
+    "umount",
+    "pivot_root",
+    "setpriv",
+    "strace",
+    "prlimit",
+    "bash",
+    "dash",
+    "zsh",
+    "env",
+    "nice",
+    "timeout",
+    "nohup",
+    "stdbuf",
+    "setsid",
+    "flock",
+    "chroot",
+    "sudo",
+    "xargs",
+    "watch",
+    "ionice",
+    "taskset",
+    "runuser",
+    "su",
+    "find",
+];
+
+const DEFAULT_COUNT: usize = 400;
+const DEFAULT_SEED: u64 = 15;
+
+fn env_number(name: &str, default: u64) -> u64 {
+    match std::env::var(name) {
+        Ok(v) => v
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={v:?} is not a number")),
+        Err(_) => default,
+    }
+}
+
+/// gate's decision for `text` with these options, under an address-space limit and the
+/// tests' deadline: a crash, a gate error or a hang fails the test.
+fn verdict(env: &TestEnv, options: &[String], shell: &str, text: &str) -> Verdict {
+    let out = env
+        .gate()
+        .program(common::require_program("prlimit"))
+        .arg(format!("--as={}", oracle::GATE_MEMORY_LIMIT))
+        .arg("--")
+        .arg(common::GATE)
+        .args([
+            "check",
+            "--no-config",
+            "--audit-log",
+            "off",
+            "--json",
+            "--shell",
+            shell,
+        ])
+        .args(options)
+        .arg("-c")
+        .arg(text)
+        .run();
+    let code = out.code();
+    assert!(
+        matches!(code, Some(0..=2)),
+        "gate check gave no verdict for {} with {options:?} (exit {code:?}, signal {:?}); stderr: {}",
+        oracle::shorten(text),
+        out.signal(),
+        oracle::shorten(&out.stderr())
+    );
+    let json: serde_json::Value = serde_json::from_str(out.stdout().trim()).unwrap_or_else(|e| {
+        panic!(
+            "gate check --json printed no JSON for {}: {e}\n{}",
+            oracle::shorten(text),
+            out.report()
+        )
+    });
+    Verdict {
+        decision: json["decision"].as_str().unwrap_or_default().to_owned(),
+        reason: json["reason"].as_str().unwrap_or_default().to_owned(),
+    }
+}
+
+fn require_tools() {
+    for tool in REQUIRED_TOOLS {
+        common::require_program(tool);
+    }
+}
+
+/// Check `texts` on two workers (the CI machine has two cores).
+fn check_all(texts: Vec<String>) -> Tally {
+    require_tools();
+    let budget = std::env::var_os("DENY_ORACLE_SECONDS").map(|_| {
+        std::time::Instant::now()
+            + std::time::Duration::from_secs(env_number("DENY_ORACLE_SECONDS", 0))
+    });
+    let queue = Mutex::new(texts.into_iter().enumerate());
+    let total = Mutex::new(Tally::default());
+    thread::scope(|s| {
+        for worker in 0..2 {
+            let (queue, total) = (&queue, &total);
+            s.spawn(move || {
+                let sandbox = Sandbox::new();
+                let env = TestEnv::new();
+                let mut tally = Tally::default();
+                loop {
+                    if budget.is_some_and(|b| std::time::Instant::now() >= b) {
+                        break;
+                    }
+                    let next = queue.lock().unwrap().next();
+                    let Some((_, text)) = next else { break };
+                    let mut judge = |options: &[String], shell: &str, text: &str| {
+                        verdict(&env, options, shell, text)
+                    };
+                    oracle::check_text(&sandbox, &mut judge, &text, &mut tally);
+                    // A long run keeps its figures even if it is stopped.
+                    if let Some(path) = oracle::report_path().filter(|_| tally.texts % 50 == 0) {
+                        oracle::write_report(
+                            &path.with_extension(format!("worker{worker}")),
+                            &tally,
+                        );
+                    }
+                }
+                total.lock().unwrap().add(tally);
+            });
+        }
+    });
+    total.into_inner().unwrap()
+}
+
+fn assert_no_misses(what: &str, tally: &Tally) {
+    eprintln!("{what}: {}", tally.summary());
+    for example in tally.over_refusal_examples.iter().take(10) {
+        eprintln!("  over-refusal: {example}");
+    }
+    if let Some(path) = oracle::report_path() {
+        oracle::write_report(&path, tally);
+    }
+    let misses: Vec<String> = tally.misses.iter().map(|m| format!("  {m}")).collect();
+    assert!(
+        misses.is_empty(),
+        "{what}: {} misses (a denied program ran and gate did not refuse):\n{}",
+        misses.len(),
+        misses.join("\n")
+    );
+}
+
+/// Every corpus text, under every shell. Each must also run a denied program in at
+/// least one shell (or it tests nothing).
+#[test]
+fn every_corpus_text_that_runs_a_denied_program_is_refused() {
+    let tally = check_all(oracle::CORPUS.iter().map(|t| (*t).to_owned()).collect());
+    let idle = tally.idle.clone();
+    assert_no_misses("corpus", &tally);
+    assert!(
+        idle.is_empty(),
+        "corpus texts that ran no denied program in any shell (they test nothing): {idle:#?}"
+    );
+}
+
+/// strace cannot run under the oracle's tracer (a process has one tracer), so these
+/// are judged by gate alone: strace runs its operand, so each runs `rm`.
+#[test]
+fn commands_the_tracer_cannot_watch_are_refused() {
+    let env = TestEnv::new();
+    let options: Vec<String> = ["--level", "full", "--deny", "rm"]
+        .map(String::from)
+        .to_vec();
+    let mut missed = Vec::new();
+    for text in oracle::UNTRACEABLE {
+        for shell in oracle::SHELLS {
+            let verdict = verdict(&env, &options, shell, text);
+            if !verdict.refused() {
+                missed.push(format!(
+                    "  {text:?} under {shell}: {} ({})",
+                    verdict.decision, verdict.reason
+                ));
+            }
+        }
+    }
+    assert!(missed.is_empty(), "misses:\n{}", missed.join("\n"));
+}
+
+#[test]
+fn a_fixed_seed_generated_batch_has_no_misses() {
+    let count = env_number("DENY_ORACLE_COUNT", DEFAULT_COUNT as u64) as usize;
+    let seed = env_number("DENY_ORACLE_SEED", DEFAULT_SEED);
+    let tally = check_all(oracle::generated(seed, count));
+    // The generator must keep producing texts that run denied programs, or the batch
+    // would pass without testing anything.
+    assert!(
+        tally.denied_ran * 5 >= tally.comparisons,
+        "only {} of {} comparisons ran a denied program: the generator lost its teeth",
+        tally.denied_ran,
+        tally.comparisons
+    );
+    assert_no_misses(&format!("generated (seed {seed}, {count} texts)"), &tally);
+}
+
+/// The oracle's own ground truth: what the shell runs is seen, data is not a program,
+/// and a generated `rm -rf /` cannot touch the machine.
+#[test]
+fn the_oracle_sees_every_exec_and_contains_what_it_runs() {
+    require_tools();
+    let sandbox = Sandbox::new();
+    let runs = sandbox.run(
+        "echo rm victim; rm victim && /usr/bin/env ls -d .",
+        oracle::SHELLS,
+    );
+    for (shell, run) in &runs {
+        let want = [
+            Exec {
+                path: "/usr/bin/rm".into(),
+                argv: vec!["rm".into(), "victim".into()],
+            },
+            Exec {
+                path: "/usr/bin/env".into(),
+                argv: vec!["/usr/bin/env".into(), "ls".into(), "-d".into(), ".".into()],
+            },
+            Exec {
+                path: "/usr/bin/ls".into(),
+                argv: vec!["ls".into(), "-d".into(), ".".into()],
+            },
+        ];
+        assert_eq!(run.execs, want, "{shell}");
+    }
+    // The host's files are out of reach.
+    let env = TestEnv::new();
+    let marker = env.write("marker", "keep");
+    let text = format!(
+        "rm -rf / {} 2>/dev/null; rm -f {}",
+        env.root.display(),
+        marker.display()
+    );
+    let runs = sandbox.run(&text, &["/usr/bin/bash"]);
+    assert!(
+        runs["/usr/bin/bash"]
+            .execs
+            .iter()
+            .any(|e| e.argv.first().is_some_and(|a| a == "rm"))
+    );
+    assert_eq!(
+        std::fs::read_to_string(&marker).unwrap_or_default(),
+        "keep",
+        "the sandbox let a command reach the host"
+    );
+}
+
+#[test]
+fn rule_matching_follows_the_documented_semantics() {
+    let exec = |path: &str, argv: &[&str]| Exec {
+        path: path.into(),
+        argv: argv.iter().map(|a| (*a).into()).collect(),
+    };
+    let m = |rule: &str, e: &Exec| oracle::rule_matches(&oracle::rule_words(rule), e);
+    assert!(m("rm", &exec("/usr/bin/rm", &["rm", "x"])));
+    assert!(m("rm", &exec("/usr/bin/rm", &["anything"])));
+    assert!(!m("rm", &exec("/usr/bin/rmdir", &["rmdir", "x"])));
+    assert!(m("rm -rf", &exec("/usr/bin/rm", &["rm", "-rf", "/"])));
+    assert!(!m("rm -rf", &exec("/usr/bin/rm", &["rm", "-fr", "/"])));
+    assert!(!m("rm -rf", &exec("/usr/bin/rm", &["rm"])));
+    assert!(m("/bin/rm", &exec("/bin/rm", &["rm"])));
+    assert!(!m("/bin/rm", &exec("/usr/bin/rm", &["rm"])));
+    assert!(m("A=1 rm", &exec("/usr/bin/rm", &["rm"])));
+}
+
+/// Issue 15: a 40 KB `{a,b}{a,b}…` took gate 1.5 GB. Under a 1 GiB address-space limit
+/// (40 KB, and 130 KB: just under the kernel's 128 KiB limit on one argument)
+/// and the tests' deadline, gate must answer, and refuse the one that runs `rm`.
+#[test]
+fn a_brace_expansion_bomb_gets_a_verdict_within_bounds() {
+    let env = TestEnv::new();
+    let options: Vec<String> = ["--level", "full", "--deny", "rm"]
+        .map(String::from)
+        .to_vec();
+    for copies in [8_000, 26_000] {
+        let refused = verdict(
+            &env,
+            &options,
+            "/usr/bin/bash",
+            &oracle::brace_bomb(copies, true),
+        );
+        assert!(refused.refused(), "{copies} copies: {refused:?}");
+        verdict(
+            &env,
+            &options,
+            "/usr/bin/bash",
+            &oracle::brace_bomb(copies, false),
+        );
+    }
+}
+
+#[test]
+fn the_trace_parser_reads_interleaved_and_failed_execs() {
+    let trace = "@@ /usr/bin/bash\n\
+        7 execve(\"\\x2f\\x62\", [\"\\x62\"], 0x1 /* 3 vars */) = 0\n\
+        8 execve(\"\\x2f\\x72\", [\"\\x72\", \"\\x78\"], 0x2 /* 3 vars */ <unfinished ...>\n\
+        9 execve(\"\\x2f\\x71\", [], 0x2 /* 3 vars */) = -1 ENOENT (No such file or directory)\n\
+        8 <... execve resumed>) = 0\n";
+    let (runs, slow) = oracle::parse_trace(trace);
+    assert!(slow.is_empty());
+    let execs = &runs["/usr/bin/bash"];
+    assert_eq!(execs.len(), 2, "{execs:?}");
+    assert_eq!(
+        execs[1],
+        Exec {
+            path: "/r".into(),
+            argv: vec!["r".into(), "x".into()]
+        }
+    );
+}
