@@ -1121,6 +1121,10 @@ struct Frame {
     in_double_quotes: bool,
     /// Open `(` subshells inside this frame, so that their `)` does not close it.
     open_parens: usize,
+    /// Open `case … esac` inside this frame: until its `esac`, a `)` ends a pattern
+    /// (`$(case a in a) rm x;; esac)`), not the frame. Counted by the words alone, so a
+    /// stray `case` only makes the frame reach further, which reads more, never less.
+    open_cases: usize,
     /// Open `{` inside a `${…}` frame.
     open_braces: usize,
     /// The next word is the target of a redirection and is not part of the command.
@@ -1140,6 +1144,7 @@ impl Frame {
             word: PartialWord::default(),
             in_double_quotes: false,
             open_parens: 0,
+            open_cases: 0,
             open_braces: 0,
             redirect_target: false,
             heredoc_target: None,
@@ -1152,6 +1157,19 @@ impl Frame {
             return;
         }
         let word = std::mem::take(&mut self.word);
+        if !word.dynamic && word.chars.iter().all(|&(_, quoted)| !quoted) {
+            match word
+                .chars
+                .iter()
+                .map(|&(c, _)| c)
+                .collect::<String>()
+                .as_str()
+            {
+                "case" => self.open_cases += 1,
+                "esac" => self.open_cases = self.open_cases.saturating_sub(1),
+                _ => {}
+            }
+        }
         if self.redirect_target {
             self.redirect_target = false;
             if let Some(strip_tabs) = self.heredoc_target.take() {
@@ -1446,8 +1464,12 @@ fn lex_in(text: &str, budget: &mut Budget, depth: usize) -> Vec<SimpleCommand> {
                 frame.open_parens += 1;
             }
             ')' => {
+                frame.finish_word(budget);
                 if frame.open_parens > 0 {
                     frame.open_parens -= 1;
+                    frame.finish_command(&mut out, budget);
+                } else if frame.open_cases > 0 {
+                    // A case pattern's end: the command after it starts here.
                     frame.finish_command(&mut out, budget);
                 } else if frame.kind == FrameKind::Paren {
                     close_frame(&mut stack, &mut out, &chars, i + 1, budget);
@@ -1991,6 +2013,19 @@ mod tests {
         assert_eq!(lexed("echo 'a; rm -rf /'"), [["echo", "a; rm -rf /"]]);
         assert_eq!(lexed(r#"echo "a && b""#), [["echo", "a && b"]]);
         assert_eq!(lexed(r"echo a\;b"), [["echo", "a;b"]]);
+    }
+
+    #[test]
+    fn a_case_pattern_does_not_close_a_substitution() {
+        for text in [
+            "echo \"$(case a in a) rm victim;; esac)\"",
+            "echo $(case a in (a) rm victim;; esac)",
+            "x=$(case a in a) echo;; b) rm victim;; esac) ; ls",
+        ] {
+            assert!(candidates(text).contains(&"rm victim".to_owned()), "{text}");
+        }
+        // A stray `case` reads further, never less.
+        assert!(candidates("echo $(echo case) ; rm victim").contains(&"rm victim".to_owned()));
     }
 
     #[test]
