@@ -6,6 +6,9 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use nix::fcntl::OFlag;
+use nix::sys::stat::Mode;
+
 use super::{Network, SandboxError, Spec};
 use crate::config::SandboxSettings;
 
@@ -212,7 +215,7 @@ pub fn build(
 
     // A second mount of the same tree (a bind mount of HOME elsewhere) is another way to
     // the same files: hide and protect them by every name.
-    if !deny_read.is_empty() || !deny_write.is_empty() {
+    if (!deny_read.is_empty() || !deny_write.is_empty()) && !each_filesystem_mounted_once() {
         let mounts = read_proc("/proc/self/mountinfo")
             .map(|text| parse_mountinfo(&text))
             .unwrap_or_default();
@@ -307,7 +310,10 @@ fn handed_terminals() -> Vec<PathBuf> {
         .filter(|&fd| handed[fd])
         .filter_map(|fd| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok())
         .collect();
-    let controlling = read_proc("/proc/self/stat").and_then(|stat| pts_of_tty_nr(&stat));
+    let controlling = has_controlling_terminal()
+        .then(|| read_proc("/proc/self/stat"))
+        .flatten()
+        .and_then(|stat| pts_of_tty_nr(&stat));
     if let Some((path, rdev)) = controlling {
         // Only when the name is that device here (another devpts instance numbers its
         // own terminals).
@@ -325,6 +331,18 @@ fn handed_terminals() -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// Whether this process may have a controlling terminal. Opening `/dev/tty` fails with
+/// `ENXIO` exactly when it has none, which is cheaper to learn than reading
+/// `/proc/self/stat` (agents start commands without one). Anything else (it opened,
+/// or there is no `/dev/tty` to ask) cannot rule one out.
+fn has_controlling_terminal() -> bool {
+    let flags = OFlag::O_RDONLY | OFlag::O_NOCTTY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+    !matches!(
+        nix::fcntl::open("/dev/tty", flags, Mode::empty()),
+        Err(nix::errno::Errno::ENXIO)
+    )
 }
 
 /// A file of /proc, read in one go: it reports no size, so a plain read would first ask
@@ -354,6 +372,107 @@ fn pts_of_tty_nr(stat: &str) -> Option<(PathBuf, u64)> {
     let index = (major - 136) * 256 + minor;
     let rdev = libc::makedev(major as u32, minor as u32);
     Some((PathBuf::from(format!("/dev/pts/{index}")), rdev))
+}
+
+/// Whether no filesystem is mounted twice in this mount namespace, so that no file has a
+/// second name through another mount: asked of the kernel with `listmount` and one
+/// `statmount` per mount for its device (Linux 6.8), which costs a fraction of
+/// `/proc/self/mountinfo`, whose text the kernel writes out path by path. False when
+/// it cannot tell (an older kernel, a refusal): then the mount table is read.
+fn each_filesystem_mounted_once() -> bool {
+    mount_devices().is_some_and(|mut devices| {
+        let count = devices.len();
+        devices.sort_unstable();
+        devices.dedup();
+        devices.len() == count
+    })
+}
+
+/// `listmount` and `statmount` (linux/mount.h), the same numbers on these architectures.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+const SYS_STATMOUNT: libc::c_long = 457;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+const SYS_LISTMOUNT: libc::c_long = 458;
+
+/// `struct mnt_id_req`, its first published size (MNT_ID_REQ_SIZE_VER0).
+#[repr(C)]
+struct MntIdReq {
+    size: u32,
+    spare: u32,
+    mnt_id: u64,
+    param: u64,
+}
+
+/// `LSMT_ROOT`: list from the root mount of the namespace.
+const LSMT_ROOT: u64 = u64::MAX;
+/// `STATMOUNT_SB_BASIC`: the superblock's device, magic and flags.
+const STATMOUNT_SB_BASIC: u64 = 1;
+
+/// The device (major, minor) of every mount in this mount namespace, or `None` when the
+/// kernel cannot say.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+fn mount_devices() -> Option<Vec<(u32, u32)>> {
+    let mut ids: Vec<u64> = Vec::new();
+    let mut chunk = [0u64; 256];
+    let mut after = 0u64;
+    loop {
+        let req = MntIdReq {
+            size: std::mem::size_of::<MntIdReq>() as u32,
+            spare: 0,
+            mnt_id: LSMT_ROOT,
+            param: after,
+        };
+        // SAFETY: `req` is a valid mnt_id_req of the size it states; `chunk` has room
+        // for the number of ids passed; both live for the whole call.
+        let n = unsafe {
+            libc::syscall(
+                SYS_LISTMOUNT,
+                &req as *const MntIdReq,
+                chunk.as_mut_ptr(),
+                chunk.len(),
+                0u32,
+            )
+        };
+        let n = usize::try_from(n).ok()?;
+        ids.extend_from_slice(&chunk[..n.min(chunk.len())]);
+        if n < chunk.len() {
+            break;
+        }
+        after = chunk[chunk.len() - 1];
+    }
+    // `struct statmount` is 512 bytes before its strings; none are asked for.
+    let mut buf = [0u64; 64];
+    let mut devices = Vec::with_capacity(ids.len());
+    for id in ids {
+        let req = MntIdReq {
+            size: std::mem::size_of::<MntIdReq>() as u32,
+            spare: 0,
+            mnt_id: id,
+            param: STATMOUNT_SB_BASIC,
+        };
+        // SAFETY: `req` is a valid mnt_id_req of the size it states, and `buf` is
+        // writable for the size passed; both live for the whole call.
+        let rc = unsafe {
+            libc::syscall(
+                SYS_STATMOUNT,
+                &req as *const MntIdReq,
+                buf.as_mut_ptr(),
+                std::mem::size_of_val(&buf),
+                0u32,
+            )
+        };
+        // The mask (bytes 8 to 15) says what was written; the device is bytes 16 to 23.
+        if rc != 0 || buf[1] & STATMOUNT_SB_BASIC == 0 {
+            return None;
+        }
+        devices.push(((buf[2] & 0xffff_ffff) as u32, (buf[2] >> 32) as u32));
+    }
+    Some(devices)
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+fn mount_devices() -> Option<Vec<(u32, u32)>> {
+    None
 }
 
 /// One line of /proc/self/mountinfo: the filesystem, the directory of it mounted, and
@@ -822,6 +941,27 @@ mod tests {
     }
 
     #[test]
+    fn the_kernels_mount_list_names_the_devices_mountinfo_shows() {
+        // Linux 6.8 and later (CI: 6.18): listmount and statmount answer, and agree
+        // with the mount table, so that a filesystem mounted twice is never missed.
+        let mut devices = mount_devices().expect("listmount and statmount answer");
+        let text = read_proc("/proc/self/mountinfo").unwrap();
+        let mut shown: Vec<(u32, u32)> = parse_mountinfo(&text)
+            .iter()
+            .map(|m| {
+                let (major, minor) = m.device.split_once(':').unwrap();
+                (major.parse().unwrap(), minor.parse().unwrap())
+            })
+            .collect();
+        devices.sort_unstable();
+        shown.sort_unstable();
+        assert_eq!(devices, shown);
+        let mut unique = shown.clone();
+        unique.dedup();
+        assert_eq!(each_filesystem_mounted_once(), unique.len() == shown.len());
+    }
+
+    #[test]
     fn mountinfo_is_read_with_its_escapes() {
         let text = "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n\
                     40 22 8:1 /home/a\\040b /mnt/x\\134y rw,relatime shared:1 - ext4 /dev/sda1 rw\n";
@@ -1024,6 +1164,27 @@ mod tests {
         };
         let spec = build(&settings, work.path(), &env_with(home.path()), false, &[]).unwrap();
         assert_eq!(spec.network, Network::On);
+    }
+
+    #[test]
+    fn without_a_controlling_terminal_dev_tty_says_so() {
+        // A child in a session of its own has no controlling terminal.
+        // SAFETY: the child only calls setsid, open, close and _exit, which allocate
+        // nothing, then exits; the parent only waits for it.
+        match unsafe { nix::unistd::fork() }.unwrap() {
+            nix::unistd::ForkResult::Child => {
+                let code = match nix::unistd::setsid() {
+                    Ok(_) if !has_controlling_terminal() => 0,
+                    _ => 1,
+                };
+                // SAFETY: _exit ends the child at once, running nothing of the parent's.
+                unsafe { libc::_exit(code) }
+            }
+            nix::unistd::ForkResult::Parent { child } => {
+                let status = nix::sys::wait::waitpid(child, None).unwrap();
+                assert_eq!(status, nix::sys::wait::WaitStatus::Exited(child, 0));
+            }
+        }
     }
 
     #[test]
