@@ -112,9 +112,12 @@ pub fn cover(paths: &[impl AsRef<Path>]) -> Result<(), String> {
     let tmpfs_dev = nix::sys::stat::fstat(&empty)
         .map_err(|e| format!("fstat of the tmpfs: {e}"))?
         .st_dev;
+    let mut a_directory = None;
     for path in paths {
         let path = path.as_ref();
-        cover_one(&empty, path)?;
+        if cover_one(&empty, path)? && a_directory.is_none() {
+            a_directory = Some(path);
+        }
         // Check, never assume: the name now leads to the tmpfs.
         let now = std::fs::symlink_metadata(path)
             .map_err(|e| format!("{} after covering it: {e}", path.display()))?;
@@ -122,7 +125,35 @@ pub fn cover(paths: &[impl AsRef<Path>]) -> Result<(), String> {
             return Err(format!("{} is still not covered", path.display()));
         }
     }
+    // The tmpfs itself is still detached, and closing its last descriptor would unmount
+    // it, which makes the kernel wait for an RCU grace period (about 0.15 ms) before
+    // the command starts. Attached, it is taken down with the namespace when the
+    // command ends, with the rest. Its root is a directory of mode 0 too (what it holds
+    // cannot be listed), so it goes over the cover of a hidden directory.
+    if let Some(dir) = a_directory {
+        attach(&empty, dir)?;
+    }
     Ok(())
+}
+
+/// Mount the detached tree `mount` on `path`, on top of what is there.
+fn attach(mount: &OwnedFd, path: &Path) -> Result<(), String> {
+    let what = format!("covering {}", path.display());
+    let target = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| format!("{}: a NUL in the path", path.display()))?;
+    let here = cstring("");
+    // SAFETY: both strings are valid C strings for the call; the descriptor is open.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_move_mount,
+            mount.as_raw_fd(),
+            here.as_ptr(),
+            libc::AT_FDCWD,
+            target.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH,
+        )
+    };
+    check(rc, &what)
 }
 
 /// A detached, read-only tmpfs holding an empty file and an empty directory, mode 0.
@@ -206,8 +237,8 @@ fn empty_tmpfs() -> Result<OwnedFd, String> {
     Ok(mnt)
 }
 
-/// Mount a copy of the empty file or directory over `path`.
-fn cover_one(empty: &OwnedFd, path: &Path) -> Result<(), String> {
+/// Mount a copy of the empty file or directory over `path`; whether it is a directory.
+fn cover_one(empty: &OwnedFd, path: &Path) -> Result<bool, String> {
     let is_dir = std::fs::symlink_metadata(path)
         .map_err(|e| format!("{}: {e}", path.display()))?
         .is_dir();
@@ -225,19 +256,6 @@ fn cover_one(empty: &OwnedFd, path: &Path) -> Result<(), String> {
         },
         &what,
     )?;
-    let target = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| format!("{}: a NUL in the path", path.display()))?;
-    let here = cstring("");
-    // SAFETY: both strings are valid C strings for the call; the descriptors are open.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_move_mount,
-            tree.as_raw_fd(),
-            here.as_ptr(),
-            libc::AT_FDCWD,
-            target.as_ptr(),
-            MOVE_MOUNT_F_EMPTY_PATH,
-        )
-    };
-    check(rc, &what)
+    attach(&tree, path)?;
+    Ok(is_dir)
 }
