@@ -18,7 +18,6 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use nix::dir::{Dir, Type};
 use nix::fcntl::{AtFlags, OFlag};
 use nix::sys::stat::Mode;
 
@@ -146,19 +145,19 @@ pub fn prepare(spec: &Spec, kernel: &Kernel, hidden: &[PathBuf]) -> Result<Prepa
         grants.grant(root, read_access() | write_access(), &not_writable, false)?;
     }
 
-    grants.add(Path::new("/dev"), AccessFs::ReadDir.into(), Some(true))?;
     let dev_hidden = spec
         .deny_read
         .iter()
         .any(|d| Path::new("/dev").starts_with(d));
-    if let (false, Ok(dev)) = (
-        dev_hidden,
-        nix::fcntl::open(
-            "/dev",
-            OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-            Mode::empty(),
-        ),
-    ) {
+    let dev = nix::fcntl::open(
+        "/dev",
+        OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    );
+    if let Err(e) = &dev {
+        tracing::debug!(%e, "/dev not granted: cannot open");
+    }
+    if let (false, Ok(dev)) = (dev_hidden, &dev) {
         for (name, is_dir) in DEVICES {
             let hidden = spec
                 .deny_read
@@ -181,6 +180,10 @@ pub fn prepare(spec: &Spec, kernel: &Kernel, hidden: &[PathBuf]) -> Result<Prepa
                 grants.add(terminal, device_access(), Some(false))?;
             }
         }
+    }
+    // /dev itself can be listed (its descriptor, kept, carries the rule).
+    if let Ok(dev) = dev {
+        grants.add_fd(dev, AccessFs::ReadDir.into(), true, &"/dev");
     }
 
     let kept = std::mem::take(&mut grants.kept);
@@ -358,52 +361,97 @@ impl Grants {
         if inside.iter().any(|e| e == root) {
             return Ok(());
         }
-        if list_ancestors {
-            self.add(root, AccessFs::ReadDir.into(), Some(true))?;
-        }
+        // One descriptor lists the directory, opens its entries and carries its own
+        // rule: fewer system calls than an `O_PATH` one for the rule and a `DIR` stream
+        // (whose `fdopendir` adds an `fstat` and two `fcntl`s) for the listing.
         let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
-        let mut dir = match Dir::open(root, flags, Mode::empty()) {
+        let dir = match nix::fcntl::open(root, flags, Mode::empty()) {
             Ok(dir) => dir,
             Err(e) => {
                 tracing::debug!(?root, %e, "not granted: cannot list");
+                if list_ancestors {
+                    self.add(root, AccessFs::ReadDir.into(), Some(true))?;
+                }
                 return Ok(());
             }
         };
-        let dir_fd = dir.as_raw_fd();
-        // SAFETY: `dir` stays open (and unmoved) until the end of this function, longer
-        // than any use of the borrowed descriptor.
-        let dir_borrowed = unsafe { BorrowedFd::borrow_raw(dir_fd) };
         let mut towards: Vec<(PathBuf, bool)> = Vec::new();
-        for entry in dir.iter().flatten() {
-            let name = entry.file_name();
+        let listed = for_each_entry(dir.as_fd(), |name, kind| {
             if name.to_bytes() == b"." || name.to_bytes() == b".." {
-                continue;
+                return;
             }
-            let is_dir = match entry.file_type() {
+            let is_dir = match kind {
                 // Symbolic links are not granted: access through one is decided where
                 // it points, and granting it would open the target (maybe a denied path).
-                Some(Type::Symlink) => continue,
-                Some(kind) => kind == Type::Directory,
-                None => {
-                    match nix::sys::stat::fstatat(dir_borrowed, name, AtFlags::AT_SYMLINK_NOFOLLOW)
-                    {
-                        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFLNK => continue,
+                libc::DT_LNK => return,
+                libc::DT_UNKNOWN => {
+                    match nix::sys::stat::fstatat(dir.as_fd(), name, AtFlags::AT_SYMLINK_NOFOLLOW) {
+                        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFLNK => return,
                         Ok(st) => st.st_mode & libc::S_IFMT == libc::S_IFDIR,
-                        Err(_) => continue,
+                        Err(_) => return,
                     }
                 }
+                kind => kind == libc::DT_DIR,
             };
             let path = root.join(OsStr::from_bytes(name.to_bytes()));
             if inside.iter().any(|e| e.starts_with(&path)) {
                 towards.push((path, is_dir));
             } else {
-                self.add_known(dir_borrowed, name, access, is_dir);
+                self.add_known(dir.as_fd(), name, access, is_dir);
             }
+        });
+        if let Err(e) = listed {
+            // What was granted before the error stays granted: each is a sibling the
+            // walk would grant anyway. The rest is not, the safe side.
+            tracing::debug!(?root, %e, "not granted: the listing failed");
+        }
+        if list_ancestors {
+            self.add_fd(dir, AccessFs::ReadDir.into(), true, &root);
         }
         for (path, is_dir) in towards {
             self.grant_typed(&path, Some(is_dir), access, &inside, list_ancestors)?;
         }
         Ok(())
+    }
+}
+
+/// Call `each` with the name and type (`DT_*`) of every entry of the directory `dir`
+/// (open for reading, at its start), read with `getdents64` directly.
+fn for_each_entry(
+    dir: BorrowedFd<'_>,
+    mut each: impl FnMut(&CStr, u8),
+) -> Result<(), nix::errno::Errno> {
+    // struct linux_dirent64: d_ino (8 bytes), d_off (8), d_reclen (2), d_type (1), then
+    // the name, NUL-terminated.
+    const NAME_AT: usize = 19;
+    let mut buf = vec![0u8; 32 * 1024];
+    loop {
+        // SAFETY: `buf` is writable for the length passed and outlives the call; the
+        // kernel writes whole records into it and returns how many bytes it wrote.
+        let n = unsafe {
+            libc::syscall(
+                libc::SYS_getdents64,
+                dir.as_raw_fd(),
+                buf.as_mut_ptr(),
+                buf.len(),
+            )
+        };
+        let n = usize::try_from(n).map_err(|_| nix::errno::Errno::last())?;
+        if n == 0 {
+            return Ok(());
+        }
+        let mut at = 0;
+        while at + NAME_AT < n {
+            let reclen = usize::from(u16::from_ne_bytes([buf[at + 16], buf[at + 17]]));
+            let record = buf
+                .get(at..at + reclen)
+                .filter(|r| r.len() > NAME_AT)
+                .ok_or(nix::errno::Errno::EIO)?;
+            let name = CStr::from_bytes_until_nul(&record[NAME_AT..])
+                .map_err(|_| nix::errno::Errno::EIO)?;
+            each(name, record[18]);
+            at += reclen;
+        }
     }
 }
 
@@ -427,5 +475,44 @@ impl Prepared {
                 format!("Landlock reports the ruleset as {other:?}"),
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listing_names_every_entry_with_its_type() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("file"), "").unwrap();
+        std::fs::create_dir(d.join("dir")).unwrap();
+        std::os::unix::fs::symlink("/nowhere", d.join("link")).unwrap();
+        // Enough long names that the kernel needs more than one read of 32 KiB.
+        let long = "n".repeat(200);
+        for i in 0..300 {
+            std::fs::write(d.join(format!("{long}{i}")), "").unwrap();
+        }
+        let fd = nix::fcntl::open(
+            d,
+            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )
+        .unwrap();
+        let mut seen = Vec::new();
+        for_each_entry(fd.as_fd(), |name, kind| {
+            seen.push((name.to_str().unwrap().to_owned(), kind))
+        })
+        .unwrap();
+        seen.sort();
+        assert_eq!(seen.len(), 305, "{seen:?}");
+        let kind = |name: &str| seen.iter().find(|(n, _)| n == name).map(|(_, k)| *k);
+        assert_eq!(kind("."), Some(libc::DT_DIR));
+        assert_eq!(kind(".."), Some(libc::DT_DIR));
+        assert_eq!(kind("dir"), Some(libc::DT_DIR));
+        assert_eq!(kind("file"), Some(libc::DT_REG));
+        assert_eq!(kind("link"), Some(libc::DT_LNK));
+        assert_eq!(kind(&format!("{long}299")), Some(libc::DT_REG));
     }
 }
