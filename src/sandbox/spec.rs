@@ -646,15 +646,7 @@ fn not_yet(path: &Path, memo: &mut Resolved) -> Option<PathBuf> {
         }
         rest.push(name);
         let parent = at.parent()?;
-        let canonical = match memo.iter().find(|(p, _)| p == parent) {
-            Some((_, c)) => c.clone(),
-            None => {
-                let c = existing(parent);
-                memo.push((parent.to_path_buf(), c.clone()));
-                c
-            }
-        };
-        if let Some(mut out) = canonical {
+        if let Some(mut out) = canonical_dir(parent, memo) {
             out.extend(rest.iter().rev());
             return Some(out);
         }
@@ -669,6 +661,30 @@ pub fn in_temporary(path: &Path) -> bool {
 
 /// Directories by the name given and their canonical form (`None`: it does not exist).
 type Resolved = Vec<(PathBuf, Option<PathBuf>)>;
+
+/// `path` (as given) made canonical, or `None` when it does not exist, remembered in
+/// `memo`. A path that is no symbolic link is its directory made canonical (remembered
+/// too) and its name: one `lstat` per directory not seen before, where resolving it
+/// whole would read every component of it as a link again (`realpath`), for each path.
+fn canonical_dir(path: &Path, memo: &mut Resolved) -> Option<PathBuf> {
+    if let Some((_, known)) = memo.iter().find(|(p, _)| p == path) {
+        return known.clone();
+    }
+    let found = match (path.parent(), path.components().next_back()) {
+        (None, Some(std::path::Component::RootDir)) => Some(PathBuf::from("/")),
+        (Some(parent), Some(std::path::Component::Normal(name))) => {
+            match std::fs::symlink_metadata(path) {
+                Err(_) => None,
+                Ok(meta) if meta.file_type().is_symlink() => path.canonicalize().ok(),
+                Ok(_) => canonical_dir(parent, memo).map(|dir| dir.join(name)),
+            }
+        }
+        // `..` at the end, or a relative path: resolved whole.
+        _ => existing(path),
+    };
+    memo.push((path.to_path_buf(), found.clone()));
+    found
+}
 
 /// As [`canonical_set`], and the paths that do not exist, as given. A path that is no
 /// symbolic link is its directory made canonical and its name: `parents` remembers each
@@ -688,15 +704,7 @@ fn canonical_split(paths: &[PathBuf], parents: &mut Resolved) -> (Vec<PathBuf>, 
             path.file_name(),
         ) {
             (false, Some(parent), Some(name)) => {
-                let dir = match parents.iter().find(|(p, _)| p == parent) {
-                    Some((_, dir)) => dir.clone(),
-                    None => {
-                        let dir = parent.canonicalize().ok();
-                        parents.push((parent.to_path_buf(), dir.clone()));
-                        dir
-                    }
-                };
-                dir.map(|d| d.join(name))
+                canonical_dir(parent, parents).map(|d| d.join(name))
             }
             _ => path.canonicalize().ok(),
         };
@@ -921,6 +929,41 @@ mod tests {
             vec![base.join("real/a"), base.join("real/b"), base.join("real")]
         );
         assert_eq!(missing, vec![dir.path().join("link/missing")]);
+    }
+
+    #[test]
+    fn directories_are_made_canonical_through_their_parents() {
+        let dir = home_dir();
+        let base = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(base.join("real/sub")).unwrap();
+        std::os::unix::fs::symlink(base.join("real"), base.join("link")).unwrap();
+        std::os::unix::fs::symlink("real/sub", base.join("rel")).unwrap();
+        let mut memo = Resolved::new();
+        for (given, want) in [
+            (dir.path().join("link/sub"), Some(base.join("real/sub"))),
+            (dir.path().join("rel"), Some(base.join("real/sub"))),
+            (dir.path().join("link/sub/.."), Some(base.join("real"))),
+            (
+                dir.path().join("real/../link/sub"),
+                Some(base.join("real/sub")),
+            ),
+            (dir.path().join("link/missing"), None),
+            (PathBuf::from("/"), Some(PathBuf::from("/"))),
+        ] {
+            assert_eq!(
+                canonical_dir(&given, &mut memo),
+                want,
+                "{}",
+                given.display()
+            );
+            // Remembered: the same answer again.
+            assert_eq!(
+                canonical_dir(&given, &mut memo),
+                want,
+                "{}",
+                given.display()
+            );
+        }
     }
 
     #[test]
