@@ -15,7 +15,10 @@
 //!    an empty directory, both mode 0 and owned by root, and makes that mount read-only,
 //!    `nosuid`, `nodev` and `noexec`;
 //! 4. puts a copy of the empty file over each hidden file, and of the empty directory
-//!    over each hidden directory, and checks that each path now leads to the tmpfs.
+//!    over each hidden directory, and checks that each path now leads to the tmpfs;
+//! 5. mounts the tmpfs itself over the first hidden directory, on top of its cover, so
+//!    that closing it unmounts nothing (an unmount waits for an RCU grace period);
+//!    it goes with the namespace when the command ends.
 //!
 //! Inside, a hidden path is then an empty file or directory that uid 0 without
 //! capabilities can neither read, list, change nor (the mount being read-only) `chmod`;
