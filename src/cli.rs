@@ -125,6 +125,16 @@ pub const GATE_OPTIONS: &[OptionSpec] = &[
         help: "safe: allow binding TCP PORT only (repeatable)",
     },
     OptionSpec {
+        name: "--allow-domain",
+        value: Some("DOMAIN"),
+        help: "safe: allow connections through gate's proxy to DOMAIN (`host`, `*.host`, `host:port`, or a preset such as `@npm`; repeatable); nothing else is reached",
+    },
+    OptionSpec {
+        name: "--deny-domain",
+        value: Some("DOMAIN"),
+        help: "safe: refuse DOMAIN through the proxy even where --allow-domain would allow it (repeatable)",
+    },
+    OptionSpec {
         name: "--unix-sockets",
         value: None,
         help: "safe: allow Unix sockets, which can reach D-Bus, Docker or ssh-agent outside the sandbox (off by default)",

@@ -83,6 +83,10 @@ pub struct SandboxSettings {
     pub net_connect: Vec<u16>,
     /// Allow binding these TCP ports only.
     pub net_bind: Vec<u16>,
+    /// Reach these domains through gate's proxy (patterns, see [`crate::netproxy`]).
+    pub allow_domains: Vec<String>,
+    /// Never reach these domains through the proxy, whatever `allow_domains` says.
+    pub deny_domains: Vec<String>,
     /// Run even when the kernel cannot enforce everything.
     pub best_effort: bool,
     /// Allow Unix sockets (any reachable by path: D-Bus, Docker, ssh-agent).
@@ -132,6 +136,8 @@ pub struct Layer {
     pub network: Option<(bool, Origin)>,
     pub net_connect: Vec<(u16, Origin)>,
     pub net_bind: Vec<(u16, Origin)>,
+    pub allow_domains: Vec<(String, Origin)>,
+    pub deny_domains: Vec<(String, Origin)>,
     pub best_effort: Option<(bool, Origin)>,
     pub unix_sockets: Option<(bool, Origin)>,
 }
@@ -240,6 +246,8 @@ pub const SANDBOX_KEYS: &[&str] = &[
     "network",
     "net_connect",
     "net_bind",
+    "allow_domains",
+    "deny_domains",
     "best_effort",
     "unix_sockets",
 ];
@@ -380,6 +388,19 @@ fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(
                                     layer.net_connect.push((port, item_origin));
                                 } else {
                                     layer.net_bind.push((port, item_origin));
+                                }
+                            }
+                        }
+                        "allow_domains" | "deny_domains" => {
+                            for item in expect_array(cx, &path, value)? {
+                                let item_origin = cx.origin(item.span());
+                                let text = expect_str(cx, &path, item)?;
+                                let pattern = crate::netproxy::check_pattern(text)
+                                    .map_err(|e| ConfigError::at(&item_origin, &path, e))?;
+                                if sub == "allow_domains" {
+                                    layer.allow_domains.push((pattern, item_origin));
+                                } else {
+                                    layer.deny_domains.push((pattern, item_origin));
                                 }
                             }
                         }
@@ -739,6 +760,22 @@ pub fn flag_layer(args: &GateArgs) -> Result<Layer, ConfigError> {
             }
         }
     }
+    for (values, name) in [
+        (&args.allow_domain, "--allow-domain"),
+        (&args.deny_domain, "--deny-domain"),
+    ] {
+        for value in values {
+            let origin = Origin::Flag(name);
+            let text = utf8(value, &origin, &name[2..])?;
+            let pattern = crate::netproxy::check_pattern(text)
+                .map_err(|e| ConfigError::at(&origin, &name[2..], e))?;
+            if name == "--allow-domain" {
+                layer.allow_domains.push((pattern, origin));
+            } else {
+                layer.deny_domains.push((pattern, origin));
+            }
+        }
+    }
     if args.net {
         layer.network = Some((true, Origin::Flag("--net")));
     }
@@ -952,6 +989,13 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
                     "sandbox.net_bind",
                     "no network ports can be allowed",
                 )
+            })
+            .or_else(|| {
+                added(
+                    &layer.allow_domains,
+                    "sandbox.allow_domains",
+                    "no domains can be allowed",
+                )
             });
             if let Some((true, origin)) = &layer.network {
                 if !s.sandbox.network {
@@ -996,6 +1040,12 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         s.sandbox
             .net_bind
             .extend(layer.net_bind.into_iter().map(|(p, _)| p));
+        s.sandbox
+            .allow_domains
+            .extend(layer.allow_domains.into_iter().map(|(p, _)| p));
+        s.sandbox
+            .deny_domains
+            .extend(layer.deny_domains.into_iter().map(|(p, _)| p));
         if let Some((network, origin)) = layer.network {
             s.sandbox.network = network;
             network_origin = origin;
@@ -1020,6 +1070,14 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
             &network_origin,
             "sandbox.network",
             "the network is allowed entirely, so TCP port lists make no sense; drop one or \
+             the other",
+        ));
+    }
+    if s.sandbox.network && !s.sandbox.allow_domains.is_empty() {
+        return Err(ConfigError::at(
+            &network_origin,
+            "sandbox.network",
+            "the network is allowed entirely, so a domain list makes no sense; drop one or \
              the other",
         ));
     }
