@@ -87,6 +87,9 @@ pub struct SandboxSettings {
     pub allow_domains: Vec<String>,
     /// Never reach these domains through the proxy, whatever `allow_domains` says.
     pub deny_domains: Vec<String>,
+    /// Names the proxy resolves to the user's own addresses (`NAME=ADDRESS`), which
+    /// may then be private or loopback ones.
+    pub resolve: Vec<String>,
     /// Run even when the kernel cannot enforce everything.
     pub best_effort: bool,
     /// Allow Unix sockets (any reachable by path: D-Bus, Docker, ssh-agent).
@@ -138,6 +141,7 @@ pub struct Layer {
     pub net_bind: Vec<(u16, Origin)>,
     pub allow_domains: Vec<(String, Origin)>,
     pub deny_domains: Vec<(String, Origin)>,
+    pub resolve: Vec<(String, Origin)>,
     pub best_effort: Option<(bool, Origin)>,
     pub unix_sockets: Option<(bool, Origin)>,
 }
@@ -248,6 +252,7 @@ pub const SANDBOX_KEYS: &[&str] = &[
     "net_bind",
     "allow_domains",
     "deny_domains",
+    "resolve",
     "best_effort",
     "unix_sockets",
 ];
@@ -402,6 +407,15 @@ fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(
                                 } else {
                                     layer.deny_domains.push((pattern, item_origin));
                                 }
+                            }
+                        }
+                        "resolve" => {
+                            for item in expect_array(cx, &path, value)? {
+                                let item_origin = cx.origin(item.span());
+                                let text = expect_str(cx, &path, item)?;
+                                let entry = crate::netproxy::check_resolve(text)
+                                    .map_err(|e| ConfigError::at(&item_origin, &path, e))?;
+                                layer.resolve.push((entry, item_origin));
                             }
                         }
                         _ => return Err(unknown_key(cx, key, &path, SANDBOX_KEYS)),
@@ -776,6 +790,13 @@ pub fn flag_layer(args: &GateArgs) -> Result<Layer, ConfigError> {
             }
         }
     }
+    for value in &args.resolve {
+        let origin = Origin::Flag("--resolve");
+        let text = utf8(value, &origin, "resolve")?;
+        let entry = crate::netproxy::check_resolve(text)
+            .map_err(|e| ConfigError::at(&origin, "resolve", e))?;
+        layer.resolve.push((entry, origin));
+    }
     if args.net {
         layer.network = Some((true, Origin::Flag("--net")));
     }
@@ -996,6 +1017,13 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
                     "sandbox.allow_domains",
                     "no domains can be allowed",
                 )
+            })
+            .or_else(|| {
+                added(
+                    &layer.resolve,
+                    "sandbox.resolve",
+                    "no name can be mapped to an address of your choosing",
+                )
             });
             if let Some((true, origin)) = &layer.network {
                 if !s.sandbox.network {
@@ -1046,6 +1074,9 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         s.sandbox
             .deny_domains
             .extend(layer.deny_domains.into_iter().map(|(p, _)| p));
+        s.sandbox
+            .resolve
+            .extend(layer.resolve.into_iter().map(|(p, _)| p));
         if let Some((network, origin)) = layer.network {
             s.sandbox.network = network;
             network_origin = origin;
@@ -1537,6 +1568,20 @@ required = true
                 layer_with(|l| l.network = Some((true, flag("--net")))),
             ),
             (
+                "sandbox.allow_domains",
+                layer_with(|l| {
+                    l.allow_domains
+                        .push(("example.com".into(), flag("--allow-domain")))
+                }),
+            ),
+            (
+                "sandbox.resolve",
+                layer_with(|l| {
+                    l.resolve
+                        .push(("registry.test=127.0.0.1".into(), flag("--resolve")))
+                }),
+            ),
+            (
                 "sandbox.best_effort",
                 layer_with(|l| l.best_effort = Some((true, flag("--best-effort")))),
             ),
@@ -1573,6 +1618,45 @@ required = true
         assert!(!merge(vec![on(), off], vec![]).unwrap().tty);
         // Without a lock, the user file turns it on.
         assert!(merge(vec![user_on()], vec![]).unwrap().tty);
+    }
+
+    #[test]
+    fn domain_keys_parse_into_normal_form_and_bad_ones_say_why() {
+        let layer = file(
+            "[sandbox]\nallow_domains = [\"Registry.Test.\", \"@npm\", \"*.example.net:*\"]\ndeny_domains = [\"evil.example.net\"]\nresolve = [\"registry.test = 127.0.0.1\"]\n",
+        )
+        .unwrap();
+        let texts = |l: &[(String, Origin)]| l.iter().map(|(t, _)| t.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            texts(&layer.allow_domains),
+            ["registry.test", "@npm", "*.example.net:*"]
+        );
+        assert_eq!(texts(&layer.deny_domains), ["evil.example.net"]);
+        assert_eq!(texts(&layer.resolve), ["registry.test=127.0.0.1"]);
+        let e = err(file("[sandbox]\nallow_domains = [\"@nope\"]\n"));
+        assert!(
+            e.contains(
+                "key `sandbox.allow_domains`: `@nope` is not a preset (the presets are @npm"
+            ),
+            "{e}"
+        );
+        let e = err(file("[sandbox]\ndeny_domains = [\"a.*.b\"]\n"));
+        assert!(e.contains("key `sandbox.deny_domains`: `a.*.b`"), "{e}");
+        let e = err(file("[sandbox]\nresolve = [\"registry.test\"]\n"));
+        assert!(
+            e.contains("key `sandbox.resolve`: `registry.test` is not NAME=ADDRESS"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn under_a_lock_deny_domains_may_still_be_added() {
+        let narrowing = layer_with(|l| {
+            l.deny_domains
+                .push(("evil.example".into(), Origin::Flag("--deny-domain")))
+        });
+        let s = merge(vec![locked_system(), narrowing], vec![]).unwrap();
+        assert_eq!(s.sandbox.deny_domains, ["evil.example"]);
     }
 
     #[test]

@@ -86,6 +86,7 @@ pub struct GateArgs {
     pub net_bind: Vec<OsString>,
     pub allow_domain: Vec<OsString>,
     pub deny_domain: Vec<OsString>,
+    pub resolve: Vec<OsString>,
     pub best_effort: bool,
     pub unix_sockets: bool,
     /// `--help` / `--version` in gate's option section.
@@ -580,6 +581,7 @@ impl GateArgs {
             "--net-bind" => self.net_bind.push(value),
             "--allow-domain" => self.allow_domain.push(value),
             "--deny-domain" => self.deny_domain.push(value),
+            "--resolve" => self.resolve.push(value),
             other => unreachable!("option {other} has no handler"),
         }
         Ok(())

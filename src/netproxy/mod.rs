@@ -1,80 +1,118 @@
 //! Network by domain at the safe level: the policy (which host names a command may
 //! reach) and the proxy that applies it, run outside the sandbox for the life of the
-//! command.
+//! command (docs/sandbox.md, "Network by domain").
 //!
-//! INTERFACE STUB (session 6, lead): the names below are the contract between the
-//! proxy (this module) and the supervisor that hands the command's connections to it
-//! (`crate::sandbox`). The bodies are placeholders to be replaced; nothing reaches
-//! them yet, because the sandbox refuses a domain list until the supervisor exists.
+//! - [`pattern`]: the grammar of `sandbox.allow_domains`/`deny_domains` entries, and
+//!   the presets (`presets.txt`, data).
+//! - [`policy`]: which host and port may be reached, by which rule; the user's
+//!   name-to-address mapping (`sandbox.resolve`).
+//! - [`address`]: the ranges the proxy never connects to unless the user mapped a name
+//!   there (loopback, private, link-local, …).
+//! - [`dns`]: the proxy's own resolver (`/etc/hosts`, `/etc/resolv.conf`).
+//! - [`http`], [`socks`]: the protocols, parsed purely.
+//! - `server`: [`Proxy`], the listener that serves only the connections the supervisor
+//!   registered ([`Admit`]), audited one record each ([`Audit`]).
 
-use std::io::{self, Write};
-use std::net::{SocketAddr, TcpListener};
+pub mod address;
+pub mod dns;
+pub mod http;
+pub mod pattern;
+pub mod policy;
+mod server;
+pub mod socks;
+
+use std::net::SocketAddr;
+
+pub use policy::{Policy, Verdict, check_resolve};
+pub use server::{Admit, Audit, Proxy, connect_registered};
 
 /// Checks one domain pattern as written in `sandbox.allow_domains`/`deny_domains` or
 /// `--allow-domain`/`--deny-domain`, and returns it in its normal form. The message of
 /// an error completes "key `sandbox.allow_domains`: …".
 pub fn check_pattern(text: &str) -> Result<String, String> {
-    let t = text.trim();
-    if t.is_empty() || t.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(format!("`{}` is not a domain pattern", text.escape_debug()));
-    }
-    Ok(t.to_ascii_lowercase())
+    pattern::Entry::parse(text).map(|e| e.text())
 }
 
-/// Which host names (and ports) the proxy lets a command reach.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Policy {
-    pub allow: Vec<String>,
-    pub deny: Vec<String>,
-}
-
-impl Policy {
-    /// From the settings' lists (already checked by [`check_pattern`]).
-    pub fn new(allow: &[String], deny: &[String]) -> Result<Policy, String> {
-        Ok(Policy {
-            allow: allow.to_vec(),
-            deny: deny.to_vec(),
-        })
-    }
-}
-
-/// The environment that points a command's tools at the proxy at `addr`.
+/// The environment that points a command's tools at the proxy at `addr`: the variables
+/// curl, Python (urllib, pip, requests), git, cargo, Go, npm, yarn and Node read. Every
+/// `no_proxy` form is set empty, so that the agent's own cannot send a host around the
+/// proxy (a tool that goes around it anyway meets the kernel's refusal, not the
+/// network).
 pub fn environment(addr: SocketAddr) -> Vec<(&'static str, String)> {
-    let url = format!("http://{addr}");
-    vec![
-        ("http_proxy", url.clone()),
-        ("HTTP_PROXY", url.clone()),
-        ("https_proxy", url.clone()),
-        ("HTTPS_PROXY", url),
-    ]
+    let http = format!("http://{addr}");
+    let socks = format!("socks5h://{addr}");
+    let mut env = Vec::new();
+    for name in [
+        // curl reads the lower-case http_proxy only; the others read either.
+        "http_proxy",
+        "HTTP_PROXY",
+        "https_proxy",
+        "HTTPS_PROXY",
+        // npm (and yarn 1, which reads npm's configuration).
+        "npm_config_proxy",
+        "npm_config_https_proxy",
+        // yarn 2 and later ignore the standard variables.
+        "YARN_HTTP_PROXY",
+        "YARN_HTTPS_PROXY",
+        // pip's --proxy, over whatever pip.conf says.
+        "PIP_PROXY",
+        // cargo's http.proxy, over a git http.proxy it would otherwise take.
+        "CARGO_HTTP_PROXY",
+    ] {
+        env.push((name, http.clone()));
+    }
+    for name in ["all_proxy", "ALL_PROXY"] {
+        env.push((name, socks.clone()));
+    }
+    for name in ["no_proxy", "NO_PROXY", "npm_config_noproxy"] {
+        env.push((name, String::new()));
+    }
+    // Node's own fetch and http modules (Node 24 and later) use the variables above
+    // only when asked to.
+    env.push(("NODE_USE_ENV_PROXY", "1".into()));
+    env
 }
 
-/// The proxy: a listener on a loopback port of its own, in the supervisor's process.
-pub struct Proxy {
-    listener: TcpListener,
-    #[allow(dead_code)]
-    policy: Policy,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-impl Proxy {
-    /// Binds 127.0.0.1 on a port the kernel picks. Called before the sandbox applies.
-    pub fn bind(policy: Policy) -> io::Result<Proxy> {
-        let listener = TcpListener::bind(("127.0.0.1", 0))?;
-        Ok(Proxy { listener, policy })
+    #[test]
+    fn check_pattern_gives_the_normal_form() {
+        assert_eq!(check_pattern(" *.Example.COM. ").unwrap(), "*.example.com");
+        assert_eq!(check_pattern("@PyPI").unwrap(), "@pypi");
+        assert!(check_pattern("*").is_err());
     }
 
-    /// Where the proxy listens: the only address the command's connections may go to.
-    pub fn addr(&self) -> io::Result<SocketAddr> {
-        self.listener.local_addr()
-    }
-
-    /// Serves connections until the process ends (placeholder: refuses every one).
-    pub fn serve(self) {
-        for stream in self.listener.incoming().flatten() {
-            let mut stream = stream;
-            let _ = stream.write_all(
-                b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-            );
+    #[test]
+    fn the_environment_points_every_tool_at_the_proxy() {
+        let env = environment("127.0.0.1:4321".parse().unwrap());
+        let get = |n: &str| {
+            env.iter()
+                .find(|(k, _)| *k == n)
+                .map(|(_, v)| v.as_str())
+                .unwrap_or_else(|| panic!("{n} is not set"))
+        };
+        for n in [
+            "http_proxy",
+            "HTTP_PROXY",
+            "https_proxy",
+            "HTTPS_PROXY",
+            "npm_config_proxy",
+            "npm_config_https_proxy",
+            "YARN_HTTP_PROXY",
+            "YARN_HTTPS_PROXY",
+            "PIP_PROXY",
+            "CARGO_HTTP_PROXY",
+        ] {
+            assert_eq!(get(n), "http://127.0.0.1:4321", "{n}");
         }
+        assert_eq!(get("all_proxy"), "socks5h://127.0.0.1:4321");
+        assert_eq!(get("ALL_PROXY"), "socks5h://127.0.0.1:4321");
+        assert_eq!(get("no_proxy"), "");
+        assert_eq!(get("NO_PROXY"), "");
+        assert_eq!(get("NODE_USE_ENV_PROXY"), "1");
+        // yarn 2+ refuses to start on a YARN_ variable it does not know.
+        assert!(env.iter().all(|(k, _)| *k != "YARN_NO_PROXY"));
     }
 }
