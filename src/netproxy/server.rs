@@ -36,7 +36,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 pub struct Admit(Arc<(Mutex<HashSet<SocketAddr>>, Condvar)>);
 
 /// How long an accepted connection waits for its registration.
-const ADMIT_WAIT: Duration = Duration::from_secs(5);
+const ADMIT_WAIT: Duration = Duration::from_secs(2);
 
 fn normal(addr: SocketAddr) -> SocketAddr {
     SocketAddr::new(pattern::unmap(addr.ip()), addr.port())
