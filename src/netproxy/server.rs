@@ -365,6 +365,7 @@ fn open(shared: &Shared, host: &Host, port: u16, e: &mut Event) -> Result<TcpStr
     if let Verdict::Allow(rule) = verdict {
         e.rule = Some(rule);
     }
+    e.decision = "allow";
     e.decided_by = "allow_domains";
     let addrs = addresses(shared, host, port).inspect_err(|r| {
         if matches!(r, Refusal::Address(_)) {
@@ -372,7 +373,6 @@ fn open(shared: &Shared, host: &Host, port: u16, e: &mut Event) -> Result<TcpStr
             e.decided_by = "address";
         }
     })?;
-    e.decision = "allow";
     let mut last = None;
     for addr in &addrs {
         match TcpStream::connect_timeout(addr, CONNECT_TIMEOUT) {
@@ -849,6 +849,31 @@ mod tests {
             addresses(&s, &host("169.254.169.254"), 80),
             Err(Refusal::Address(l)) if l.contains("link-local")
         ));
+    }
+
+    #[test]
+    fn a_name_that_does_not_resolve_is_a_502_allowed_by_its_rule() {
+        // A UDP port with nobody behind it: the kernel answers "connection refused".
+        let closed = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let server = closed.local_addr().unwrap();
+        drop(closed);
+        let mut s = shared("", &["nowhere.test"], &[]);
+        s.resolver =
+            Resolver::from_files("", "").with_servers(vec![server], Duration::from_millis(300));
+        let mut e = Event::new("connect");
+        let r = open(&s, &host("nowhere.test"), 443, &mut e).unwrap_err();
+        assert!(
+            matches!(&r, Refusal::Resolve(l) if l.starts_with("gate could not resolve nowhere.test: ")),
+            "{r:?}"
+        );
+        assert!(
+            String::from_utf8(r.http())
+                .unwrap()
+                .starts_with("HTTP/1.1 502 Bad Gateway: gate could not resolve")
+        );
+        assert_eq!(r.socks(), socks::REPLY_HOST_UNREACHABLE);
+        assert_eq!((e.decision, e.decided_by), ("allow", "allow_domains"));
+        assert_eq!(e.rule.as_deref(), Some("nowhere.test"));
     }
 
     #[test]
