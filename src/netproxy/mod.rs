@@ -20,6 +20,7 @@ pub mod pattern;
 pub mod policy;
 mod server;
 pub mod socks;
+mod splice;
 
 use std::net::SocketAddr;
 

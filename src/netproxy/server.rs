@@ -21,9 +21,10 @@ use super::http::{self, Framing, Head, Target};
 use super::pattern::{self, Host};
 use super::policy::{Policy, Verdict};
 use super::socks;
+use super::splice::{self, Relayed};
 
 /// Each direction of a connection copies through one buffer of this size.
-const BUFFER: usize = 256 * 1024;
+const BUFFER: usize = 64 * 1024;
 /// How long a client may take to send its request.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a connection to a server may take.
@@ -583,7 +584,11 @@ fn forward(
         let no_body = head.start[0] == "HEAD" || status == 204 || status == 304;
         let framing = response.framing(no_body, false).map_err(io::Error::other)?;
         out.write_all(&http::downstream_response(&response))?;
-        copy_body(&mut server, &mut out, framing)?;
+        match framing {
+            Framing::Length(n) => relay(&mut server, &mut out, Some(n))?,
+            Framing::UntilClose => relay(&mut server, &mut out, None)?,
+            Framing::Chunked => copy_body(&mut server, &mut out, framing)?,
+        }
         let _ = out.shutdown(Shutdown::Write);
         return Ok(());
     }
@@ -678,9 +683,35 @@ fn tunnel(mut client: BufReader<TcpStream>, out: TcpStream, mut upstream: TcpStr
     let _ = out.shutdown(Shutdown::Both);
 }
 
+/// Relays the rest of `from` (what it has buffered, then its socket) to `to`: all of
+/// it, or `limit` bytes. The socket's part goes by splice(2) where it can.
+fn relay(
+    from: &mut BufReader<TcpStream>,
+    to: &mut TcpStream,
+    limit: Option<u64>,
+) -> io::Result<()> {
+    let buffered = from.buffer();
+    let take = limit.map_or(buffered.len(), |l| {
+        buffered.len().min(usize::try_from(l).unwrap_or(usize::MAX))
+    });
+    to.write_all(&buffered[..take])?;
+    from.consume(take);
+    let rest = limit.map(|l| l - take as u64);
+    if rest == Some(0) {
+        return Ok(());
+    }
+    match splice::relay(from.get_ref(), to, rest)? {
+        Relayed::Done(_) => Ok(()),
+        Relayed::Unsupported => match rest {
+            Some(n) => copy_exact(from, to, n),
+            None => copy_body(from, to, Framing::UntilClose),
+        },
+    }
+}
+
 /// Copies until end of file, then passes the end on.
 fn pump(from: &mut BufReader<TcpStream>, to: &mut TcpStream) {
-    let result = copy_body(from, to, Framing::UntilClose);
+    let result = relay(from, to, None);
     match result {
         Ok(()) => {
             let _ = to.shutdown(Shutdown::Write);
