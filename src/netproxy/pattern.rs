@@ -198,7 +198,14 @@ impl Pattern {
                 "`{shown}`: `*` may only stand first, as `*.domain` (every subdomain)"
             ));
         } else {
-            match Host::parse(host).map_err(|e| format!("`{shown}`: {e}"))? {
+            let named = |e: String| {
+                if host == text {
+                    e
+                } else {
+                    format!("`{shown}`: {e}")
+                }
+            };
+            match Host::parse(host).map_err(named)? {
                 Host::Name(n) => Hosts::Exact(n),
                 Host::Ip(ip) => {
                     if let Some(kind) = address::forbidden(ip) {
@@ -426,7 +433,14 @@ mod tests {
         assert!(bad("example.com:+443").contains("not a port"));
         assert!(bad("example.com:").contains("not a port"));
         assert!(bad("example.com:http").contains("not a port"));
-        assert!(bad("bücher.example").contains("punycode"));
+        assert_eq!(
+            bad("bücher.example"),
+            "`bücher.example` is not ASCII; write an internationalised name in its punycode form (xn--…)"
+        );
+        assert_eq!(
+            bad("bücher.example:80"),
+            "`bücher.example:80`: `bücher.example` is not ASCII; write an internationalised name in its punycode form (xn--…)"
+        );
         assert!(bad("-bad.example").contains("begin or end"));
         assert!(bad("bad-.example").contains("begin or end"));
         assert!(bad("a..example").contains("1 to 63"));
