@@ -5,9 +5,8 @@
 //! - `host`: that host exactly, on ports 443 and 80 (in `deny_domains`: every port);
 //! - `*.host`: every subdomain of `host`, not `host` itself (write both for both);
 //! - either with `:PORT` (that port only) or `:*` (every port);
-//! - a public IP address (`192.0.2.1` is refused as documentation space, so e.g.
-//!   `8.8.8.8`, `[2606:4700::1111]:443`), matched only when a client asks for that
-//!   literal address;
+//! - a public IP address (`8.8.8.8`, `[2606:4700::1111]:443`), matched only when a
+//!   client asks for that literal address;
 //! - `@NAME`: a preset, the patterns under `[NAME]` in `presets.txt`.
 //!
 //! Names are compared in lower case without a trailing dot. Only ASCII names are
