@@ -37,6 +37,12 @@ struct Net {
 /// A proxy allowing `allow` and denying `deny` (each `{port}` replaced by the origin's
 /// port), with `hosts` as its /etc/hosts and the test names mapped to 127.0.0.1.
 fn start(allow: &[&str], deny: &[&str], hosts: &str) -> Net {
+    start_logging_to(allow, deny, hosts, None)
+}
+
+/// The same, with the audit records going to `log` (opened for appending) instead of
+/// the test's own file.
+fn start_logging_to(allow: &[&str], deny: &[&str], hosts: &str, log: Option<&Path>) -> Net {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("www");
     let home = dir.path().join("home");
@@ -56,7 +62,7 @@ fn start(allow: &[&str], deny: &[&str], hosts: &str) -> Net {
     let proxy = Proxy::bind(policy)
         .unwrap()
         .with_resolver(Resolver::from_files(hosts, "nameserver 127.0.0.1\n"));
-    let audit = dir.path().join("audit.jsonl");
+    let audit = log.map_or_else(|| dir.path().join("audit.jsonl"), Path::to_path_buf);
     let file = fs::OpenOptions::new()
         .append(true)
         .create(true)
@@ -556,4 +562,37 @@ fn a_request_body_reaches_the_server_whole() {
     assert_eq!(seen.len(), 1);
     assert_eq!(seen[0].method, "POST");
     assert_eq!(seen[0].body, 300_000);
+}
+
+#[test]
+fn a_connection_whose_record_cannot_be_written_is_not_made() {
+    // /dev/full takes the open and refuses every write (ENOSPC).
+    let net = start_logging_to(
+        &["registry.test:{port}"],
+        &[],
+        "",
+        Some(Path::new("/dev/full")),
+    );
+    add_hello(net.root());
+    let out = run(curl(&net)
+        .args(["-w", "%{http_code}"])
+        .arg(format!("{}/hello.txt", net.origin.url(ALLOWED))));
+    assert_eq!(
+        text(&out.stdout),
+        "gate could not write the audit log, so nothing is relayed\n503"
+    );
+    let out = run(curl(&net)
+        .args(["-p", "-v"])
+        .arg(format!("{}/hello.txt", net.origin.url(ALLOWED))));
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr)
+            .contains("< HTTP/1.1 503 Service Unavailable: gate could not write the audit log"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        net.origin.seen().is_empty(),
+        "the origin was reached without a record"
+    );
 }

@@ -499,7 +499,7 @@ fn serve_http(
                 let _ = out.write_all(&http::response(
                     503,
                     "Service Unavailable",
-                    "gate could not write the audit log, so the connection is not made",
+                    "gate could not write the audit log, so nothing is relayed",
                 ));
                 return;
             }
@@ -541,7 +541,7 @@ fn serve_http(
                 let _ = out.write_all(&http::response(
                     503,
                     "Service Unavailable",
-                    "gate could not write the audit log, so the connection is not made",
+                    "gate could not write the audit log, so nothing is relayed",
                 ));
                 return;
             }
