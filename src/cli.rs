@@ -125,6 +125,21 @@ pub const GATE_OPTIONS: &[OptionSpec] = &[
         help: "safe: allow binding TCP PORT only (repeatable)",
     },
     OptionSpec {
+        name: "--allow-domain",
+        value: Some("DOMAIN"),
+        help: "safe: allow connections through gate's proxy to DOMAIN (`host` on ports 443 and 80, `*.host` for its subdomains, `host:PORT`, `host:*`, or a preset: @npm, @pypi, @crates, @go, @github; repeatable); nothing else is reached",
+    },
+    OptionSpec {
+        name: "--deny-domain",
+        value: Some("DOMAIN"),
+        help: "safe: refuse DOMAIN through the proxy even where --allow-domain would allow it (repeatable)",
+    },
+    OptionSpec {
+        name: "--resolve",
+        value: Some("NAME=ADDRESS"),
+        help: "safe: the proxy resolves NAME to ADDRESS, which may be a private or loopback one (repeatable)",
+    },
+    OptionSpec {
         name: "--unix-sockets",
         value: None,
         help: "safe: allow Unix sockets, which can reach D-Bus, Docker or ssh-agent outside the sandbox (off by default)",

@@ -83,6 +83,13 @@ pub struct SandboxSettings {
     pub net_connect: Vec<u16>,
     /// Allow binding these TCP ports only.
     pub net_bind: Vec<u16>,
+    /// Reach these domains through gate's proxy (patterns, see [`crate::netproxy`]).
+    pub allow_domains: Vec<String>,
+    /// Never reach these domains through the proxy, whatever `allow_domains` says.
+    pub deny_domains: Vec<String>,
+    /// Names the proxy resolves to the user's own addresses (`NAME=ADDRESS`), which
+    /// may then be private or loopback ones.
+    pub resolve: Vec<String>,
     /// Run even when the kernel cannot enforce everything.
     pub best_effort: bool,
     /// Allow Unix sockets (any reachable by path: D-Bus, Docker, ssh-agent).
@@ -132,6 +139,9 @@ pub struct Layer {
     pub network: Option<(bool, Origin)>,
     pub net_connect: Vec<(u16, Origin)>,
     pub net_bind: Vec<(u16, Origin)>,
+    pub allow_domains: Vec<(String, Origin)>,
+    pub deny_domains: Vec<(String, Origin)>,
+    pub resolve: Vec<(String, Origin)>,
     pub best_effort: Option<(bool, Origin)>,
     pub unix_sockets: Option<(bool, Origin)>,
 }
@@ -240,6 +250,9 @@ pub const SANDBOX_KEYS: &[&str] = &[
     "network",
     "net_connect",
     "net_bind",
+    "allow_domains",
+    "deny_domains",
+    "resolve",
     "best_effort",
     "unix_sockets",
 ];
@@ -381,6 +394,28 @@ fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(
                                 } else {
                                     layer.net_bind.push((port, item_origin));
                                 }
+                            }
+                        }
+                        "allow_domains" | "deny_domains" => {
+                            for item in expect_array(cx, &path, value)? {
+                                let item_origin = cx.origin(item.span());
+                                let text = expect_str(cx, &path, item)?;
+                                let pattern = crate::netproxy::check_pattern(text)
+                                    .map_err(|e| ConfigError::at(&item_origin, &path, e))?;
+                                if sub == "allow_domains" {
+                                    layer.allow_domains.push((pattern, item_origin));
+                                } else {
+                                    layer.deny_domains.push((pattern, item_origin));
+                                }
+                            }
+                        }
+                        "resolve" => {
+                            for item in expect_array(cx, &path, value)? {
+                                let item_origin = cx.origin(item.span());
+                                let text = expect_str(cx, &path, item)?;
+                                let entry = crate::netproxy::check_resolve(text)
+                                    .map_err(|e| ConfigError::at(&item_origin, &path, e))?;
+                                layer.resolve.push((entry, item_origin));
                             }
                         }
                         _ => return Err(unknown_key(cx, key, &path, SANDBOX_KEYS)),
@@ -739,6 +774,29 @@ pub fn flag_layer(args: &GateArgs) -> Result<Layer, ConfigError> {
             }
         }
     }
+    for (values, name) in [
+        (&args.allow_domain, "--allow-domain"),
+        (&args.deny_domain, "--deny-domain"),
+    ] {
+        for value in values {
+            let origin = Origin::Flag(name);
+            let text = utf8(value, &origin, &name[2..])?;
+            let pattern = crate::netproxy::check_pattern(text)
+                .map_err(|e| ConfigError::at(&origin, &name[2..], e))?;
+            if name == "--allow-domain" {
+                layer.allow_domains.push((pattern, origin));
+            } else {
+                layer.deny_domains.push((pattern, origin));
+            }
+        }
+    }
+    for value in &args.resolve {
+        let origin = Origin::Flag("--resolve");
+        let text = utf8(value, &origin, "resolve")?;
+        let entry = crate::netproxy::check_resolve(text)
+            .map_err(|e| ConfigError::at(&origin, "resolve", e))?;
+        layer.resolve.push((entry, origin));
+    }
     if args.net {
         layer.network = Some((true, Origin::Flag("--net")));
     }
@@ -952,6 +1010,20 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
                     "sandbox.net_bind",
                     "no network ports can be allowed",
                 )
+            })
+            .or_else(|| {
+                added(
+                    &layer.allow_domains,
+                    "sandbox.allow_domains",
+                    "no domains can be allowed",
+                )
+            })
+            .or_else(|| {
+                added(
+                    &layer.resolve,
+                    "sandbox.resolve",
+                    "no name can be mapped to an address of your choosing",
+                )
             });
             if let Some((true, origin)) = &layer.network {
                 if !s.sandbox.network {
@@ -996,6 +1068,15 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         s.sandbox
             .net_bind
             .extend(layer.net_bind.into_iter().map(|(p, _)| p));
+        s.sandbox
+            .allow_domains
+            .extend(layer.allow_domains.into_iter().map(|(p, _)| p));
+        s.sandbox
+            .deny_domains
+            .extend(layer.deny_domains.into_iter().map(|(p, _)| p));
+        s.sandbox
+            .resolve
+            .extend(layer.resolve.into_iter().map(|(p, _)| p));
         if let Some((network, origin)) = layer.network {
             s.sandbox.network = network;
             network_origin = origin;
@@ -1020,6 +1101,14 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
             &network_origin,
             "sandbox.network",
             "the network is allowed entirely, so TCP port lists make no sense; drop one or \
+             the other",
+        ));
+    }
+    if s.sandbox.network && !s.sandbox.allow_domains.is_empty() {
+        return Err(ConfigError::at(
+            &network_origin,
+            "sandbox.network",
+            "the network is allowed entirely, so a domain list makes no sense; drop one or \
              the other",
         ));
     }
@@ -1479,6 +1568,20 @@ required = true
                 layer_with(|l| l.network = Some((true, flag("--net")))),
             ),
             (
+                "sandbox.allow_domains",
+                layer_with(|l| {
+                    l.allow_domains
+                        .push(("example.com".into(), flag("--allow-domain")))
+                }),
+            ),
+            (
+                "sandbox.resolve",
+                layer_with(|l| {
+                    l.resolve
+                        .push(("registry.test=127.0.0.1".into(), flag("--resolve")))
+                }),
+            ),
+            (
                 "sandbox.best_effort",
                 layer_with(|l| l.best_effort = Some((true, flag("--best-effort")))),
             ),
@@ -1515,6 +1618,45 @@ required = true
         assert!(!merge(vec![on(), off], vec![]).unwrap().tty);
         // Without a lock, the user file turns it on.
         assert!(merge(vec![user_on()], vec![]).unwrap().tty);
+    }
+
+    #[test]
+    fn domain_keys_parse_into_normal_form_and_bad_ones_say_why() {
+        let layer = file(
+            "[sandbox]\nallow_domains = [\"Registry.Test.\", \"@npm\", \"*.example.net:*\"]\ndeny_domains = [\"evil.example.net\"]\nresolve = [\"registry.test = 127.0.0.1\"]\n",
+        )
+        .unwrap();
+        let texts = |l: &[(String, Origin)]| l.iter().map(|(t, _)| t.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            texts(&layer.allow_domains),
+            ["registry.test", "@npm", "*.example.net:*"]
+        );
+        assert_eq!(texts(&layer.deny_domains), ["evil.example.net"]);
+        assert_eq!(texts(&layer.resolve), ["registry.test=127.0.0.1"]);
+        let e = err(file("[sandbox]\nallow_domains = [\"@nope\"]\n"));
+        assert!(
+            e.contains(
+                "key `sandbox.allow_domains`: `@nope` is not a preset (the presets are @npm"
+            ),
+            "{e}"
+        );
+        let e = err(file("[sandbox]\ndeny_domains = [\"a.*.b\"]\n"));
+        assert!(e.contains("key `sandbox.deny_domains`: `a.*.b`"), "{e}");
+        let e = err(file("[sandbox]\nresolve = [\"registry.test\"]\n"));
+        assert!(
+            e.contains("key `sandbox.resolve`: `registry.test` is not NAME=ADDRESS"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn under_a_lock_deny_domains_may_still_be_added() {
+        let narrowing = layer_with(|l| {
+            l.deny_domains
+                .push(("evil.example".into(), Origin::Flag("--deny-domain")))
+        });
+        let s = merge(vec![locked_system(), narrowing], vec![]).unwrap();
+        assert_eq!(s.sandbox.deny_domains, ["evil.example"]);
     }
 
     #[test]

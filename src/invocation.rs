@@ -84,6 +84,9 @@ pub struct GateArgs {
     pub net: bool,
     pub net_connect: Vec<OsString>,
     pub net_bind: Vec<OsString>,
+    pub allow_domain: Vec<OsString>,
+    pub deny_domain: Vec<OsString>,
+    pub resolve: Vec<OsString>,
     pub best_effort: bool,
     pub unix_sockets: bool,
     /// `--help` / `--version` in gate's option section.
@@ -576,6 +579,9 @@ impl GateArgs {
             "--deny-read" => self.deny_read.push(value),
             "--net-connect" => self.net_connect.push(value),
             "--net-bind" => self.net_bind.push(value),
+            "--allow-domain" => self.allow_domain.push(value),
+            "--deny-domain" => self.deny_domain.push(value),
+            "--resolve" => self.resolve.push(value),
             other => unreachable!("option {other} has no handler"),
         }
         Ok(())

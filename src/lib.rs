@@ -7,6 +7,7 @@
 //! - [`invocation`]: argv → what was asked (pure).
 //! - [`config`]: files, environment and options → [`config::Settings`].
 //! - [`policy`]: the decision, pure.
+//! - [`netproxy`]: network by domain at `safe`: the domain policy and its proxy.
 //! - [`explain`]: decisions in words.
 //! - [`audit`], [`session`], [`diag`]: records and diagnostics.
 //! - [`exec`]: finding the real shell and replacing gate with it.
@@ -26,6 +27,7 @@ pub mod doctor;
 pub mod exec;
 pub mod explain;
 pub mod invocation;
+pub mod netproxy;
 pub mod output;
 pub mod policy;
 pub mod random;

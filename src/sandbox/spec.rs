@@ -273,6 +273,12 @@ pub fn build(
         }
     }
 
+    if !settings.allow_domains.is_empty() {
+        return Err(error(
+            "a domain list (--allow-domain, sandbox.allow_domains) is not enforced by this \
+             build yet; nothing was run. Use --net-connect PORT or --net instead",
+        ));
+    }
     let network = if settings.network {
         Network::On
     } else if settings.net_connect.is_empty() && settings.net_bind.is_empty() {

@@ -13,6 +13,7 @@
 
 #![allow(dead_code)]
 
+pub mod netproxy;
 pub mod real_agents;
 pub mod tmux;
 

@@ -1,0 +1,992 @@
+//! The proxy server: one loopback listener, one thread per connection. The first bytes
+//! say what a client speaks: SOCKS5 (`0x05`), or HTTP (`CONNECT host:port` for a
+//! tunnel, an absolute `http://` URL for a plain request; one request per
+//! connection, so every request is checked). Only peers the supervisor registered are
+//! served. Every connection is one audit record.
+
+#![forbid(unsafe_code)]
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Map, Value, json};
+
+use super::address;
+use super::dns::Resolver;
+use super::http::{self, Framing, Head, Target};
+use super::pattern::{self, Host};
+use super::policy::{Policy, Verdict};
+use super::socks;
+use super::splice::{self, Relayed};
+
+/// Each direction of a connection copies through one buffer of this size.
+const BUFFER: usize = 64 * 1024;
+/// How long a client may take to send its request.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a connection to a server may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// The peers the proxy serves: the local addresses of the sockets the supervisor made
+/// for the command, each registered as soon as its connection is made. Each admits one
+/// connection; a peer nobody registers within [`ADMIT_WAIT`] is dropped.
+#[derive(Debug, Clone, Default)]
+pub struct Admit(Arc<(Mutex<HashSet<SocketAddr>>, Condvar)>);
+
+/// How long an accepted connection waits for its registration.
+const ADMIT_WAIT: Duration = Duration::from_secs(2);
+
+fn normal(addr: SocketAddr) -> SocketAddr {
+    SocketAddr::new(pattern::unmap(addr.ip()), addr.port())
+}
+
+impl Admit {
+    /// Admit one connection from `local` (the address of a socket gate made).
+    pub fn register(&self, local: SocketAddr) {
+        self.set().insert(normal(local));
+        self.0.1.notify_all();
+    }
+
+    /// Take back a registration whose connection was never served.
+    pub fn unregister(&self, local: SocketAddr) {
+        self.set().remove(&normal(local));
+    }
+
+    /// Whether `peer` is registered (waiting up to `wait` for it), consuming it.
+    fn take(&self, peer: SocketAddr, wait: Duration) -> bool {
+        let peer = normal(peer);
+        let deadline = std::time::Instant::now() + wait;
+        let mut set = self.set();
+        loop {
+            if set.remove(&peer) {
+                return true;
+            }
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            set = match self.0.1.wait_timeout(set, deadline - now) {
+                Ok((s, _)) => s,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+    }
+
+    fn set(&self) -> std::sync::MutexGuard<'_, HashSet<SocketAddr>> {
+        self.0
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// A TCP connection to the proxy at `proxy` that the proxy admits: connected, then its
+/// local address registered with `admit`. What the supervisor hands the command in
+/// place of its own socket.
+pub fn connect_registered(admit: &Admit, proxy: SocketAddr) -> io::Result<TcpStream> {
+    let stream = TcpStream::connect(proxy)?;
+    admit.register(stream.local_addr()?);
+    Ok(stream)
+}
+
+/// Where the proxy's audit records go: the run's audit log, already open for
+/// appending, and the ids that tie each record to the command's own record.
+#[derive(Debug)]
+pub struct Audit {
+    pub file: File,
+    pub call_id: String,
+    pub session_id: String,
+}
+
+/// The proxy: a listener on a loopback port of its own, in the supervisor's process.
+pub struct Proxy {
+    listener: TcpListener,
+    policy: Policy,
+    resolver: Resolver,
+    admit: Admit,
+}
+
+struct Shared {
+    policy: Policy,
+    resolver: Resolver,
+    admit: Admit,
+    audit: Option<(Mutex<File>, String, String)>,
+}
+
+impl Proxy {
+    /// Binds 127.0.0.1 on a port the kernel picks, and reads the system's resolver
+    /// files. Called before the sandbox applies.
+    pub fn bind(policy: Policy) -> io::Result<Proxy> {
+        let listener = TcpListener::bind(("127.0.0.1", 0))?;
+        Ok(Proxy {
+            listener,
+            policy,
+            resolver: Resolver::system(),
+            admit: Admit::default(),
+        })
+    }
+
+    /// The same proxy asking another resolver (tests).
+    pub fn with_resolver(mut self, resolver: Resolver) -> Proxy {
+        self.resolver = resolver;
+        self
+    }
+
+    /// Where the proxy listens: the only address the command's connections may go to.
+    pub fn addr(&self) -> io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// The handle that registers the peers the proxy will serve.
+    pub fn admit(&self) -> Admit {
+        self.admit.clone()
+    }
+
+    /// Serves connections until the process ends, one audit record each to `audit`.
+    pub fn serve(self, audit: Option<Audit>) {
+        let shared = Arc::new(Shared {
+            policy: self.policy,
+            resolver: self.resolver,
+            admit: self.admit,
+            audit: audit.map(|a| (Mutex::new(a.file), a.call_id, a.session_id)),
+        });
+        loop {
+            let (stream, peer) = match self.listener.accept() {
+                Ok(s) => s,
+                Err(_) => {
+                    // Out of descriptors or memory: wait instead of spinning.
+                    std::thread::sleep(Duration::from_millis(50));
+                    continue;
+                }
+            };
+            let shared = Arc::clone(&shared);
+            let _ = std::thread::Builder::new()
+                .name("gate-proxy".into())
+                .spawn(move || handle(&shared, stream, peer));
+        }
+    }
+}
+
+/// What happened to one connection, as audited.
+struct Event {
+    protocol: &'static str,
+    host: Option<String>,
+    port: Option<u16>,
+    decision: &'static str,
+    decided_by: &'static str,
+    rule: Option<String>,
+    address: Option<SocketAddr>,
+    message: Option<String>,
+}
+
+impl Event {
+    fn new(protocol: &'static str) -> Event {
+        Event {
+            protocol,
+            host: None,
+            port: None,
+            decision: "deny",
+            decided_by: "request",
+            rule: None,
+            address: None,
+            message: None,
+        }
+    }
+}
+
+impl Shared {
+    /// Writes the record. `false` when an audit log is configured and the record could
+    /// not be written: then the connection is not made.
+    fn record(&self, peer: SocketAddr, e: &Event) -> bool {
+        let Some((file, call_id, session_id)) = &self.audit else {
+            return true;
+        };
+        let line = encode(e, peer, call_id, session_id, SystemTime::now());
+        let mut file = file.lock().unwrap_or_else(|p| p.into_inner());
+        crate::audit::write(&mut file, &line).is_ok()
+    }
+}
+
+fn encode(
+    e: &Event,
+    peer: SocketAddr,
+    call_id: &str,
+    session_id: &str,
+    now: SystemTime,
+) -> Vec<u8> {
+    let mut o = Map::new();
+    o.insert("time".into(), json!(crate::audit::rfc3339(now)));
+    o.insert("call_id".into(), json!(call_id));
+    o.insert("session_id".into(), json!(session_id));
+    o.insert("pid".into(), json!(std::process::id()));
+    o.insert("uid".into(), json!(nix::unistd::getuid().as_raw()));
+    o.insert("kind".into(), json!("connection"));
+    o.insert("protocol".into(), json!(e.protocol));
+    o.insert("peer".into(), json!(peer.to_string()));
+    o.insert("host".into(), json!(e.host));
+    o.insert("port".into(), json!(e.port));
+    o.insert("decision".into(), json!(e.decision));
+    o.insert("decided_by".into(), json!(e.decided_by));
+    o.insert("rule".into(), json!(e.rule));
+    o.insert("address".into(), json!(e.address.map(|a| a.to_string())));
+    o.insert("message".into(), json!(e.message));
+    let mut line = serde_json::to_vec(&Value::Object(o)).expect("a JSON map always encodes");
+    line.push(b'\n');
+    line
+}
+
+/// Why a connection was not made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Refusal {
+    /// The policy refused it (403, SOCKS 2).
+    Policy(String),
+    /// The name resolved only to addresses outside the public internet (403, SOCKS 2).
+    Address(String),
+    /// The name has no address or could not be looked up (502, SOCKS 4).
+    Resolve(String),
+    /// No server answered (502, SOCKS 5).
+    Connect(String),
+}
+
+impl Refusal {
+    fn line(&self) -> &str {
+        match self {
+            Refusal::Policy(l)
+            | Refusal::Address(l)
+            | Refusal::Resolve(l)
+            | Refusal::Connect(l) => l,
+        }
+    }
+    fn http(&self) -> Vec<u8> {
+        match self {
+            Refusal::Policy(l) | Refusal::Address(l) => http::response(403, "Forbidden", l),
+            Refusal::Resolve(l) | Refusal::Connect(l) => http::response(502, "Bad Gateway", l),
+        }
+    }
+    fn socks(&self) -> u8 {
+        match self {
+            Refusal::Policy(_) | Refusal::Address(_) => socks::REPLY_NOT_ALLOWED,
+            Refusal::Resolve(_) => socks::REPLY_HOST_UNREACHABLE,
+            Refusal::Connect(_) => socks::REPLY_REFUSED,
+        }
+    }
+}
+
+/// The pattern that would allow `host` on `port`, as a user would write it.
+fn suggestion(host: &Host, port: u16) -> String {
+    if port == 443 || port == 80 {
+        host.to_string()
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+/// The refusal line for a verdict that is not an allow (pure).
+fn refusal_line(verdict: &Verdict, host: &Host, port: u16) -> Option<String> {
+    match verdict {
+        Verdict::Allow(_) => None,
+        Verdict::Deny(rule) => Some(format!(
+            "gate refused {host}:{port}: sandbox.deny_domains has `{rule}` (a deny entry wins over --allow-domain and sandbox.allow_domains)"
+        )),
+        Verdict::Unlisted => {
+            let s = suggestion(host, port);
+            Some(format!(
+                "gate refused {host}:{port}: not in sandbox.allow_domains; --allow-domain {s} or sandbox.allow_domains = [\"{s}\"] would allow it"
+            ))
+        }
+    }
+}
+
+/// The addresses to connect to, or why there are none (pure but for the lookup).
+fn addresses(shared: &Shared, host: &Host, port: u16) -> Result<Vec<SocketAddr>, Refusal> {
+    let (ips, trusted) = match host {
+        Host::Ip(ip) => (vec![*ip], false),
+        Host::Name(name) => {
+            let mapped = shared.policy.mapped(name);
+            if mapped.is_empty() {
+                let found = shared
+                    .resolver
+                    .lookup(name)
+                    .map_err(|e| Refusal::Resolve(format!("gate could not resolve {host}: {e}")))?;
+                (found, false)
+            } else {
+                (mapped, true)
+            }
+        }
+    };
+    if ips.is_empty() {
+        return Err(Refusal::Resolve(format!(
+            "gate could not resolve {host}: the name has no address"
+        )));
+    }
+    if trusted {
+        return Ok(ips
+            .into_iter()
+            .map(|ip| SocketAddr::new(ip, port))
+            .collect());
+    }
+    let public: Vec<SocketAddr> = ips
+        .iter()
+        .filter(|ip| address::forbidden(**ip).is_none())
+        .map(|ip| SocketAddr::new(*ip, port))
+        .collect();
+    if public.is_empty() {
+        return Err(Refusal::Address(address_line(host, ips[0])));
+    }
+    Ok(public)
+}
+
+fn address_line(host: &Host, ip: IpAddr) -> String {
+    let kind = address::forbidden(ip).unwrap_or("a non-public");
+    match host {
+        Host::Name(name) => format!(
+            "gate refused {host}: it resolves to {ip}, {kind} address; if that is meant, map the name yourself with --resolve {name}={ip} or sandbox.resolve = [\"{name}={ip}\"]"
+        ),
+        Host::Ip(_) => format!(
+            "gate refused {host}: {kind} address; map a name to it with --resolve NAME={ip} or sandbox.resolve = [\"NAME={ip}\"] and allow NAME"
+        ),
+    }
+}
+
+/// Checks, resolves and connects, filling in the event.
+fn open(shared: &Shared, host: &Host, port: u16, e: &mut Event) -> Result<TcpStream, Refusal> {
+    e.host = Some(host.to_string());
+    e.port = Some(port);
+    let verdict = shared.policy.check(host, port);
+    if let Some(line) = refusal_line(&verdict, host, port) {
+        (e.decided_by, e.rule) = match verdict {
+            Verdict::Deny(rule) => ("deny_domains", Some(rule)),
+            _ => ("unlisted", None),
+        };
+        return Err(Refusal::Policy(line));
+    }
+    if let Verdict::Allow(rule) = verdict {
+        e.rule = Some(rule);
+    }
+    e.decision = "allow";
+    e.decided_by = "allow_domains";
+    let addrs = addresses(shared, host, port).inspect_err(|r| {
+        if matches!(r, Refusal::Address(_)) {
+            e.decision = "deny";
+            e.decided_by = "address";
+        }
+    })?;
+    let mut last = None;
+    for addr in &addrs {
+        match TcpStream::connect_timeout(addr, CONNECT_TIMEOUT) {
+            Ok(s) => {
+                e.address = Some(*addr);
+                return Ok(s);
+            }
+            Err(err) => last = Some((*addr, err)),
+        }
+    }
+    let (addr, err) = last.expect("at least one address");
+    Err(Refusal::Connect(format!(
+        "gate could not connect to {host}:{port} ({addr}): {err}"
+    )))
+}
+
+fn handle(shared: &Shared, stream: TcpStream, peer: SocketAddr) {
+    if !shared.admit.take(peer, ADMIT_WAIT) {
+        let mut e = Event::new("unknown");
+        e.decided_by = "peer";
+        e.message = Some(format!(
+            "{peer} is not a connection gate made for the command"
+        ));
+        shared.record(peer, &e);
+        return;
+    }
+    let _ = stream.set_nodelay(true);
+    let _ = stream.set_read_timeout(Some(REQUEST_TIMEOUT));
+    let Ok(read_half) = stream.try_clone() else {
+        return;
+    };
+    let mut client = BufReader::with_capacity(BUFFER, read_half);
+    let first = match client.fill_buf() {
+        Ok([first, ..]) => *first,
+        _ => return,
+    };
+    match first {
+        socks::VERSION => serve_socks(shared, client, stream, peer),
+        b'A'..=b'Z' => serve_http(shared, client, stream, peer),
+        _ => {
+            let mut e = Event::new("unknown");
+            e.message = Some("neither HTTP nor SOCKS5".into());
+            shared.record(peer, &e);
+        }
+    }
+}
+
+/// Reads a head, line by line, up to [`http::MAX_HEAD`].
+fn read_head(r: &mut impl BufRead) -> io::Result<Vec<u8>> {
+    let mut head = Vec::with_capacity(1024);
+    loop {
+        let before = head.len();
+        let n = r
+            .by_ref()
+            .take((http::MAX_HEAD - before) as u64 + 1)
+            .read_until(b'\n', &mut head)?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the head ended early",
+            ));
+        }
+        if head.len() > http::MAX_HEAD {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the head is too long",
+            ));
+        }
+        if head[before..] == *b"\r\n" && before > 0 || head.ends_with(b"\r\n\r\n") {
+            return Ok(head);
+        }
+    }
+}
+
+fn serve_http(
+    shared: &Shared,
+    mut client: BufReader<TcpStream>,
+    mut out: TcpStream,
+    peer: SocketAddr,
+) {
+    let mut e = Event::new("http");
+    let head_bytes = match read_head(&mut client) {
+        Ok(h) => h,
+        Err(err) => {
+            e.message = Some(err.to_string());
+            shared.record(peer, &e);
+            return;
+        }
+    };
+    let head = match Head::parse(&head_bytes) {
+        Ok(h) => h,
+        Err(err) => {
+            let line = format!("gate's proxy could not read the request: {err}");
+            let _ = out.write_all(&http::response(400, "Bad Request", &line));
+            e.message = Some(line);
+            shared.record(peer, &e);
+            return;
+        }
+    };
+    let target = match http::target(head.start[0], head.start[1]) {
+        Ok(t) => t,
+        Err(err) => {
+            let line = format!("gate's proxy could not read the request: {err}");
+            let _ = out.write_all(&http::response(400, "Bad Request", &line));
+            e.message = Some(line);
+            shared.record(peer, &e);
+            return;
+        }
+    };
+    match target {
+        Target::Connect(host, port) => {
+            e.protocol = "connect";
+            let upstream = match open(shared, &host, port, &mut e) {
+                Ok(u) => u,
+                Err(r) => {
+                    e.message = Some(r.line().to_string());
+                    shared.record(peer, &e);
+                    let _ = out.write_all(&r.http());
+                    return;
+                }
+            };
+            if !shared.record(peer, &e) {
+                let _ = out.write_all(&http::response(
+                    503,
+                    "Service Unavailable",
+                    "gate could not write the audit log, so nothing is relayed",
+                ));
+                return;
+            }
+            if out
+                .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                .is_err()
+            {
+                return;
+            }
+            let _ = client.get_ref().set_read_timeout(None);
+            tunnel(client, out, upstream);
+        }
+        Target::Http {
+            host,
+            port,
+            authority,
+            path,
+        } => {
+            let framing = match head.framing(false, true) {
+                Ok(f) => f,
+                Err(err) => {
+                    let line = format!("gate's proxy could not read the request: {err}");
+                    let _ = out.write_all(&http::response(400, "Bad Request", &line));
+                    e.message = Some(line);
+                    shared.record(peer, &e);
+                    return;
+                }
+            };
+            let upstream = match open(shared, &host, port, &mut e) {
+                Ok(u) => u,
+                Err(r) => {
+                    e.message = Some(r.line().to_string());
+                    shared.record(peer, &e);
+                    let _ = out.write_all(&r.http());
+                    return;
+                }
+            };
+            if !shared.record(peer, &e) {
+                let _ = out.write_all(&http::response(
+                    503,
+                    "Service Unavailable",
+                    "gate could not write the audit log, so nothing is relayed",
+                ));
+                return;
+            }
+            let _ = upstream.set_nodelay(true);
+            let _ = forward(&head, framing, &authority, &path, client, out, upstream);
+        }
+    }
+}
+
+/// One plain HTTP request and its response.
+fn forward(
+    head: &Head<'_>,
+    framing: Framing,
+    authority: &str,
+    path: &str,
+    mut client: BufReader<TcpStream>,
+    mut out: TcpStream,
+    mut upstream: TcpStream,
+) -> io::Result<()> {
+    if http::expects_continue(head) {
+        out.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
+    }
+    upstream.write_all(&http::upstream_request(head, authority, path))?;
+    copy_body(&mut client, &mut upstream, framing)?;
+    let _ = client.get_ref().set_read_timeout(None);
+    let mut server = BufReader::with_capacity(BUFFER, upstream.try_clone()?);
+    loop {
+        let raw = read_head(&mut server)?;
+        let response = Head::parse(&raw).map_err(io::Error::other)?;
+        let status: u16 = response.start[1]
+            .parse()
+            .map_err(|_| io::Error::other("a malformed status"))?;
+        if (100..200).contains(&status) && status != 101 {
+            out.write_all(&raw)?;
+            continue;
+        }
+        if status == 101 {
+            return Err(io::Error::other("an upgrade through the plain-HTTP proxy"));
+        }
+        let no_body = head.start[0] == "HEAD" || status == 204 || status == 304;
+        let framing = response.framing(no_body, false).map_err(io::Error::other)?;
+        out.write_all(&http::downstream_response(&response))?;
+        match framing {
+            Framing::Length(n) => relay(&mut server, &mut out, Some(n))?,
+            Framing::UntilClose => relay(&mut server, &mut out, None)?,
+            Framing::Chunked => copy_body(&mut server, &mut out, framing)?,
+        }
+        let _ = out.shutdown(Shutdown::Write);
+        return Ok(());
+    }
+}
+
+/// Copies one body, framed as `framing`, from `from` to `to`.
+fn copy_body(from: &mut impl BufRead, to: &mut TcpStream, framing: Framing) -> io::Result<()> {
+    match framing {
+        Framing::Length(n) => copy_exact(from, to, n),
+        Framing::UntilClose => loop {
+            let chunk = from.fill_buf()?;
+            if chunk.is_empty() {
+                return Ok(());
+            }
+            let n = chunk.len();
+            to.write_all(chunk)?;
+            from.consume(n);
+        },
+        Framing::Chunked => {
+            let mut line = Vec::with_capacity(64);
+            loop {
+                line.clear();
+                from.by_ref().take(4096).read_until(b'\n', &mut line)?;
+                if !line.ends_with(b"\n") {
+                    return Err(io::Error::other("a malformed chunk"));
+                }
+                to.write_all(&line)?;
+                let text = std::str::from_utf8(&line).map_err(io::Error::other)?;
+                let size = text.split(';').next().unwrap_or_default().trim();
+                let size = u64::from_str_radix(size, 16)
+                    .map_err(|_| io::Error::other("a malformed chunk size"))?;
+                if size == 0 {
+                    // Trailer fields, then the blank line.
+                    loop {
+                        line.clear();
+                        from.by_ref().take(4096).read_until(b'\n', &mut line)?;
+                        if !line.ends_with(b"\n") {
+                            return Err(io::Error::other("a malformed trailer"));
+                        }
+                        to.write_all(&line)?;
+                        if line == b"\r\n" || line == b"\n" {
+                            return Ok(());
+                        }
+                    }
+                }
+                copy_exact(from, to, size)?;
+                line.clear();
+                from.by_ref().take(2).read_until(b'\n', &mut line)?;
+                if line != b"\r\n" {
+                    return Err(io::Error::other("a chunk without its CRLF"));
+                }
+                to.write_all(&line)?;
+            }
+        }
+    }
+}
+
+fn copy_exact(from: &mut impl BufRead, to: &mut TcpStream, mut n: u64) -> io::Result<()> {
+    while n > 0 {
+        let chunk = from.fill_buf()?;
+        if chunk.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the body ended early",
+            ));
+        }
+        let k = chunk.len().min(usize::try_from(n).unwrap_or(usize::MAX));
+        to.write_all(&chunk[..k])?;
+        from.consume(k);
+        n -= k as u64;
+    }
+    Ok(())
+}
+
+/// Copies both ways until both ends are done: the client's side (with what it already
+/// sent) on this thread, the server's on another.
+fn tunnel(mut client: BufReader<TcpStream>, out: TcpStream, mut upstream: TcpStream) {
+    let _ = upstream.set_nodelay(true);
+    let (Ok(up_read), Ok(mut out_write)) = (upstream.try_clone(), out.try_clone()) else {
+        return;
+    };
+    let back = std::thread::Builder::new()
+        .name("gate-proxy".into())
+        .spawn(move || {
+            let mut up_read = BufReader::with_capacity(BUFFER, up_read);
+            pump(&mut up_read, &mut out_write);
+        });
+    pump(&mut client, &mut upstream);
+    if let Ok(back) = back {
+        let _ = back.join();
+    }
+    let _ = out.shutdown(Shutdown::Both);
+}
+
+/// Relays the rest of `from` (what it has buffered, then its socket) to `to`: all of
+/// it, or `limit` bytes. The socket's part goes by splice(2) where it can.
+fn relay(
+    from: &mut BufReader<TcpStream>,
+    to: &mut TcpStream,
+    limit: Option<u64>,
+) -> io::Result<()> {
+    let buffered = from.buffer();
+    let take = limit.map_or(buffered.len(), |l| {
+        buffered.len().min(usize::try_from(l).unwrap_or(usize::MAX))
+    });
+    to.write_all(&buffered[..take])?;
+    from.consume(take);
+    let rest = limit.map(|l| l - take as u64);
+    if rest == Some(0) {
+        return Ok(());
+    }
+    match splice::relay(from.get_ref(), to, rest)? {
+        Relayed::Done(_) => Ok(()),
+        Relayed::Unsupported => match rest {
+            Some(n) => copy_exact(from, to, n),
+            None => copy_body(from, to, Framing::UntilClose),
+        },
+    }
+}
+
+/// Copies until end of file, then passes the end on.
+fn pump(from: &mut BufReader<TcpStream>, to: &mut TcpStream) {
+    let result = relay(from, to, None);
+    match result {
+        Ok(()) => {
+            let _ = to.shutdown(Shutdown::Write);
+        }
+        Err(_) => {
+            let _ = to.shutdown(Shutdown::Both);
+            let _ = from.get_ref().shutdown(Shutdown::Both);
+        }
+    }
+}
+
+fn serve_socks(
+    shared: &Shared,
+    mut client: BufReader<TcpStream>,
+    mut out: TcpStream,
+    peer: SocketAddr,
+) {
+    let mut e = Event::new("socks5");
+    let mut read = |n: usize, buf: &mut Vec<u8>| -> io::Result<()> {
+        let at = buf.len();
+        buf.resize(at + n, 0);
+        client.read_exact(&mut buf[at..])
+    };
+    let mut greeting = Vec::with_capacity(16);
+    let parsed = read(2, &mut greeting)
+        .and_then(|()| read(usize::from(greeting[1]), &mut greeting))
+        .ok()
+        .and_then(|()| socks::greeting(&greeting));
+    let Some((method, _)) = parsed else {
+        e.message = Some("a malformed SOCKS5 greeting".into());
+        shared.record(peer, &e);
+        return;
+    };
+    if out.write_all(&[socks::VERSION, method]).is_err() || method != 0 {
+        e.message = Some("the SOCKS5 client offered no method without authentication".into());
+        shared.record(peer, &e);
+        return;
+    }
+    let mut req = Vec::with_capacity(300);
+    let complete = read(4, &mut req).and_then(|()| match req[3] {
+        1 => read(6, &mut req),
+        4 => read(18, &mut req),
+        3 => read(1, &mut req).and_then(|()| read(usize::from(req[4]) + 2, &mut req)),
+        _ => Ok(()),
+    });
+    let request = complete.ok().and_then(|()| socks::request(&req));
+    let (host, port) = match request {
+        Some((socks::Request::Connect(host, port), _)) => (host, port),
+        Some((socks::Request::Refuse(code), _)) => {
+            e.message = Some(format!(
+                "a SOCKS5 request gate does not serve (reply {code})"
+            ));
+            shared.record(peer, &e);
+            let _ = out.write_all(&socks::reply(code));
+            return;
+        }
+        None => {
+            e.message = Some("a malformed SOCKS5 request".into());
+            shared.record(peer, &e);
+            return;
+        }
+    };
+    let upstream = match open(shared, &host, port, &mut e) {
+        Ok(u) => u,
+        Err(r) => {
+            e.message = Some(r.line().to_string());
+            shared.record(peer, &e);
+            let _ = out.write_all(&socks::reply(r.socks()));
+            return;
+        }
+    };
+    if !shared.record(peer, &e) {
+        let _ = out.write_all(&socks::reply(socks::REPLY_FAILURE));
+        return;
+    }
+    if out.write_all(&socks::reply(socks::REPLY_OK)).is_err() {
+        return;
+    }
+    let _ = client.get_ref().set_read_timeout(None);
+    tunnel(client, out, upstream);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(h: &str) -> Host {
+        Host::parse(h).unwrap()
+    }
+
+    #[test]
+    fn an_unlisted_refusal_names_the_domain_and_the_setting() {
+        let l = refusal_line(&Verdict::Unlisted, &host("evil.test"), 443).unwrap();
+        assert_eq!(
+            l,
+            "gate refused evil.test:443: not in sandbox.allow_domains; --allow-domain evil.test or sandbox.allow_domains = [\"evil.test\"] would allow it"
+        );
+        let l = refusal_line(&Verdict::Unlisted, &host("evil.test"), 8443).unwrap();
+        assert!(l.contains("--allow-domain evil.test:8443 "), "{l}");
+        let l = refusal_line(&Verdict::Unlisted, &host("::1"), 80).unwrap();
+        assert!(l.contains("--allow-domain [::1] "), "{l}");
+    }
+
+    #[test]
+    fn a_deny_refusal_names_the_rule() {
+        let l = refusal_line(
+            &Verdict::Deny("@github (github.com)".into()),
+            &host("github.com"),
+            443,
+        )
+        .unwrap();
+        assert!(
+            l.starts_with(
+                "gate refused github.com:443: sandbox.deny_domains has `@github (github.com)`"
+            ),
+            "{l}"
+        );
+        assert_eq!(
+            refusal_line(&Verdict::Allow("x".into()), &host("x"), 1),
+            None
+        );
+    }
+
+    #[test]
+    fn a_private_answer_names_the_address_and_the_mapping() {
+        let l = address_line(&host("registry.test"), "127.0.0.1".parse().unwrap());
+        assert_eq!(
+            l,
+            "gate refused registry.test: it resolves to 127.0.0.1, a loopback address; if that is meant, map the name yourself with --resolve registry.test=127.0.0.1 or sandbox.resolve = [\"registry.test=127.0.0.1\"]"
+        );
+    }
+
+    fn shared(hosts: &str, allow: &[&str], resolve: &[&str]) -> Shared {
+        let s = |l: &[&str]| l.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        Shared {
+            policy: Policy::new(&s(allow), &[])
+                .unwrap()
+                .with_resolve(&s(resolve))
+                .unwrap(),
+            resolver: Resolver::from_files(hosts, "nameserver 127.0.0.1\n"),
+            admit: Admit::default(),
+            audit: None,
+        }
+    }
+
+    #[test]
+    fn only_public_addresses_are_used_unless_mapped() {
+        let s = shared(
+            "127.0.0.1 loop.test\n10.0.0.1 mixed.test\n93.184.216.34 mixed.test\n",
+            &[],
+            &["mapped.test=127.0.0.1"],
+        );
+        assert!(matches!(
+            addresses(&s, &host("loop.test"), 443),
+            Err(Refusal::Address(l)) if l.contains("127.0.0.1, a loopback")
+        ));
+        assert_eq!(
+            addresses(&s, &host("mixed.test"), 443),
+            Ok(vec!["93.184.216.34:443".parse().unwrap()])
+        );
+        assert_eq!(
+            addresses(&s, &host("mapped.test"), 80),
+            Ok(vec!["127.0.0.1:80".parse().unwrap()])
+        );
+        assert!(matches!(
+            addresses(&s, &host("169.254.169.254"), 80),
+            Err(Refusal::Address(l)) if l.contains("link-local")
+        ));
+    }
+
+    #[test]
+    fn a_name_that_does_not_resolve_is_a_502_allowed_by_its_rule() {
+        // A UDP port with nobody behind it: the kernel answers "connection refused".
+        let closed = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let server = closed.local_addr().unwrap();
+        drop(closed);
+        let mut s = shared("", &["nowhere.test"], &[]);
+        s.resolver =
+            Resolver::from_files("", "").with_servers(vec![server], Duration::from_millis(300));
+        let mut e = Event::new("connect");
+        let r = open(&s, &host("nowhere.test"), 443, &mut e).unwrap_err();
+        assert!(
+            matches!(&r, Refusal::Resolve(l) if l.starts_with("gate could not resolve nowhere.test: ")),
+            "{r:?}"
+        );
+        assert!(
+            String::from_utf8(r.http())
+                .unwrap()
+                .starts_with("HTTP/1.1 502 Bad Gateway: gate could not resolve")
+        );
+        assert_eq!(r.socks(), socks::REPLY_HOST_UNREACHABLE);
+        assert_eq!((e.decision, e.decided_by), ("allow", "allow_domains"));
+        assert_eq!(e.rule.as_deref(), Some("nowhere.test"));
+    }
+
+    #[test]
+    fn a_mapping_does_not_vouch_for_other_names_with_the_same_address() {
+        let s = shared("127.0.0.1 other.test\n", &[], &["mapped.test=127.0.0.1"]);
+        assert!(matches!(
+            addresses(&s, &host("other.test"), 443),
+            Err(Refusal::Address(_))
+        ));
+    }
+
+    #[test]
+    fn admission_is_one_connection_per_registration() {
+        let a = Admit::default();
+        let addr: SocketAddr = "127.0.0.1:5000".parse().unwrap();
+        let none = Duration::ZERO;
+        assert!(!a.take(addr, none));
+        a.register("[::ffff:127.0.0.1]:5000".parse().unwrap());
+        assert!(a.take(addr, none));
+        assert!(!a.take(addr, none));
+        a.register(addr);
+        a.unregister(addr);
+        assert!(!a.take(addr, none));
+        let b = a.clone();
+        let late = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            b.register(addr);
+        });
+        assert!(a.take(addr, Duration::from_secs(5)));
+        late.join().unwrap();
+    }
+
+    #[test]
+    fn an_audit_record_says_host_port_decision_and_rule() {
+        let mut e = Event::new("connect");
+        e.host = Some("registry.test".into());
+        e.port = Some(443);
+        e.decision = "allow";
+        e.decided_by = "allow_domains";
+        e.rule = Some("@npm (registry.npmjs.org)".into());
+        e.address = Some("127.0.0.1:443".parse().unwrap());
+        let line = encode(
+            &e,
+            "127.0.0.1:5000".parse().unwrap(),
+            "c1",
+            "s1",
+            SystemTime::UNIX_EPOCH,
+        );
+        let v: Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(v["kind"], "connection");
+        assert_eq!(v["host"], "registry.test");
+        assert_eq!(v["port"], 443);
+        assert_eq!(v["decision"], "allow");
+        assert_eq!(v["rule"], "@npm (registry.npmjs.org)");
+        assert_eq!(v["address"], "127.0.0.1:443");
+        assert_eq!(v["call_id"], "c1");
+        assert!(line.ends_with(b"\n") && !line[..line.len() - 1].contains(&b'\n'));
+    }
+
+    #[test]
+    fn chunked_bodies_are_copied_exactly_and_stop_at_their_end() {
+        let (a, b) = pair();
+        let chunked = b"4;x=1\r\nWiki\r\n5\r\npedia\r\n0\r\nTrailer: 1\r\n\r\n";
+        let body = [&chunked[..], b"GET http://evil/ HTTP/1.1\r\n\r\n"].concat();
+        let mut r = BufReader::new(&body[..]);
+        let mut to = a;
+        copy_body(&mut r, &mut to, Framing::Chunked).unwrap();
+        drop(to);
+        let mut got = Vec::new();
+        let mut b = b;
+        b.read_to_end(&mut got).unwrap();
+        assert_eq!(&got[..], &chunked[..]);
+        let bad = b"zz\r\n";
+        let (a, _b) = pair();
+        let mut to = a;
+        assert!(copy_body(&mut BufReader::new(&bad[..]), &mut to, Framing::Chunked).is_err());
+    }
+
+    fn pair() -> (TcpStream, TcpStream) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let a = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (b, _) = l.accept().unwrap();
+        (a, b)
+    }
+}
