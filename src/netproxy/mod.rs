@@ -68,6 +68,12 @@ impl Proxy {
         self.listener.local_addr()
     }
 
+    /// The peers the proxy serves. NO-OP PLACEHOLDER (supervisor helper, session 6): the
+    /// proxy helper makes the proxy admit only the registered local addresses.
+    pub fn admit(&self) -> Admission {
+        Admission
+    }
+
     /// Serves connections until the process ends (placeholder: refuses every one).
     pub fn serve(self) {
         for stream in self.listener.incoming().flatten() {
@@ -76,5 +82,17 @@ impl Proxy {
                 b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
             );
         }
+    }
+}
+
+/// The local addresses of the connections the supervisor made to the proxy: the proxy
+/// serves those and no other peer. NO-OP PLACEHOLDER (supervisor helper, session 6).
+#[derive(Debug, Clone, Default)]
+pub struct Admission;
+
+impl Admission {
+    /// Admit a connection from `peer` (call before connecting from it).
+    pub fn register(&self, peer: SocketAddr) {
+        let _ = peer;
     }
 }

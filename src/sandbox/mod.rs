@@ -42,6 +42,7 @@ mod mounts;
 mod probe;
 mod seccomp;
 pub mod spec;
+mod supervisor;
 mod verify;
 
 use std::fmt;
@@ -64,6 +65,13 @@ pub enum Network {
     On,
 }
 
+/// The host names a proxied command may reach, as the settings give them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Domains {
+    pub allow: Vec<String>,
+    pub deny: Vec<String>,
+}
+
 /// Everything the sandbox is built from. Paths are canonical and exist.
 #[derive(Debug, Clone)]
 pub struct Spec {
@@ -81,6 +89,9 @@ pub struct Spec {
     /// terminal), read, written and ioctl'd: of all of /dev/pts, only these.
     pub terminals: Vec<PathBuf>,
     pub network: Network,
+    /// Network by domain: TCP goes through the proxy, which lets these names through
+    /// (`network` is then `Tcp`, with the ports the user allows directly, often none).
+    pub proxy: Option<Domains>,
     /// Allow `socket(AF_UNIX)`: connections to any Unix socket reachable by path.
     pub unix_sockets: bool,
     /// Run with what the kernel can enforce, warning about the rest.
@@ -108,6 +119,9 @@ pub enum Feature {
     Scopes,
     /// The seccomp filter.
     Seccomp,
+    /// seccomp user notification with descriptor installation (ADDFD, Linux 5.9), for
+    /// network by domain.
+    UserNotify,
 }
 
 impl Feature {
@@ -120,7 +134,7 @@ impl Feature {
             Feature::TcpRules => 4,
             Feature::DeviceIoctl => 5,
             Feature::Scopes => 6,
-            Feature::Seccomp => 0,
+            Feature::Seccomp | Feature::UserNotify => 0,
         }
     }
 
@@ -133,6 +147,9 @@ impl Feature {
             Feature::DeviceIoctl => "Landlock device ioctl control (ABI 5)",
             Feature::Scopes => "Landlock signal and abstract socket scoping (ABI 6)",
             Feature::Seccomp => "seccomp filters",
+            Feature::UserNotify => {
+                "seccomp user notification with descriptor passing (Linux 5.9), for network by domain"
+            }
         }
     }
 }
@@ -151,6 +168,9 @@ pub fn required(spec: &Spec) -> Vec<Feature> {
     if matches!(spec.network, Network::Tcp { .. }) {
         features.push(Feature::TcpRules);
     }
+    if spec.proxy.is_some() {
+        features.push(Feature::UserNotify);
+    }
     features.sort_by_key(|f| f.abi());
     features
 }
@@ -162,9 +182,16 @@ pub fn missing(required: &[Feature], kernel: &Kernel) -> Vec<Feature> {
         .copied()
         .filter(|f| match f {
             Feature::Seccomp => !kernel.seccomp,
+            Feature::UserNotify => !(kernel.seccomp && kernel.user_notify),
             f => kernel.landlock_abi < f.abi(),
         })
         .collect()
+}
+
+/// Whether this kernel can run the supervisor of network by domain (a throwaway child
+/// loads a filter with a listener and tries descriptor installation on it).
+pub fn supervisor_supported() -> Result<(), String> {
+    supervisor::kernel_supports()
 }
 
 /// Why the sandbox could not be set up: gate's own failure (exit 125), nothing ran.
@@ -224,6 +251,8 @@ pub struct Sandbox {
     /// The probes that show Landlock acts once restricted.
     check: verify::Check,
     filter: seccomp::Filter,
+    /// Network by domain: the supervisor, started, waiting for the listener.
+    supervisor: Option<supervisor::Supervisor>,
     summary: Value,
     /// What is not enforced (best effort only), for one warning line.
     pub not_enforced: Vec<Feature>,
@@ -234,6 +263,8 @@ pub struct Sandbox {
 #[derive(Debug)]
 pub struct Enforced {
     pub summary: Value,
+    /// Network by domain: where the proxy listens, for the command's environment.
+    pub proxy: Option<std::net::SocketAddr>,
     /// Descriptors the rules were made from, left for exec to close.
     _kept: Vec<std::os::fd::OwnedFd>,
 }
@@ -243,6 +274,15 @@ impl Sandbox {
     pub fn prepare(spec: &Spec) -> Result<Sandbox, SandboxError> {
         let kernel = probe();
         let missing = missing(&required(spec), &kernel);
+        if spec.proxy.is_some() && missing.contains(&Feature::UserNotify) {
+            // No best effort here: without the supervisor the proxy is out of reach.
+            return Err(SandboxError(format!(
+                "a domain list (--allow-domain, sandbox.allow_domains) needs {}, which this \
+                 kernel cannot do; nothing was run. Run `gate doctor` for details, or use \
+                 --net-connect PORT instead",
+                Feature::UserNotify.describe()
+            )));
+        }
         if !missing.is_empty() && !spec.best_effort {
             return Err(SandboxError(format!(
                 "the safe level needs {}, which this kernel (Landlock ABI {}) cannot enforce; \
@@ -271,19 +311,37 @@ impl Sandbox {
             network: &spec.network,
             unix_sockets: spec.unix_sockets,
             root,
+            proxied: spec.proxy.is_some(),
         };
         let filter = seccomp::Filter::build(&policy, kernel.seccomp)?;
+        // Last of what can fail: the supervisor is a process, gone again if gate exits.
+        let supervisor = match &spec.proxy {
+            None => None,
+            Some(domains) => {
+                let policy = crate::netproxy::Policy::new(&domains.allow, &domains.deny)
+                    .map_err(|e| SandboxError(format!("{e}; nothing was run")))?;
+                Some(supervisor::Supervisor::start(policy)?)
+            }
+        };
+        let mut network = match &spec.network {
+            Network::Off => json!("off"),
+            Network::On => json!("on"),
+            Network::Tcp { connect, bind } => json!({"tcp_connect": connect, "tcp_bind": bind}),
+        };
+        if let (Some(domains), Some(supervisor)) = (&spec.proxy, &supervisor) {
+            network["proxied"] = json!({
+                "proxy": supervisor.proxy().to_string(),
+                "allow_domains": domains.allow,
+                "deny_domains": domains.deny,
+            });
+        }
         let summary = json!({
             "landlock_abi": kernel.landlock_abi,
             "write": spec.write.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
             "deny_read": spec.deny_read.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
             "deny_write": spec.deny_write.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
             "unprotected": spec.unprotected.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
-            "network": match &spec.network {
-                Network::Off => json!("off"),
-                Network::On => json!("on"),
-                Network::Tcp { connect, bind } => json!({"tcp_connect": connect, "tcp_bind": bind}),
-            },
+            "network": network,
             "unix_sockets": spec.unix_sockets,
             "scopes": kernel.landlock_abi >= Feature::Scopes.abi(),
             "seccomp": kernel.seccomp,
@@ -300,6 +358,7 @@ impl Sandbox {
             ruleset,
             check,
             filter,
+            supervisor,
             summary,
             not_enforced: missing,
         })
@@ -318,9 +377,24 @@ impl Sandbox {
         caps::drop_all()?;
         let kept = self.ruleset.restrict()?;
         self.check.run()?;
-        self.filter.load()?;
+        let listener = self.filter.load()?;
+        let proxy = match (self.supervisor, listener) {
+            (None, _) => None,
+            (Some(supervisor), Some(listener)) => {
+                let proxy = supervisor.proxy();
+                supervisor.hand_over(listener)?;
+                Some(proxy)
+            }
+            (Some(_), None) => {
+                return Err(SandboxError(
+                    "the seccomp filter gave no listener for the supervisor; nothing was run"
+                        .to_owned(),
+                ));
+            }
+        };
         Ok(Enforced {
             summary: self.summary,
+            proxy,
             _kept: kept,
         })
     }
@@ -338,6 +412,7 @@ mod tests {
             unprotected: vec![],
             terminals: vec![],
             network,
+            proxy: None,
             unix_sockets: false,
             best_effort: false,
             unwalkable: None,
@@ -348,6 +423,7 @@ mod tests {
         Kernel {
             landlock_abi: abi,
             seccomp,
+            user_notify: seccomp,
         }
     }
 
