@@ -188,6 +188,25 @@ pub fn missing(required: &[Feature], kernel: &Kernel) -> Vec<Feature> {
         .collect()
 }
 
+/// What network by domain cannot do without, of what the kernel lacks: the supervisor,
+/// and the Landlock TCP rules that refuse every connection it lets through to the
+/// kernel. `None` when nothing is lacking (or no domain list is asked for). Never best
+/// effort.
+fn proxy_lacks(spec: &Spec, missing: &[Feature]) -> Option<Vec<Feature>> {
+    spec.proxy.as_ref()?;
+    let lacking: Vec<Feature> = missing
+        .iter()
+        .copied()
+        .filter(|f| {
+            matches!(
+                f,
+                Feature::UserNotify | Feature::TcpRules | Feature::Seccomp
+            )
+        })
+        .collect();
+    (!lacking.is_empty()).then_some(lacking)
+}
+
 /// Whether this kernel can run the supervisor of network by domain (a throwaway child
 /// loads a filter with a listener and tries descriptor installation on it).
 pub fn supervisor_supported() -> Result<(), String> {
@@ -274,13 +293,18 @@ impl Sandbox {
     pub fn prepare(spec: &Spec) -> Result<Sandbox, SandboxError> {
         let kernel = probe();
         let missing = missing(&required(spec), &kernel);
-        if spec.proxy.is_some() && missing.contains(&Feature::UserNotify) {
-            // No best effort here: without the supervisor the proxy is out of reach.
+        if let Some(lacking) = proxy_lacks(spec, &missing) {
+            // No best effort here: without the supervisor the proxy is out of reach, and
+            // without Landlock's TCP rules every address would be open.
             return Err(SandboxError(format!(
                 "a domain list (--allow-domain, sandbox.allow_domains) needs {}, which this \
                  kernel cannot do; nothing was run. Run `gate doctor` for details, or use \
                  --net-connect PORT instead",
-                Feature::UserNotify.describe()
+                lacking
+                    .iter()
+                    .map(|f| f.describe())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )));
         }
         if !missing.is_empty() && !spec.best_effort {
@@ -446,6 +470,41 @@ mod tests {
         });
         assert!(missing(&required(&ports), &kernel(6, true)).is_empty());
         assert!(missing(&required(&ports), &kernel(7, true)).is_empty());
+    }
+
+    #[test]
+    fn a_domain_list_is_never_best_effort() {
+        let mut proxied = spec(Network::Tcp {
+            connect: vec![],
+            bind: vec![],
+        });
+        proxied.proxy = Some(Domains {
+            allow: vec!["example.org".into()],
+            deny: vec![],
+        });
+        proxied.best_effort = true;
+        let needs = required(&proxied);
+        assert!(needs.contains(&Feature::UserNotify));
+        assert!(needs.contains(&Feature::TcpRules));
+        assert_eq!(
+            proxy_lacks(&proxied, &missing(&needs, &kernel(6, true))),
+            None
+        );
+        assert_eq!(
+            proxy_lacks(&proxied, &missing(&needs, &kernel(3, true))),
+            Some(vec![Feature::TcpRules])
+        );
+        let no_notify = Kernel {
+            user_notify: false,
+            ..kernel(6, true)
+        };
+        assert_eq!(
+            proxy_lacks(&proxied, &missing(&needs, &no_notify)),
+            Some(vec![Feature::UserNotify])
+        );
+        // Without a domain list, nothing here is refused.
+        proxied.proxy = None;
+        assert_eq!(proxy_lacks(&proxied, &missing(&needs, &no_notify)), None);
     }
 
     #[test]
