@@ -186,11 +186,21 @@ def nonblocking():
     s.setblocking(True)
     ask(s)
 attempt("nonblocking", nonblocking)
+def via_urllib():
+    import urllib.error, urllib.request
+    try:
+        urllib.request.urlopen("http://{DENIED}/", timeout=5)
+    except urllib.error.HTTPError as e:
+        if e.code != 403:
+            raise OSError(errno.EPROTO, "status %d" % e.code)
+    else:
+        raise OSError(errno.EPROTO, "not refused")
+attempt("urllib", via_urllib)
 "#);
         let out = python(&t, proxied(&t, user), &body, |_| {});
         out.assert_code(0);
         let r = results(&out);
-        for name in ["v4", "v6", "mapped", "nonblocking"] {
+        for name in ["v4", "v6", "mapped", "nonblocking", "urllib"] {
             assert_eq!(r.get(name).map(String::as_str), Some("ok"), "{name}\n{}", out.report());
         }
 
@@ -451,10 +461,16 @@ fn started(t: &TestEnv, user: User, then: &str) -> (Running, u32, u32) {
 for_each_user! {
     /// The command keeps gate's pid and its own exit status; the supervisor is not its
     /// child, leads a session of its own, holds /dev/null on its standard descriptors
-    /// and no pipe or terminal, and is gone once the command has ended.
+    /// and no pipe or terminal, cannot be signalled from inside (Landlock's scopes), and
+    /// is gone once the command has ended.
     fn the_supervisor_is_detached_and_ends_with_the_command(user) {
         let t = tree();
-        let (running, pid, supervisor) = started(&t, user, "exit 7");
+        let (running, pid, supervisor) = started(
+            &t,
+            user,
+            "kill -TERM $(cat supervisor) 2>/dev/null; echo $? > killed; \
+             n=0; while [ ! -e go2 ] && [ $n -lt 3000 ]; do sleep 0.01; n=$((n+1)); done; exit 7",
+        );
         assert_eq!(pid, running.pid, "the command does not have gate's pid");
         let (ppid, pgrp, session) = stat(supervisor).unwrap();
         assert_ne!(ppid, pid, "the supervisor is the command's child");
@@ -471,7 +487,11 @@ for_each_user! {
                 "the supervisor holds {target}"
             );
         }
+        fs::write(t.work.join("supervisor"), format!("{supervisor}\n")).unwrap();
         go(&t);
+        assert_ne!(wait_for(&t.work.join("killed")), "0", "the command signalled the supervisor");
+        assert!(stat(supervisor).is_some(), "the supervisor died of the command's signal");
+        fs::write(t.work.join("go2"), "").unwrap();
         let out = running.wait();
         out.assert_code(7);
         gone(supervisor);
@@ -632,4 +652,49 @@ os.execv(sys.argv[1], sys.argv[1:])
         assert!(network["proxied"]["proxy"].as_str().unwrap().starts_with("127.0.0.1:"), "{network}");
         assert_eq!(network["tcp_connect"], serde_json::json!([]), "{network}");
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// What gate doctor says.
+
+/// `gate doctor` says whether a domain list can be enforced, from a trial listener: yes
+/// on this machine (Linux 6.18), and no inside a command that already runs under gate's
+/// own supervisor (the kernel allows one listener per filter chain), which is what a
+/// gate started there would meet.
+#[test]
+fn doctor_says_whether_a_domain_list_can_be_enforced() {
+    let t = tree();
+    let out = t.gate().args(["--no-config", "doctor"]).run();
+    let line = out
+        .stdout()
+        .lines()
+        .find(|l| l.starts_with("domains "))
+        .map(str::to_owned)
+        .unwrap_or_else(|| panic!("no domains line\n{}", out.report()));
+    assert!(line.contains("can be enforced"), "{line}");
+
+    let json = |out: &Outcome| -> serde_json::Value {
+        serde_json::from_str(out.stdout().trim())
+            .unwrap_or_else(|e| panic!("not JSON ({e})\n{}", out.report()))
+    };
+    let out = t.gate().args(["--no-config", "doctor", "--json"]).run();
+    assert_eq!(
+        json(&out)["domains"]["enforceable"],
+        true,
+        "{}",
+        out.report()
+    );
+
+    let gate = gate_binary_for(User::Current);
+    let out = proxied(&t, User::Current)
+        .arg("--")
+        .arg(&gate)
+        .args(["--no-config", "doctor", "--json"])
+        .run();
+    let domains = &json(&out)["domains"];
+    assert_eq!(domains["enforceable"], false, "{}", out.report());
+    assert!(
+        domains["text"].as_str().unwrap().contains("EBUSY"),
+        "{domains}"
+    );
 }

@@ -16,6 +16,9 @@
 //!   `socket()`), the kernel keyring, datagram socketpairs, TCP Fast Open past the
 //!   connect rule, `bind`/`listen` when nothing may serve, and, as root, opening up
 //!   files with group or other write bits or ACLs.
+//! - With a domain list, a **supervisor** ([`supervisor`]) outside the sandbox answers
+//!   every `connect()` (seccomp user notification): one to the proxy's own address gets
+//!   a connection the supervisor made; any other goes on to Landlock, which refuses it.
 //! - **no_new_privs**: setuid and file capabilities give nothing.
 //! - **capabilities** ([`caps`]): all dropped (bounding, permitted, effective, inheritable,
 //!   ambient), so root inside cannot mount, load modules, set the hostname or reboot.
