@@ -762,7 +762,9 @@ fn sandbox_problem(settings: &Settings) -> Option<String> {
         Err(e) => return Some(format!("gate would not run it (exit 125): {e}")),
     };
     let missing = sandbox::missing(&sandbox::required(&spec), &sandbox::probe());
-    if missing.is_empty() || spec.best_effort {
+    // A domain list is never best effort (see `Sandbox::prepare`).
+    let never_best_effort = sandbox::proxy_lacks(&spec, &missing).is_some();
+    if missing.is_empty() || (spec.best_effort && !never_best_effort) {
         return None;
     }
     Some(format!(

@@ -698,3 +698,63 @@ fn doctor_says_whether_a_domain_list_can_be_enforced() {
         "{domains}"
     );
 }
+
+/// Python that loads a filter under which `seccomp(SECCOMP_GET_ACTION_AVAIL)` fails
+/// with EINVAL, as on a kernel without user notification, then execs its arguments.
+const WITHOUT_USER_NOTIFICATION: &str = r#"
+import ctypes, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+assert libc.prctl(38, 1, 0, 0, 0) == 0  # PR_SET_NO_NEW_PRIVS
+ins = lambda code, jt, jf, k: struct.pack("HBBI", code, jt, jf, k)
+code = (ins(0x20, 0, 0, 0) + ins(0x15, 0, 3, 317)      # seccomp(2)?
+        + ins(0x20, 0, 0, 16) + ins(0x15, 0, 1, 2)     # op SECCOMP_GET_ACTION_AVAIL?
+        + ins(0x06, 0, 0, 0x00050000 | 22)             # EINVAL
+        + ins(0x06, 0, 0, 0x7fff0000))
+buf = ctypes.create_string_buffer(code)
+pbuf = ctypes.create_string_buffer(struct.pack("HxxxxxxQ", 6, ctypes.addressof(buf)))
+assert libc.syscall(317, 1, 0, pbuf) == 0, ctypes.get_errno()
+os.execv(sys.argv[1], sys.argv[1:])
+"#;
+
+for_each_user! {
+    /// On a kernel without seccomp user notification (simulated: a filter makes the
+    /// kernel deny knowing the action), a domain list runs nothing, even with
+    /// --best-effort: one `gate:` line, status 125, and `gate check` says so too. The
+    /// control runs the same way without a domain list.
+    fn a_kernel_without_user_notification_runs_nothing(user) {
+        let t = tree();
+        let gate = gate_binary_for(user);
+        let run = |args: &[&str]| {
+            let _ = fs::remove_file(t.work.join("ran"));
+            t.gate()
+                .user(user)
+                .program(python3())
+                .args(["-c", WITHOUT_USER_NOTIFICATION])
+                .arg(&gate)
+                .args(["--no-config", "--audit-log", "off", "--level", "safe"])
+                .args(args)
+                .run()
+        };
+        let out = run(&["--", "sh", "-c", "echo ran > ran"]);
+        out.assert_code(0);
+        assert!(t.work.join("ran").exists(), "control: the command should run\n{}", out.report());
+
+        for best_effort in [&[][..], &["--best-effort"][..]] {
+            let mut args = vec!["--allow-domain", ALLOWED];
+            args.extend_from_slice(best_effort);
+            args.extend_from_slice(&["--", "sh", "-c", "echo ran > ran"]);
+            let out = run(&args);
+            out.assert_gate_error();
+            out.assert_stderr_contains("user notification");
+            assert_eq!(out.stderr().lines().count(), 1, "{}", out.report());
+            assert_absent(&t.work.join("ran"), &out);
+
+            let mut args = vec!["--allow-domain", ALLOWED];
+            args.extend_from_slice(best_effort);
+            args.extend_from_slice(&["check", "--", "true"]);
+            let out = run(&args);
+            out.assert_stdout_contains("exit 125");
+        }
+    }
+}

@@ -195,7 +195,7 @@ pub fn missing(required: &[Feature], kernel: &Kernel) -> Vec<Feature> {
 /// and the Landlock TCP rules that refuse every connection it lets through to the
 /// kernel. `None` when nothing is lacking (or no domain list is asked for). Never best
 /// effort.
-fn proxy_lacks(spec: &Spec, missing: &[Feature]) -> Option<Vec<Feature>> {
+pub fn proxy_lacks(spec: &Spec, missing: &[Feature]) -> Option<Vec<Feature>> {
     spec.proxy.as_ref()?;
     let lacking: Vec<Feature> = missing
         .iter()
