@@ -758,3 +758,44 @@ for_each_user! {
         }
     }
 }
+
+/// `gate check` says a command with a domain list would run, with the network by domain.
+#[test]
+fn check_says_the_network_goes_by_domain() {
+    let t = tree();
+    let out = t
+        .gate()
+        .args([
+            "--no-config",
+            "--level",
+            "safe",
+            "--allow-domain",
+            ALLOWED,
+            "check",
+            "--json",
+            "--",
+            "true",
+        ])
+        .run();
+    out.assert_code(0);
+    let report: serde_json::Value = serde_json::from_str(out.stdout().trim()).unwrap();
+    assert_eq!(report["outcome"], "run", "{report}");
+    let out = t
+        .gate()
+        .args([
+            "--no-config",
+            "--level",
+            "safe",
+            "--allow-domain",
+            ALLOWED,
+            "check",
+            "--",
+            "true",
+        ])
+        .run();
+    let text = out.stdout();
+    assert!(
+        text.contains("network by domain through gate's proxy (1 allowed, 0 denied)"),
+        "{text}"
+    );
+}
