@@ -273,8 +273,8 @@ pub struct Sandbox {
     /// The probes that show Landlock acts once restricted.
     check: verify::Check,
     filter: seccomp::Filter,
-    /// Network by domain: the supervisor, started, waiting for the listener.
-    supervisor: Option<supervisor::Supervisor>,
+    /// Network by domain: the proxy, bound, for the supervisor.
+    proxy: Option<supervisor::Bound>,
     summary: Value,
     /// What is not enforced (best effort only), for one warning line.
     pub not_enforced: Vec<Feature>,
@@ -323,6 +323,15 @@ impl Sandbox {
                 kernel.landlock_abi
             )));
         }
+        // The proxy's port is bound now; its supervisor is forked in `enforce`.
+        let proxy = match &spec.proxy {
+            None => None,
+            Some(domains) => {
+                let policy = crate::netproxy::Policy::new(&domains.allow, &domains.deny)
+                    .map_err(|e| SandboxError(format!("{e}; nothing was run")))?;
+                Some(supervisor::Bound::bind(policy)?)
+            }
+        };
         let root = nix::unistd::geteuid().is_root();
         let hiding = Hiding::choose(spec, root);
         let walked: &[PathBuf] = match hiding {
@@ -341,23 +350,13 @@ impl Sandbox {
             proxied: spec.proxy.is_some(),
         };
         let filter = seccomp::Filter::build(&policy, kernel.seccomp)?;
-        // Last of what can fail: the supervisor is a process, gone again if gate exits.
-        let supervisor = match &spec.proxy {
-            None => None,
-            Some(domains) => {
-                let policy = crate::netproxy::Policy::new(&domains.allow, &domains.deny)
-                    .map_err(|e| SandboxError(format!("{e}; nothing was run")))?;
-                Some(supervisor::Supervisor::start(policy)?)
-            }
-        };
         let mut network = match &spec.network {
             Network::Off => json!("off"),
             Network::On => json!("on"),
             Network::Tcp { connect, bind } => json!({"tcp_connect": connect, "tcp_bind": bind}),
         };
-        if let (Some(domains), Some(supervisor)) = (&spec.proxy, &supervisor) {
+        if let Some(domains) = &spec.proxy {
             network["proxied"] = json!({
-                "proxy": supervisor.proxy().to_string(),
                 "allow_domains": domains.allow,
                 "deny_domains": domains.deny,
             });
@@ -385,7 +384,7 @@ impl Sandbox {
             ruleset,
             check,
             filter,
-            supervisor,
+            proxy,
             summary,
             not_enforced: missing,
         })
@@ -401,24 +400,26 @@ impl Sandbox {
     /// try that too. After an error here the process must not exec: it is partly
     /// restricted and should exit.
     pub fn enforce(self) -> Result<Enforced, SandboxError> {
+        // The supervisor, forked before anything is enforced.
+        let supervisor = match self.proxy {
+            Some(bound) => Some(supervisor::Supervisor::start(bound)?),
+            None => None,
+        };
+        let proxy = supervisor.as_ref().map(|s| s.proxy());
         caps::drop_all()?;
         let kept = self.ruleset.restrict()?;
         self.check.run()?;
         let listener = self.filter.load()?;
-        let proxy = match (self.supervisor, listener) {
-            (None, _) => None,
-            (Some(supervisor), Some(listener)) => {
-                let proxy = supervisor.proxy();
-                supervisor.hand_over(listener)?;
-                Some(proxy)
-            }
+        match (supervisor, listener) {
+            (None, _) => {}
+            (Some(supervisor), Some(listener)) => supervisor.hand_over(listener)?,
             (Some(_), None) => {
                 return Err(SandboxError(
                     "the seccomp filter gave no listener for the supervisor; nothing was run"
                         .to_owned(),
                 ));
             }
-        };
+        }
         Ok(Enforced {
             summary: self.summary,
             proxy,

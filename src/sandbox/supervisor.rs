@@ -1,18 +1,23 @@
 //! Network by domain: the supervisor, a process outside the sandbox that lives as long
 //! as the command and answers each of its `connect()` calls (seccomp user notification).
 //!
-//! gate forks it before the sandbox applies, twice (gate, a short-lived intermediate,
-//! the supervisor), so it is never the command's child: gate reaps the intermediate,
-//! execs the command as before, and the command keeps gate's pid, exit status and
-//! signals. The supervisor starts a session of its own, puts /dev/null on its standard
-//! descriptors and closes every other descriptor it inherited, so it holds no terminal,
-//! pipe or job of the caller's: `gate … | cat` ends when the command ends. It opens a
-//! pidfd of gate's pid before it says it is ready, and exits as soon as that pidfd is
-//! readable, that is when the command (gate's pid after exec) has ended, however it
+//! gate binds the proxy ([`crate::netproxy::Proxy::bind`]) and opens a pidfd of its own
+//! pid, then forks the supervisor, twice (gate, a short-lived intermediate, the
+//! supervisor), before the sandbox applies, so the supervisor is never the command's
+//! child: gate reaps the intermediate, execs the command as before, and the command keeps
+//! gate's pid, exit status and signals. gate never waits for the supervisor (on a busy
+//! machine, waiting for a new process to be scheduled costs more than the rest). The
+//! supervisor takes over the proxy and the pidfd, starts a session of its own, puts
+//! /dev/null on the standard descriptors it inherited and closes every other descriptor
+//! gate had before it made the supervisor's own, so it holds no terminal, pipe or job of
+//! the caller's: `gate … | cat` ends when the command ends. It exits as soon as the pidfd
+//! is readable, that is when the command (gate's pid after exec) has ended, however it
 //! ended. Processes the command left behind then lose the network: the listener is
 //! closed with the supervisor, and the kernel fails every `connect()` they make (ENOSYS).
+//! A supervisor that fails after the fork (it cannot start the proxy's thread) exits at
+//! once, with the same effect.
 //!
-//! It runs the proxy ([`crate::netproxy::Proxy`], bound before the sandbox applies) on a
+//! It runs the proxy on a
 //! thread, and the notification loop on its main thread. For each `connect()`:
 //! - it reads the address from the caller's memory (`process_vm_readv`), then checks the
 //!   notification is still live (`SECCOMP_IOCTL_NOTIF_ID_VALID`);
@@ -60,14 +65,62 @@ fn error(e: impl std::fmt::Display) -> SandboxError {
 pub struct Supervisor {
     /// gate's end of the channel, for the listener.
     channel: OwnedFd,
+    /// The intermediate process, reaped once the supervisor has spoken.
+    intermediate: Option<Pid>,
+    /// Where the proxy listens.
     proxy: SocketAddr,
 }
 
+/// The proxy, bound in gate while the sandbox is prepared (so a failure refuses the
+/// command before anything is recorded or enforced), for the supervisor to take over.
+pub struct Bound {
+    proxy: netproxy::Proxy,
+    addr: SocketAddrV4,
+    /// The descriptors the proxy opened: the supervisor keeps them.
+    own: Vec<RawFd>,
+}
+
+impl Bound {
+    pub fn bind(policy: netproxy::Policy) -> Result<Bound, SandboxError> {
+        let before = open_fds();
+        let proxy = netproxy::Proxy::bind(policy)
+            .map_err(|e| error(format!("cannot start the proxy: {e}")))?;
+        let addr = match proxy.addr() {
+            Ok(SocketAddr::V4(addr)) => addr,
+            Ok(other) => {
+                return Err(error(format!(
+                    "the proxy listens on {other}, not on 127.0.0.1"
+                )));
+            }
+            Err(e) => return Err(error(format!("cannot start the proxy: {e}"))),
+        };
+        let own = open_fds()
+            .into_iter()
+            .filter(|fd| !before.contains(fd))
+            .collect();
+        Ok(Bound { proxy, addr, own })
+    }
+}
+
+impl Drop for Supervisor {
+    /// The intermediate exits at once: reap it, whatever became of the supervisor.
+    fn drop(&mut self) {
+        if let Some(child) = self.intermediate.take() {
+            reap(child);
+        }
+    }
+}
+
 impl Supervisor {
-    /// Fork the supervisor and wait until its proxy listens. Call before anything is
-    /// enforced: the supervisor must not inherit the sandbox.
-    pub fn start(policy: netproxy::Policy) -> Result<Supervisor, SandboxError> {
-        let gate = nix::unistd::getpid();
+    /// Fork the supervisor, which takes over the proxy; gate does not wait for it.
+    /// Call right before anything is enforced (the supervisor must not inherit the
+    /// sandbox, and the later gate forks, the fewer pages of its memory it copies for
+    /// the supervisor's sake afterwards).
+    pub fn start(bound: Bound) -> Result<Supervisor, SandboxError> {
+        let Bound { proxy, addr, own } = bound;
+        // gate's pid is the command's after exec: its end is the supervisor's.
+        let pidfd =
+            pidfd_open(nix::unistd::getpid()).map_err(|e| error(format!("pidfd_open: {e}")))?;
         let (ours, theirs) = socketpair(
             AddressFamily::Unix,
             SockType::SeqPacket,
@@ -75,29 +128,34 @@ impl Supervisor {
             SockFlag::SOCK_CLOEXEC,
         )
         .map_err(|e| error(format!("socketpair: {e}")))?;
-        // SAFETY: gate is single-threaded (it starts no threads), so the child may run
-        // ordinary code after fork; the intermediate only forks again and exits.
+        // What the supervisor closes: everything open now but the proxy's, the pidfd
+        // and its end of the channel (gate's end too).
+        let keep = [pidfd.as_raw_fd(), theirs.as_raw_fd()];
+        let close: Vec<RawFd> = open_fds()
+            .into_iter()
+            .filter(|fd| !own.contains(fd) && !keep.contains(fd))
+            .collect();
+        // SAFETY: gate is single-threaded (it starts no threads, and `Proxy::bind` starts
+        // none), so the child may run ordinary code after fork; the intermediate only
+        // forks again and exits.
         match unsafe { fork() }.map_err(|e| error(format!("fork: {e}")))? {
             ForkResult::Child => {
-                drop(ours);
+                // Closed with the rest (`close` lists it).
+                std::mem::forget(ours);
                 // SAFETY: as above; this process has one thread.
                 if let Ok(ForkResult::Child) = unsafe { fork() } {
-                    supervise(theirs, gate, policy)
+                    supervise(theirs, pidfd, proxy, addr, &close)
                 }
                 // SAFETY: _exit ends the intermediate at once, running none of the
                 // parent's exit handlers or destructors twice.
                 unsafe { libc::_exit(0) }
             }
             ForkResult::Parent { child } => {
-                drop(theirs);
-                reap(child);
-                let mut buf = [0u8; 512];
-                let n = nix::sys::socket::recv(ours.as_raw_fd(), &mut buf, MsgFlags::empty())
-                    .map_err(|e| error(format!("no word from the supervisor: {e}")))?;
-                let proxy = ready(&buf[..n]).map_err(error)?;
+                drop((theirs, pidfd, proxy));
                 Ok(Supervisor {
                     channel: ours,
-                    proxy,
+                    intermediate: Some(child),
+                    proxy: SocketAddr::V4(addr),
                 })
             }
         }
@@ -111,6 +169,8 @@ impl Supervisor {
     /// Check that the kernel can install descriptors through `listener` (ADDFD, Linux
     /// 5.9), then hand it to the supervisor and close gate's copies: after this the
     /// command's `connect()` calls wait for the supervisor.
+    /// The intermediate process is reaped on the way (it has long exited: it only
+    /// forks), so the command never inherits it as a child.
     pub fn hand_over(self, listener: OwnedFd) -> Result<(), SandboxError> {
         addfd_works(listener.as_fd()).map_err(error)?;
         let fds = [listener.as_raw_fd()];
@@ -137,20 +197,6 @@ fn reap(child: Pid) {
             _ => return,
         }
     }
-}
-
-/// The supervisor's first message: `ok ADDRESS`, or `err WHY`.
-fn ready(message: &[u8]) -> Result<SocketAddr, String> {
-    let text = String::from_utf8_lossy(message);
-    if let Some(addr) = text.strip_prefix("ok ") {
-        return addr
-            .parse()
-            .map_err(|_| format!("the supervisor reported no address ({text:?})"));
-    }
-    if let Some(why) = text.strip_prefix("err ") {
-        return Err(why.to_owned());
-    }
-    Err("the supervisor ended before it was ready".to_owned())
 }
 
 /// Whether `SECCOMP_IOCTL_NOTIF_ADDFD` exists: asked to install a valid descriptor for
@@ -282,61 +328,26 @@ fn trial_listener() -> Result<(), Errno> {
 // ---------------------------------------------------------------------------------------
 // The supervisor process.
 
-/// The supervisor's life: never returns.
-fn supervise(channel: OwnedFd, gate: Pid, policy: netproxy::Policy) -> ! {
-    let channel = match detach(channel) {
-        Ok(channel) => channel,
-        // Nothing to report on: gate sees the channel close.
-        Err(_) => exit(),
-    };
-    let say = |text: &str| {
-        let _ = nix::sys::socket::send(channel.as_raw_fd(), text.as_bytes(), MsgFlags::empty());
-    };
-    // The pidfd first: once gate hears "ok", the command may start, and its end must
-    // be seen. If gate is already gone (and its pid reused), the message below fails.
-    let pidfd = match pidfd_open(gate) {
-        Ok(fd) => fd,
-        Err(e) => {
-            say(&format!("err pidfd_open: {e}"));
-            exit()
-        }
-    };
-    let proxy = match netproxy::Proxy::bind(policy) {
-        Ok(proxy) => proxy,
-        Err(e) => {
-            say(&format!("err cannot start the proxy: {e}"));
-            exit()
-        }
-    };
-    let addr = match proxy.addr() {
-        Ok(SocketAddr::V4(addr)) => addr,
-        Ok(other) => {
-            say(&format!(
-                "err the proxy listens on {other}, not on 127.0.0.1"
-            ));
-            exit()
-        }
-        Err(e) => {
-            say(&format!("err cannot start the proxy: {e}"));
-            exit()
-        }
-    };
+/// The supervisor's life: never returns. `inherited`: the descriptors to close.
+fn supervise(
+    channel: OwnedFd,
+    pidfd: OwnedFd,
+    proxy: netproxy::Proxy,
+    addr: SocketAddrV4,
+    inherited: &[RawFd],
+) -> ! {
+    if detach(inherited).is_err() {
+        // gate's hand-over then finds the channel closed.
+        exit()
+    }
     let admission = proxy.admit();
     if std::thread::Builder::new()
         .name("proxy".to_owned())
         .spawn(move || proxy.serve())
         .is_err()
     {
-        say("err cannot start the proxy's thread");
-        exit()
-    }
-    if nix::sys::socket::send(
-        channel.as_raw_fd(),
-        format!("ok {addr}").as_bytes(),
-        MsgFlags::empty(),
-    )
-    .is_err()
-    {
+        // The listener, once handed over, dies with this process: the command's
+        // connect() calls fail (ENOSYS).
         exit()
     }
     let Some(listener) = receive_listener(&channel, &pidfd) else {
@@ -374,42 +385,66 @@ fn exit() -> ! {
     unsafe { libc::_exit(0) }
 }
 
-/// A session of its own, /dev/null on the standard descriptors, every other inherited
-/// descriptor closed but the channel; SIGPIPE ignored (a client that goes away must not
-/// end the proxy). Returns the channel.
-fn detach(channel: OwnedFd) -> Result<OwnedFd, Errno> {
+/// A session of its own, /dev/null on the standard descriptors it inherited, every
+/// other descriptor it inherited closed (`inherited`, listed by gate before it made the
+/// supervisor's own); SIGPIPE ignored (a client that goes away must not end the proxy).
+fn detach(inherited: &[RawFd]) -> Result<(), Errno> {
     nix::unistd::setsid()?;
-    // Out of the way of the standard descriptors, which /dev/null now replaces.
-    let high = nix::fcntl::fcntl(channel.as_fd(), nix::fcntl::FcntlArg::F_DUPFD_CLOEXEC(10))?;
-    drop(channel);
-    // SAFETY: F_DUPFD_CLOEXEC returned a new descriptor that nothing else owns.
-    let channel = unsafe { OwnedFd::from_raw_fd(high) };
     let null = nix::fcntl::open(
         "/dev/null",
         nix::fcntl::OFlag::O_RDWR | nix::fcntl::OFlag::O_CLOEXEC,
         nix::sys::stat::Mode::empty(),
     )?;
-    for fd in 0..=2 {
-        // SAFETY: dup2 onto the standard descriptors, which this process owns.
+    for &fd in inherited.iter().filter(|&&fd| fd <= 2) {
+        // SAFETY: dup2 onto a standard descriptor this process inherited.
         if unsafe { libc::dup2(null.as_raw_fd(), fd) } < 0 {
             return Err(Errno::last());
         }
     }
-    // Closed below with the rest when it is not one of 0 to 2 itself.
-    std::mem::forget(null);
-    let keep = channel.as_raw_fd() as u32;
-    // SAFETY: closing descriptors this process inherited and will never use; the only
-    // ones it keeps (0 to 2 and the channel) are outside the ranges, and nothing owns
-    // the /dev/null descriptor any more (forgotten above).
-    unsafe {
-        if libc::close_range(3, keep - 1, 0) != 0 || libc::close_range(keep + 1, u32::MAX, 0) != 0 {
+    drop(null);
+    for (first, last) in ranges(inherited.iter().copied().filter(|&fd| fd > 2)) {
+        // SAFETY: closing inherited descriptors nothing in this process uses: the
+        // supervisor's own (pidfd, proxy, channel) are not in the list, and /dev/null,
+        // opened after it was taken, is closed already.
+        if unsafe { libc::close_range(first as u32, last as u32, 0) } != 0 {
             return Err(Errno::last());
         }
-        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
-    let all = nix::sys::signal::SigSet::all();
-    let _ = all.thread_unblock();
-    Ok(channel)
+    // SAFETY: setting a signal's disposition to ignore.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    let _ = nix::sys::signal::SigSet::all().thread_unblock();
+    Ok(())
+}
+
+/// Runs of consecutive numbers, as (first, last), from ascending `fds`.
+fn ranges(fds: impl Iterator<Item = RawFd>) -> Vec<(RawFd, RawFd)> {
+    let mut out: Vec<(RawFd, RawFd)> = Vec::new();
+    for fd in fds {
+        match out.last_mut() {
+            Some((_, last)) if *last + 1 == fd => *last = fd,
+            _ => out.push((fd, fd)),
+        }
+    }
+    out
+}
+
+/// The descriptors open in this process (each checked again once the listing's own is
+/// closed, which must not be counted).
+fn open_fds() -> Vec<RawFd> {
+    let listed: Vec<RawFd> = match std::fs::read_dir("/proc/self/fd") {
+        Ok(dir) => dir
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse().ok())
+            .collect(),
+        Err(_) => (0..1024).collect(),
+    };
+    let mut open: Vec<RawFd> = listed
+        .into_iter()
+        // SAFETY: F_GETFD reads a descriptor's flags and touches no memory.
+        .filter(|&fd| unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0)
+        .collect();
+    open.sort_unstable();
+    open
 }
 
 fn pidfd_open(pid: Pid) -> Result<OwnedFd, Errno> {
@@ -757,14 +792,21 @@ mod tests {
     }
 
     #[test]
-    fn the_first_message_gives_the_address_or_the_reason() {
+    fn the_open_descriptors_are_listed_without_the_listings_own() {
+        let fds = open_fds();
+        assert!(fds.contains(&0) || fds.contains(&1) || fds.contains(&2));
+        let file = std::fs::File::open("/dev/null").unwrap();
+        let fd = file.as_raw_fd();
+        assert!(open_fds().contains(&fd));
+    }
+
+    #[test]
+    fn descriptors_are_closed_by_runs() {
         assert_eq!(
-            ready(b"ok 127.0.0.1:4000"),
-            Ok("127.0.0.1:4000".parse().unwrap())
+            ranges([3, 4, 5, 9, 11, 12].into_iter()),
+            vec![(3, 5), (9, 9), (11, 12)]
         );
-        assert_eq!(ready(b"err no port"), Err("no port".to_owned()));
-        assert!(ready(b"").unwrap_err().contains("ended before"));
-        assert!(ready(b"ok nowhere").is_err());
+        assert_eq!(ranges(std::iter::empty()), vec![]);
     }
 
     #[test]
