@@ -428,21 +428,28 @@ fn ranges(fds: impl Iterator<Item = RawFd>) -> Vec<(RawFd, RawFd)> {
     out
 }
 
-/// The descriptors open in this process (each checked again once the listing's own is
-/// closed, which must not be counted).
+/// The descriptors open in this process, ascending, but the listing's own: one
+/// directory read however many there are (the walk may keep hundreds open).
 fn open_fds() -> Vec<RawFd> {
-    let listed: Vec<RawFd> = match std::fs::read_dir("/proc/self/fd") {
-        Ok(dir) => dir
-            .flatten()
-            .filter_map(|e| e.file_name().to_str()?.parse().ok())
-            .collect(),
-        Err(_) => (0..1024).collect(),
-    };
-    let mut open: Vec<RawFd> = listed
-        .into_iter()
+    let dir = nix::dir::Dir::open(
+        "/proc/self/fd",
+        nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_DIRECTORY | nix::fcntl::OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    );
+    let mut open: Vec<RawFd> = match dir {
+        Ok(mut dir) => {
+            let own = dir.as_raw_fd();
+            dir.iter()
+                .flatten()
+                .filter_map(|e| e.file_name().to_str().ok()?.parse().ok())
+                .filter(|&fd| fd != own)
+                .collect()
+        }
         // SAFETY: F_GETFD reads a descriptor's flags and touches no memory.
-        .filter(|&fd| unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0)
-        .collect();
+        Err(_) => (0..1024)
+            .filter(|&fd| unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0)
+            .collect(),
+    };
     open.sort_unstable();
     open
 }
