@@ -273,8 +273,8 @@ pub struct Sandbox {
     /// The probes that show Landlock acts once restricted.
     check: verify::Check,
     filter: seccomp::Filter,
-    /// Network by domain: the proxy, bound, for the supervisor.
-    proxy: Option<supervisor::Bound>,
+    /// Network by domain: the supervisor, started, waiting for the listener.
+    supervisor: Option<supervisor::Supervisor>,
     summary: Value,
     /// What is not enforced (best effort only), for one warning line.
     pub not_enforced: Vec<Feature>,
@@ -323,13 +323,16 @@ impl Sandbox {
                 kernel.landlock_abi
             )));
         }
-        // The proxy's port is bound now; its supervisor is forked in `enforce`.
-        let proxy = match &spec.proxy {
+        // The proxy is bound and its supervisor forked first: gate is small then (the
+        // fork copies little, and the intermediate process is long gone when gate reaps
+        // it before exec), and the supervisor inherits none of the walk's descriptors.
+        let supervisor = match &spec.proxy {
             None => None,
             Some(domains) => {
                 let policy = crate::netproxy::Policy::new(&domains.allow, &domains.deny)
                     .map_err(|e| SandboxError(format!("{e}; nothing was run")))?;
-                Some(supervisor::Bound::bind(policy)?)
+                let bound = supervisor::Bound::bind(policy)?;
+                Some(supervisor::Supervisor::start(bound)?)
             }
         };
         let root = nix::unistd::geteuid().is_root();
@@ -384,7 +387,7 @@ impl Sandbox {
             ruleset,
             check,
             filter,
-            proxy,
+            supervisor,
             summary,
             not_enforced: missing,
         })
@@ -400,17 +403,12 @@ impl Sandbox {
     /// try that too. After an error here the process must not exec: it is partly
     /// restricted and should exit.
     pub fn enforce(self) -> Result<Enforced, SandboxError> {
-        // The supervisor, forked before anything is enforced.
-        let supervisor = match self.proxy {
-            Some(bound) => Some(supervisor::Supervisor::start(bound)?),
-            None => None,
-        };
-        let proxy = supervisor.as_ref().map(|s| s.proxy());
+        let proxy = self.supervisor.as_ref().map(|s| s.proxy());
         caps::drop_all()?;
         let kept = self.ruleset.restrict()?;
         self.check.run()?;
         let listener = self.filter.load()?;
-        match (supervisor, listener) {
+        match (self.supervisor, listener) {
             (None, _) => {}
             (Some(supervisor), Some(listener)) => supervisor.hand_over(listener)?,
             (Some(_), None) => {

@@ -113,9 +113,9 @@ impl Drop for Supervisor {
 
 impl Supervisor {
     /// Fork the supervisor, which takes over the proxy; gate does not wait for it.
-    /// Call right before anything is enforced (the supervisor must not inherit the
-    /// sandbox, and the later gate forks, the fewer pages of its memory it copies for
-    /// the supervisor's sake afterwards).
+    /// Call before anything is enforced (the supervisor must not inherit the sandbox),
+    /// and early: the intermediate process must have exited by the time gate reaps it
+    /// before exec.
     pub fn start(bound: Bound) -> Result<Supervisor, SandboxError> {
         let Bound { proxy, addr, own } = bound;
         // gate's pid is the command's after exec: its end is the supervisor's.
