@@ -44,6 +44,8 @@ struct Report {
     git_workspace: bool,
     /// How the commands gate runs are marked on this kernel.
     marking: Marking,
+    /// Whether network by domain can be enforced here, and the sentence saying so.
+    domains: (bool, String),
 }
 
 /// What marks the commands gate runs, and what that means here (see
@@ -147,6 +149,7 @@ impl Report {
             safe,
             git_workspace: Path::new(".git").exists(),
             marking: Marking::gather(&kernel),
+            domains: domains(&kernel, root, mark::ptrace_scope()),
         }
     }
 
@@ -233,6 +236,7 @@ impl Report {
             Some((_, text)) => line("safe level", text),
             None => line("safe level", "unknown: the configuration does not load"),
         }
+        line("domains", &self.domains.1);
         if self.git_workspace {
             line(
                 "workspace",
@@ -302,6 +306,7 @@ impl Report {
                 "text": text,
             })),
             "git_workspace": self.git_workspace,
+            "domains": {"enforceable": self.domains.0, "text": self.domains.1},
         })
     }
 }
@@ -479,13 +484,17 @@ fn safe_level(settings: &Settings, kernel: &Kernel, root: bool) -> (bool, String
             format!(
                 "can be fully enforced (network {}; {} hidden path(s) here, {} writable \
                  root(s); {})",
-                match strict.network {
-                    sandbox::Network::Off => "off".to_owned(),
-                    sandbox::Network::On => "on".to_owned(),
-                    sandbox::Network::Tcp {
-                        ref connect,
-                        ref bind,
-                    } => format!("TCP only: connect {connect:?}, bind {bind:?}"),
+                match (&strict.network, &strict.proxy) {
+                    (_, Some(domains)) => format!(
+                        "by domain through the proxy: {} allowed, {} denied",
+                        domains.allow.len(),
+                        domains.deny.len()
+                    ),
+                    (sandbox::Network::Off, None) => "off".to_owned(),
+                    (sandbox::Network::On, None) => "on".to_owned(),
+                    (sandbox::Network::Tcp { connect, bind }, None) => {
+                        format!("TCP only: connect {connect:?}, bind {bind:?}")
+                    }
                 },
                 strict.deny_read.len(),
                 strict.write.len(),
@@ -493,6 +502,62 @@ fn safe_level(settings: &Settings, kernel: &Kernel, root: bool) -> (bool, String
             ),
         ),
         Err(e) => (false, format!("cannot be set up: {e}")),
+    }
+}
+
+/// Whether a domain list (`--allow-domain`, `sandbox.allow_domains`) can be enforced on
+/// this kernel: Landlock's TCP rules refuse the command's own connections, and a
+/// supervisor answers its `connect()` calls (seccomp user notification with ADDFD,
+/// tried in a throwaway child). Under Yama the supervisor may not read the addresses.
+fn domains(kernel: &Kernel, root: bool, ptrace_scope: Option<u8>) -> (bool, String) {
+    let tcp = kernel.landlock_abi >= Feature::TcpRules.abi();
+    let supervisor = if kernel.seccomp && kernel.user_notify {
+        sandbox::supervisor_supported()
+    } else {
+        Err("seccomp has no user notification".to_owned())
+    };
+    let (ok, mut text) = match (tcp, supervisor) {
+        (true, Ok(())) => (
+            true,
+            "network by domain (--allow-domain) can be enforced: Landlock TCP rules and a \
+             seccomp supervisor (user notification with ADDFD)"
+                .to_owned(),
+        ),
+        (tcp, supervisor) => {
+            let mut lacks = Vec::new();
+            if !tcp {
+                lacks.push(Feature::TcpRules.describe().to_owned());
+            }
+            if let Err(why) = supervisor {
+                lacks.push(format!("a seccomp supervisor ({why})"));
+            }
+            (
+                false,
+                format!(
+                    "network by domain (--allow-domain) cannot be enforced: this kernel lacks \
+                     {} (commands with a domain list are refused with status 125)",
+                    lacks.join(" and ")
+                ),
+            )
+        }
+    };
+    if ok && unreadable(root, ptrace_scope) {
+        text.push_str(&format!(
+            "; Yama's ptrace_scope is {}, so the supervisor cannot read where a connect() \
+             goes: every IPv4 or IPv6 connect goes to the proxy (--net-connect ports too)",
+            ptrace_scope.unwrap_or(0)
+        ));
+    }
+    (ok, text)
+}
+
+/// Whether Yama keeps the supervisor (not an ancestor of the command) from reading the
+/// command's memory: scope 1 and 2 unless it holds CAP_SYS_PTRACE (root), 3 always.
+fn unreadable(root: bool, ptrace_scope: Option<u8>) -> bool {
+    match ptrace_scope {
+        None | Some(0) => false,
+        Some(3..) => true,
+        Some(_) => !root,
     }
 }
 
@@ -526,7 +591,36 @@ mod tests {
         Kernel {
             landlock_abi,
             seccomp: true,
+            user_notify: true,
         }
+    }
+
+    #[test]
+    fn yama_keeps_the_supervisor_from_reading_unless_it_is_root() {
+        assert!(!unreadable(false, None));
+        assert!(!unreadable(false, Some(0)));
+        assert!(unreadable(false, Some(1)));
+        assert!(unreadable(false, Some(2)));
+        assert!(!unreadable(true, Some(1)));
+        assert!(!unreadable(true, Some(2)));
+        assert!(unreadable(true, Some(3)));
+    }
+
+    #[test]
+    fn domains_need_landlock_tcp_rules_and_user_notification() {
+        let (ok, text) = domains(&kernel(3), false, None);
+        assert!(!ok);
+        assert!(text.contains("TCP port rules"), "{text}");
+        let no_notify = Kernel {
+            user_notify: false,
+            ..kernel(6)
+        };
+        let (ok, text) = domains(&no_notify, false, None);
+        assert!(!ok);
+        assert!(text.contains("user notification"), "{text}");
+        let (ok, text) = domains(&kernel(6), false, Some(1));
+        assert!(ok, "{text}");
+        assert!(text.contains("ptrace_scope is 1"), "{text}");
     }
 
     #[test]

@@ -184,6 +184,13 @@ pub fn exec(plan: Plan, permit: Permit) -> ExecError {
             unsafe { std::env::set_var("PATH", stripped) };
         }
     }
+    // Network by domain: the command's tools are pointed at the proxy.
+    if let Some(addr) = permit.sandbox.as_ref().and_then(|s| s.proxy) {
+        for (name, value) in crate::netproxy::environment(addr) {
+            // SAFETY: as above, single-threaded and right before exec.
+            unsafe { std::env::set_var(name, value) };
+        }
+    }
     for name in plan.unset {
         if std::env::var_os(name).is_some() {
             tracing::debug!(

@@ -744,6 +744,21 @@ fn run_allowed(
     err.exit_status()
 }
 
+/// What `gate check` says of a command it would run in the sandbox, with the network by
+/// domain when a domain list is set.
+fn sandboxed_run(settings: &Settings) -> String {
+    let sandbox = sandbox_settings(settings);
+    if sandbox.allow_domains.is_empty() || sandbox.network {
+        return "gate would run it inside the sandbox".to_owned();
+    }
+    format!(
+        "gate would run it inside the sandbox, with the network by domain through gate's \
+         proxy ({} allowed, {} denied)",
+        sandbox.allow_domains.len(),
+        sandbox.deny_domains.len()
+    )
+}
+
 /// Why the sandbox could not be set up here, for `gate check` (which never enforces it).
 fn sandbox_problem(settings: &Settings) -> Option<String> {
     let cwd = std::env::current_dir().ok()?;
@@ -762,7 +777,9 @@ fn sandbox_problem(settings: &Settings) -> Option<String> {
         Err(e) => return Some(format!("gate would not run it (exit 125): {e}")),
     };
     let missing = sandbox::missing(&sandbox::required(&spec), &sandbox::probe());
-    if missing.is_empty() || spec.best_effort {
+    // A domain list is never best effort (see `Sandbox::prepare`).
+    let never_best_effort = sandbox::proxy_lacks(&spec, &missing).is_some();
+    if missing.is_empty() || (spec.best_effort && !never_best_effort) {
         return None;
     }
     Some(format!(
@@ -880,7 +897,7 @@ fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
     let (outcome, outcome_text) = match &decision {
         Decision::Allow(crate::policy::Allowed::Sandboxed) => match sandbox_problem(&settings) {
             Some(problem) => ("error", problem),
-            None => ("run", "gate would run it inside the sandbox".to_owned()),
+            None => ("run", sandboxed_run(&settings)),
         },
         Decision::Allow(_) => ("run", "gate would run it".to_owned()),
         Decision::Ask => ask_outcome(reach.as_ref().expect("looked at for an ask")),

@@ -16,6 +16,9 @@
 //!   `socket()`), the kernel keyring, datagram socketpairs, TCP Fast Open past the
 //!   connect rule, `bind`/`listen` when nothing may serve, and, as root, opening up
 //!   files with group or other write bits or ACLs.
+//! - With a domain list, a **supervisor** ([`supervisor`]) outside the sandbox answers
+//!   every `connect()` (seccomp user notification): one to the proxy's own address gets
+//!   a connection the supervisor made; any other goes on to Landlock, which refuses it.
 //! - **no_new_privs**: setuid and file capabilities give nothing.
 //! - **capabilities** ([`caps`]): all dropped (bounding, permitted, effective, inheritable,
 //!   ambient), so root inside cannot mount, load modules, set the hostname or reboot.
@@ -42,6 +45,7 @@ mod mounts;
 mod probe;
 mod seccomp;
 pub mod spec;
+mod supervisor;
 mod verify;
 
 use std::fmt;
@@ -64,6 +68,15 @@ pub enum Network {
     On,
 }
 
+/// The host names a proxied command may reach, as the settings give them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Domains {
+    pub allow: Vec<String>,
+    pub deny: Vec<String>,
+    /// The user's name-to-address mapping (`sandbox.resolve`, `--resolve`).
+    pub resolve: Vec<String>,
+}
+
 /// Everything the sandbox is built from. Paths are canonical and exist.
 #[derive(Debug, Clone)]
 pub struct Spec {
@@ -81,6 +94,9 @@ pub struct Spec {
     /// terminal), read, written and ioctl'd: of all of /dev/pts, only these.
     pub terminals: Vec<PathBuf>,
     pub network: Network,
+    /// Network by domain: TCP goes through the proxy, which lets these names through
+    /// (`network` is then `Tcp`, with the ports the user allows directly, often none).
+    pub proxy: Option<Domains>,
     /// Allow `socket(AF_UNIX)`: connections to any Unix socket reachable by path.
     pub unix_sockets: bool,
     /// Run with what the kernel can enforce, warning about the rest.
@@ -108,6 +124,9 @@ pub enum Feature {
     Scopes,
     /// The seccomp filter.
     Seccomp,
+    /// seccomp user notification with descriptor installation (ADDFD, Linux 5.9), for
+    /// network by domain.
+    UserNotify,
 }
 
 impl Feature {
@@ -120,7 +139,7 @@ impl Feature {
             Feature::TcpRules => 4,
             Feature::DeviceIoctl => 5,
             Feature::Scopes => 6,
-            Feature::Seccomp => 0,
+            Feature::Seccomp | Feature::UserNotify => 0,
         }
     }
 
@@ -133,6 +152,9 @@ impl Feature {
             Feature::DeviceIoctl => "Landlock device ioctl control (ABI 5)",
             Feature::Scopes => "Landlock signal and abstract socket scoping (ABI 6)",
             Feature::Seccomp => "seccomp filters",
+            Feature::UserNotify => {
+                "seccomp user notification with descriptor passing (Linux 5.9), for network by domain"
+            }
         }
     }
 }
@@ -151,6 +173,9 @@ pub fn required(spec: &Spec) -> Vec<Feature> {
     if matches!(spec.network, Network::Tcp { .. }) {
         features.push(Feature::TcpRules);
     }
+    if spec.proxy.is_some() {
+        features.push(Feature::UserNotify);
+    }
     features.sort_by_key(|f| f.abi());
     features
 }
@@ -162,9 +187,35 @@ pub fn missing(required: &[Feature], kernel: &Kernel) -> Vec<Feature> {
         .copied()
         .filter(|f| match f {
             Feature::Seccomp => !kernel.seccomp,
+            Feature::UserNotify => !(kernel.seccomp && kernel.user_notify),
             f => kernel.landlock_abi < f.abi(),
         })
         .collect()
+}
+
+/// What network by domain cannot do without, of what the kernel lacks: the supervisor,
+/// and the Landlock TCP rules that refuse every connection it lets through to the
+/// kernel. `None` when nothing is lacking (or no domain list is asked for). Never best
+/// effort.
+pub fn proxy_lacks(spec: &Spec, missing: &[Feature]) -> Option<Vec<Feature>> {
+    spec.proxy.as_ref()?;
+    let lacking: Vec<Feature> = missing
+        .iter()
+        .copied()
+        .filter(|f| {
+            matches!(
+                f,
+                Feature::UserNotify | Feature::TcpRules | Feature::Seccomp
+            )
+        })
+        .collect();
+    (!lacking.is_empty()).then_some(lacking)
+}
+
+/// Whether this kernel can run the supervisor of network by domain (a throwaway child
+/// loads a filter with a listener and tries descriptor installation on it).
+pub fn supervisor_supported() -> Result<(), String> {
+    supervisor::kernel_supports()
 }
 
 /// Why the sandbox could not be set up: gate's own failure (exit 125), nothing ran.
@@ -224,6 +275,8 @@ pub struct Sandbox {
     /// The probes that show Landlock acts once restricted.
     check: verify::Check,
     filter: seccomp::Filter,
+    /// Network by domain: the supervisor, started, waiting for the listener.
+    supervisor: Option<supervisor::Supervisor>,
     summary: Value,
     /// What is not enforced (best effort only), for one warning line.
     pub not_enforced: Vec<Feature>,
@@ -234,6 +287,8 @@ pub struct Sandbox {
 #[derive(Debug)]
 pub struct Enforced {
     pub summary: Value,
+    /// Network by domain: where the proxy listens, for the command's environment.
+    pub proxy: Option<std::net::SocketAddr>,
     /// Descriptors the rules were made from, left for exec to close.
     _kept: Vec<std::os::fd::OwnedFd>,
 }
@@ -243,6 +298,20 @@ impl Sandbox {
     pub fn prepare(spec: &Spec) -> Result<Sandbox, SandboxError> {
         let kernel = probe();
         let missing = missing(&required(spec), &kernel);
+        if let Some(lacking) = proxy_lacks(spec, &missing) {
+            // No best effort here: without the supervisor the proxy is out of reach, and
+            // without Landlock's TCP rules every address would be open.
+            return Err(SandboxError(format!(
+                "a domain list (--allow-domain, sandbox.allow_domains) needs {}, which this \
+                 kernel cannot do; nothing was run. Run `gate doctor` for details, or use \
+                 --net-connect PORT instead",
+                lacking
+                    .iter()
+                    .map(|f| f.describe())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
         if !missing.is_empty() && !spec.best_effort {
             return Err(SandboxError(format!(
                 "the safe level needs {}, which this kernel (Landlock ABI {}) cannot enforce; \
@@ -256,6 +325,19 @@ impl Sandbox {
                 kernel.landlock_abi
             )));
         }
+        // The proxy is bound and its supervisor forked first: gate is small then (the
+        // fork copies little, and the intermediate process is long gone when gate reaps
+        // it before exec), and the supervisor inherits none of the walk's descriptors.
+        let supervisor = match &spec.proxy {
+            None => None,
+            Some(domains) => {
+                let policy = crate::netproxy::Policy::new(&domains.allow, &domains.deny)
+                    .and_then(|p| p.with_resolve(&domains.resolve))
+                    .map_err(|e| SandboxError(format!("{e}; nothing was run")))?;
+                let bound = supervisor::Bound::bind(policy)?;
+                Some(supervisor::Supervisor::start(bound)?)
+            }
+        };
         let root = nix::unistd::geteuid().is_root();
         let hiding = Hiding::choose(spec, root);
         let walked: &[PathBuf] = match hiding {
@@ -271,19 +353,27 @@ impl Sandbox {
             network: &spec.network,
             unix_sockets: spec.unix_sockets,
             root,
+            proxied: spec.proxy.is_some(),
         };
         let filter = seccomp::Filter::build(&policy, kernel.seccomp)?;
+        let mut network = match &spec.network {
+            Network::Off => json!("off"),
+            Network::On => json!("on"),
+            Network::Tcp { connect, bind } => json!({"tcp_connect": connect, "tcp_bind": bind}),
+        };
+        if let Some(domains) = &spec.proxy {
+            network["proxied"] = json!({
+                "allow_domains": domains.allow,
+                "deny_domains": domains.deny,
+            });
+        }
         let summary = json!({
             "landlock_abi": kernel.landlock_abi,
             "write": spec.write.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
             "deny_read": spec.deny_read.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
             "deny_write": spec.deny_write.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
             "unprotected": spec.unprotected.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
-            "network": match &spec.network {
-                Network::Off => json!("off"),
-                Network::On => json!("on"),
-                Network::Tcp { connect, bind } => json!({"tcp_connect": connect, "tcp_bind": bind}),
-            },
+            "network": network,
             "unix_sockets": spec.unix_sockets,
             "scopes": kernel.landlock_abi >= Feature::Scopes.abi(),
             "seccomp": kernel.seccomp,
@@ -300,6 +390,7 @@ impl Sandbox {
             ruleset,
             check,
             filter,
+            supervisor,
             summary,
             not_enforced: missing,
         })
@@ -315,12 +406,24 @@ impl Sandbox {
     /// try that too. After an error here the process must not exec: it is partly
     /// restricted and should exit.
     pub fn enforce(self) -> Result<Enforced, SandboxError> {
+        let proxy = self.supervisor.as_ref().map(|s| s.proxy());
         caps::drop_all()?;
         let kept = self.ruleset.restrict()?;
         self.check.run()?;
-        self.filter.load()?;
+        let listener = self.filter.load()?;
+        match (self.supervisor, listener) {
+            (None, _) => {}
+            (Some(supervisor), Some(listener)) => supervisor.hand_over(listener)?,
+            (Some(_), None) => {
+                return Err(SandboxError(
+                    "the seccomp filter gave no listener for the supervisor; nothing was run"
+                        .to_owned(),
+                ));
+            }
+        }
         Ok(Enforced {
             summary: self.summary,
+            proxy,
             _kept: kept,
         })
     }
@@ -338,6 +441,7 @@ mod tests {
             unprotected: vec![],
             terminals: vec![],
             network,
+            proxy: None,
             unix_sockets: false,
             best_effort: false,
             unwalkable: None,
@@ -348,6 +452,7 @@ mod tests {
         Kernel {
             landlock_abi: abi,
             seccomp,
+            user_notify: seccomp,
         }
     }
 
@@ -370,6 +475,42 @@ mod tests {
         });
         assert!(missing(&required(&ports), &kernel(6, true)).is_empty());
         assert!(missing(&required(&ports), &kernel(7, true)).is_empty());
+    }
+
+    #[test]
+    fn a_domain_list_is_never_best_effort() {
+        let mut proxied = spec(Network::Tcp {
+            connect: vec![],
+            bind: vec![],
+        });
+        proxied.proxy = Some(Domains {
+            allow: vec!["example.org".into()],
+            deny: vec![],
+            resolve: vec![],
+        });
+        proxied.best_effort = true;
+        let needs = required(&proxied);
+        assert!(needs.contains(&Feature::UserNotify));
+        assert!(needs.contains(&Feature::TcpRules));
+        assert_eq!(
+            proxy_lacks(&proxied, &missing(&needs, &kernel(6, true))),
+            None
+        );
+        assert_eq!(
+            proxy_lacks(&proxied, &missing(&needs, &kernel(3, true))),
+            Some(vec![Feature::TcpRules])
+        );
+        let no_notify = Kernel {
+            user_notify: false,
+            ..kernel(6, true)
+        };
+        assert_eq!(
+            proxy_lacks(&proxied, &missing(&needs, &no_notify)),
+            Some(vec![Feature::UserNotify])
+        );
+        // Without a domain list, nothing here is refused.
+        proxied.proxy = None;
+        assert_eq!(proxy_lacks(&proxied, &missing(&needs, &no_notify)), None);
     }
 
     #[test]

@@ -7,6 +7,10 @@ pub struct Kernel {
     pub landlock_abi: i32,
     /// seccomp filters can be loaded.
     pub seccomp: bool,
+    /// seccomp can hand system calls to a supervisor (user notification, Linux 5.0).
+    /// Whether it can also install descriptors (ADDFD, 5.9) is tried on the listener
+    /// itself once the filter is loaded ([`super::supervisor`]), and by `gate doctor`.
+    pub user_notify: bool,
 }
 
 /// Ask the kernel.
@@ -14,7 +18,24 @@ pub fn probe() -> Kernel {
     Kernel {
         landlock_abi: landlock_abi(),
         seccomp: seccomp_available(),
+        user_notify: user_notify_available(),
     }
+}
+
+/// `seccomp(SECCOMP_GET_ACTION_AVAIL)` for `SECCOMP_RET_USER_NOTIF`: 0 when the kernel
+/// knows the action.
+fn user_notify_available() -> bool {
+    let action: u32 = libc::SECCOMP_RET_USER_NOTIF;
+    // SAFETY: the kernel reads one u32 from `action`, alive for the call.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_GET_ACTION_AVAIL,
+            0 as libc::c_uint,
+            &action as *const u32,
+        )
+    };
+    rc == 0
 }
 
 /// `landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)` returns the ABI
@@ -57,5 +78,9 @@ mod tests {
             k.landlock_abi
         );
         assert!(k.seccomp, "this kernel cannot load seccomp filters");
+        assert!(
+            k.user_notify,
+            "this kernel has no seccomp user notification"
+        );
     }
 }

@@ -49,6 +49,7 @@
 //! that open nothing) must fail with EPERM, or the command does not run.
 
 use std::collections::BTreeMap;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 
 use libc::sock_filter;
 
@@ -61,6 +62,9 @@ pub struct Policy<'a> {
     pub unix_sockets: bool,
     /// The command runs as uid 0.
     pub root: bool,
+    /// Network by domain: every `connect()` goes to the supervisor
+    /// ([`super::supervisor`]) as a user notification.
+    pub proxied: bool,
 }
 
 const TIOCSTI: u32 = 0x5412;
@@ -182,6 +186,7 @@ fn rules(policy: &Policy) -> BTreeMap<i64, Vec<Rule>> {
         network,
         unix_sockets,
         root,
+        ..
     } = *policy;
     let mut map = BTreeMap::new();
     if let Some(socket) = socket_rules(network, unix_sockets) {
@@ -261,6 +266,19 @@ fn rules(policy: &Policy) -> BTreeMap<i64, Vec<Rule>> {
     map
 }
 
+/// The calls handed to the supervisor as user notifications, whatever their arguments:
+/// `connect()` when the network is by domain (the supervisor reads the address and
+/// either connects the caller to the proxy or lets the kernel, and so Landlock, decide).
+/// `sendto`/`sendmsg` need no notification: on a TCP socket the kernel ignores their
+/// address unless `MSG_FASTOPEN` (refused above) asks it to connect.
+fn notified(policy: &Policy) -> Vec<i64> {
+    if policy.proxied {
+        vec![libc::SYS_connect]
+    } else {
+        Vec::new()
+    }
+}
+
 // Classic BPF (linux/bpf_common.h, linux/seccomp.h).
 const LD_W_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
 const AND_K: u16 = 0x54; // BPF_ALU | BPF_AND | BPF_K
@@ -272,6 +290,7 @@ const RET_K: u16 = 0x06; // BPF_RET | BPF_K
 const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
 const SECCOMP_RET_ERRNO: u32 = 0x0005_0000;
 const SECCOMP_RET_KILL_PROCESS: u32 = 0x8000_0000;
+const SECCOMP_RET_USER_NOTIF: u32 = libc::SECCOMP_RET_USER_NOTIF;
 const REFUSE: u32 = SECCOMP_RET_ERRNO | libc::EPERM as u32;
 const OFFSET_NR: u32 = 0;
 const OFFSET_ARCH: u32 = 4;
@@ -380,8 +399,14 @@ fn dispatch(
     dispatch(high, out, jumps, nodes);
 }
 
-/// The whole program: the architecture check, the search, the rules of each call.
-fn compile(table: &BTreeMap<i64, Vec<Rule>>, arch: u32, x32: bool) -> Vec<sock_filter> {
+/// The whole program: the architecture check, the search, the rules of each call (and
+/// for each call in `notify`, the user notification).
+fn compile(
+    table: &BTreeMap<i64, Vec<Rule>>,
+    notify: &[i64],
+    arch: u32,
+    x32: bool,
+) -> Vec<sock_filter> {
     let mut out = vec![
         ins(LD_W_ABS, 0, 0, OFFSET_ARCH),
         ins(JEQ_K, 1, 0, arch),
@@ -394,12 +419,18 @@ fn compile(table: &BTreeMap<i64, Vec<Rule>>, arch: u32, x32: bool) -> Vec<sock_f
         out.push(ins(JGE_K, 0, 1, X32_SYSCALL_BIT));
         out.push(ins(RET_K, 0, 0, REFUSE));
     }
-    let calls: Vec<i64> = table.keys().copied().collect();
+    let mut calls: Vec<i64> = table.keys().chain(notify).copied().collect();
+    calls.sort_unstable();
+    calls.dedup();
     let mut jumps = Vec::new();
     let mut nodes = Vec::new();
     dispatch(&calls, &mut out, &mut jumps, &mut nodes);
     let mut starts = BTreeMap::new();
-    for (&nr, rules) in table {
+    for &nr in notify {
+        starts.insert(nr, out.len());
+        out.push(ins(RET_K, 0, 0, SECCOMP_RET_USER_NOTIF));
+    }
+    for (&nr, rules) in table.iter().filter(|(nr, _)| !notify.contains(nr)) {
         starts.insert(nr, out.len());
         compile_rules(rules, &mut out);
     }
@@ -416,6 +447,8 @@ fn compile(table: &BTreeMap<i64, Vec<Rule>>, arch: u32, x32: bool) -> Vec<sock_f
 /// The compiled filter, ready to load.
 pub struct Filter {
     program: Option<Vec<sock_filter>>,
+    /// Loaded with a listener for its user notifications.
+    listener: bool,
 }
 
 impl Filter {
@@ -429,45 +462,78 @@ impl Filter {
     /// instructions as they can be (one bit test for all the mode bits, one masked
     /// comparison per socket type allowed).
     pub fn build(policy: &Policy, available: bool) -> Result<Filter, SandboxError> {
+        let listener = policy.proxied;
         if !available {
-            return Ok(Filter { program: None });
+            return Ok(Filter {
+                program: None,
+                listener,
+            });
         }
         let x32 = std::env::consts::ARCH == "x86_64";
-        let program = compile(&rules(policy), audit_arch()?, x32);
+        let program = compile(&rules(policy), &notified(policy), audit_arch()?, x32);
         if program.len() >= 4096 {
             return Err(error(format!("{} instructions, too many", program.len())));
         }
         Ok(Filter {
             program: Some(program),
+            listener,
         })
     }
 
     /// Load it into this process (no_new_privs is already set, by Landlock's restriction
     /// before it: without it, or CAP_SYS_ADMIN, the kernel refuses the load), then check
     /// that it acts: a load that reports success without refusing anything must not run
-    /// the command.
-    pub fn load(self) -> Result<(), SandboxError> {
+    /// the command. With user notifications, the listener comes back (a kernel that
+    /// cannot make one, or a process that has one already, is an error).
+    pub fn load(self) -> Result<Option<OwnedFd>, SandboxError> {
         let Some(program) = self.program else {
-            return Ok(());
+            if self.listener {
+                return Err(error(
+                    "this kernel has no seccomp, which network by domain needs",
+                ));
+            }
+            return Ok(None);
+        };
+        let flags = if self.listener {
+            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER as libc::c_uint
+        } else {
+            0
         };
         let prog = libc::sock_fprog {
             len: program.len() as libc::c_ushort,
             filter: program.as_ptr() as *mut sock_filter,
         };
         // SAFETY: the kernel copies `prog.len` instructions from `prog.filter`, which
-        // points into `program`, alive and unchanged for the call; flags are 0.
+        // points into `program`, alive and unchanged for the call; the only flag is
+        // NEW_LISTENER, which makes it return a new descriptor instead of 0.
         let rc = unsafe {
             libc::syscall(
                 libc::SYS_seccomp,
                 libc::SECCOMP_SET_MODE_FILTER,
-                0 as libc::c_uint,
+                flags,
                 &prog as *const libc::sock_fprog,
             )
         };
-        if rc != 0 {
-            return Err(error(std::io::Error::last_os_error()));
+        if rc < 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(if self.listener && e.raw_os_error() == Some(libc::EBUSY) {
+                error(
+                    "this process already runs under a seccomp supervisor (another sandbox \
+                     that answers system calls), and network by domain needs its own",
+                )
+            } else {
+                error(e)
+            });
         }
-        acts(probe())
+        let listener = if self.listener {
+            // SAFETY: with NEW_LISTENER, a successful load returns a new descriptor
+            // that nothing else owns.
+            Some(unsafe { OwnedFd::from_raw_fd(rc as RawFd) })
+        } else {
+            None
+        };
+        acts(probe())?;
+        Ok(listener)
     }
 }
 
@@ -563,6 +629,7 @@ mod tests {
             network,
             unix_sockets,
             root,
+            ..
         } = *policy;
         let tcp = matches!(network, Network::Tcp { .. });
         let inet = |family| family == AF_INET || family == AF_INET6;
@@ -629,23 +696,45 @@ mod tests {
         }
     }
 
-    fn policies() -> Vec<(Network, bool, bool)> {
+    /// Every kind of network (by domain: TCP rules, with or without ports of the user's
+    /// own), with and without Unix sockets, as root and not.
+    fn policies() -> Vec<(Network, bool, bool, bool)> {
         let mut out = Vec::new();
-        for network in [
-            Network::Off,
-            Network::On,
-            Network::Tcp {
-                connect: vec![80],
-                bind: vec![],
-            },
-            Network::Tcp {
-                connect: vec![],
-                bind: vec![8080],
-            },
+        for (network, proxied) in [
+            (Network::Off, false),
+            (Network::On, false),
+            (
+                Network::Tcp {
+                    connect: vec![80],
+                    bind: vec![],
+                },
+                false,
+            ),
+            (
+                Network::Tcp {
+                    connect: vec![],
+                    bind: vec![8080],
+                },
+                false,
+            ),
+            (
+                Network::Tcp {
+                    connect: vec![],
+                    bind: vec![],
+                },
+                true,
+            ),
+            (
+                Network::Tcp {
+                    connect: vec![443],
+                    bind: vec![8080],
+                },
+                true,
+            ),
         ] {
             for unix_sockets in [false, true] {
                 for root in [false, true] {
-                    out.push((network.clone(), unix_sockets, root));
+                    out.push((network.clone(), unix_sockets, root, proxied));
                 }
             }
         }
@@ -675,16 +764,21 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn the_compiled_filter_refuses_exactly_what_the_policy_says() {
-        for (network, unix_sockets, root) in policies() {
+        for (network, unix_sockets, root, proxied) in policies() {
             let policy = Policy {
                 network: &network,
                 unix_sockets,
                 root,
+                proxied,
             };
             let program = Filter::build(&policy, true).unwrap().program.unwrap();
             let table = rules(&policy);
+            let notify = notified(&policy);
+            assert_eq!(notify.contains(&libc::SYS_connect), proxied);
             let expect = |nr: i64, args| {
-                if must_refuse(&policy, nr, args) {
+                if proxied && nr == libc::SYS_connect {
+                    SECCOMP_RET_USER_NOTIF
+                } else if must_refuse(&policy, nr, args) {
                     REFUSE
                 } else {
                     SECCOMP_RET_ALLOW
@@ -692,7 +786,7 @@ mod tests {
             };
             // Every call with rules, over every mix of interesting values in the
             // arguments the rules read.
-            for &nr in table.keys() {
+            for &nr in table.keys().chain(&notify) {
                 for a in VALUES {
                     for b in VALUES {
                         for c in VALUES {
@@ -711,7 +805,7 @@ mod tests {
                 }
             }
             // Every other number is allowed, whatever its arguments.
-            for nr in (0..600).filter(|nr| !table.contains_key(nr)) {
+            for nr in (0..600).filter(|nr| !table.contains_key(nr) && !notify.contains(nr)) {
                 for a in VALUES {
                     let args = [a; 6];
                     let (got, _) = run(&program, nr as u32, ARCH_X86_64, args);
@@ -741,6 +835,7 @@ mod tests {
             network: &Network::Off,
             unix_sockets: false,
             root: true,
+            proxied: false,
         };
         let program = Filter::build(&policy, true).unwrap().program.unwrap();
         let table = rules(&policy);
@@ -806,6 +901,7 @@ mod tests {
                 network: &Network::Off,
                 unix_sockets: false,
                 root,
+                proxied: false,
             })
         };
         let (user, root) = (table(false), table(true));
@@ -826,6 +922,7 @@ mod tests {
                 network,
                 unix_sockets: false,
                 root: false,
+                proxied: false,
             })
         };
         let tcp = Network::Tcp {
@@ -861,7 +958,8 @@ mod tests {
                 &Policy {
                     network: &Network::Off,
                     unix_sockets: false,
-                    root: false
+                    root: false,
+                    proxied: false,
                 },
                 false
             )

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
 
-use super::{Network, SandboxError, Spec};
+use super::{Domains, Network, SandboxError, Spec};
 use crate::config::SandboxSettings;
 
 /// Secrets hidden by default, relative to the home directory.
@@ -273,15 +273,16 @@ pub fn build(
         }
     }
 
-    if !settings.allow_domains.is_empty() {
-        return Err(error(
-            "a domain list (--allow-domain, sandbox.allow_domains) is not enforced by this \
-             build yet; nothing was run. Use --net-connect PORT or --net instead",
-        ));
-    }
+    // A domain list: TCP through the proxy only, with the user's own ports beside it
+    // (Landlock handles TCP even when no port is allowed).
+    let proxy = (!settings.allow_domains.is_empty() && !settings.network).then(|| Domains {
+        allow: settings.allow_domains.clone(),
+        deny: settings.deny_domains.clone(),
+        resolve: settings.resolve.clone(),
+    });
     let network = if settings.network {
         Network::On
-    } else if settings.net_connect.is_empty() && settings.net_bind.is_empty() {
+    } else if settings.net_connect.is_empty() && settings.net_bind.is_empty() && proxy.is_none() {
         Network::Off
     } else {
         Network::Tcp {
@@ -296,6 +297,7 @@ pub fn build(
         unprotected,
         terminals: handed_terminals(),
         network,
+        proxy,
         unix_sockets: settings.unix_sockets,
         best_effort: settings.best_effort,
         unwalkable,
