@@ -87,6 +87,12 @@ impl Proxy {
 
 /// The local addresses of the connections the supervisor made to the proxy: the proxy
 /// serves those and no other peer. NO-OP PLACEHOLDER (supervisor helper, session 6).
+///
+/// How the supervisor (`crate::sandbox::supervisor`) uses the proxy: `Proxy::bind` runs
+/// in gate before the supervisor is forked, so it must start no thread (the descriptors
+/// it opens are the supervisor's); `addr` must be on 127.0.0.1; `admit` is called once,
+/// before `serve` moves the proxy onto its own thread, and `register` from the
+/// supervisor's main thread before each connection it makes.
 #[derive(Debug, Clone, Default)]
 pub struct Admission;
 

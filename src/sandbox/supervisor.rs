@@ -60,12 +60,12 @@ fn error(e: impl std::fmt::Display) -> SandboxError {
     ))
 }
 
-/// The supervisor, started and ready: its proxy listens.
+/// The supervisor, forked; its proxy listens (gate bound it).
 #[derive(Debug)]
 pub struct Supervisor {
     /// gate's end of the channel, for the listener.
     channel: OwnedFd,
-    /// The intermediate process, reaped once the supervisor has spoken.
+    /// The intermediate process, reaped when this is dropped (after the hand-over).
     intermediate: Option<Pid>,
     /// Where the proxy listens.
     proxy: SocketAddr,
