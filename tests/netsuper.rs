@@ -307,6 +307,11 @@ attempt("fastopen_connect", fastopen_connect)
 attempt("sendto_address", lambda: socket.socket().sendto(b"x", ("127.0.0.1", L)))
 params = ctypes.create_string_buffer(120)
 attempt("io_uring", lambda: syscall(425, 1, params))
+# An address the kernel cannot read, of an IPv4 address's size.
+def bad_address():
+    s = socket.socket()
+    syscall(42, s.fileno(), 8, 16)  # connect(fd, (void *) 8, 16)
+attempt("bad_address", bad_address)
 "#;
 
 for_each_user! {
@@ -340,6 +345,7 @@ for_each_user! {
             ("fastopen_connect", "errno=13"),
             ("sendto_address", "errno=32"),
             ("io_uring", "errno=1"),
+            ("bad_address", "errno=14"),
         ];
         for (name, want) in expect {
             assert_eq!(r.get(name).map(String::as_str), Some(want), "{name}\n{}", out.report());
@@ -360,6 +366,7 @@ for_each_user! {
         for (name, _) in expect {
             let want = match name {
                 "sendto_address" => "errno=32",
+                "bad_address" => "errno=14",
                 "raw" if !root => "errno=1",
                 _ => "ok",
             };

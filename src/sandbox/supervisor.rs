@@ -34,10 +34,10 @@
 //! No address the command writes is trusted: a CONTINUE is decided by the kernel, as if
 //! there were no supervisor, and a redirect connects to the proxy whatever the memory
 //! holds by then. So a race on the address gains nothing, and the memory read only
-//! decides which of two safe answers is given. When it cannot be read (Yama's
+//! decides which of two safe answers is given. When reading is not permitted (Yama's
 //! `ptrace_scope` 1 or more, for a process the supervisor is not an ancestor of: see
 //! docs/sandbox.md), an address of the size of an IPv4 or IPv6 one goes to the proxy
-//! and any other to the kernel.
+//! and any other to the kernel; a bad address goes to the kernel (EFAULT).
 
 use std::io::{self, Read};
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4};
@@ -60,12 +60,12 @@ fn error(e: impl std::fmt::Display) -> SandboxError {
     ))
 }
 
-/// The supervisor, started and ready: its proxy listens.
+/// The supervisor, forked; its proxy listens (gate bound it).
 #[derive(Debug)]
 pub struct Supervisor {
     /// gate's end of the channel, for the listener.
     channel: OwnedFd,
-    /// The intermediate process, reaped once the supervisor has spoken.
+    /// The intermediate process, reaped when this is dropped (after the hand-over).
     intermediate: Option<Pid>,
     /// Where the proxy listens.
     proxy: SocketAddr,
@@ -522,16 +522,16 @@ enum Verdict {
     Kernel,
 }
 
-/// Decide from the address the caller passed (`None`: its memory could not be read)
-/// and the length it gave.
-fn verdict(address: Option<&[u8]>, len: u64, proxy_port: u16) -> Verdict {
-    let Some(bytes) = address else {
-        // Unread: by the size alone. Either answer is safe (see the module's notes).
-        return if len == 16 || len == 28 {
-            Verdict::Proxy
-        } else {
-            Verdict::Kernel
-        };
+/// Decide from the address the caller passed (or why its memory could not be read) and
+/// the length it gave.
+fn verdict(address: &Result<Vec<u8>, Errno>, len: u64, proxy_port: u16) -> Verdict {
+    let bytes = match address {
+        Ok(bytes) => bytes,
+        // Not permitted (Yama): by the size alone. Either answer is safe (see the
+        // module's notes).
+        Err(Errno::EPERM | Errno::EACCES) if len == 16 || len == 28 => return Verdict::Proxy,
+        // A bad address, or anything else: the kernel says what it says (EFAULT).
+        Err(_) => return Verdict::Kernel,
     };
     if bytes.len() < 8 {
         return Verdict::Kernel;
@@ -593,7 +593,7 @@ impl Answers {
         if !id_valid(listener, req.id) {
             return;
         }
-        let answer = match verdict(address.as_deref(), len, self.proxy.port()) {
+        let answer = match verdict(&address, len, self.proxy.port()) {
             Verdict::Kernel => Answer::Continue,
             Verdict::Proxy => match self.redirect(listener, &req) {
                 Ok(()) => Answer::Success,
@@ -702,9 +702,9 @@ fn id_valid(listener: BorrowedFd<'_>, id: u64) -> bool {
     rc == 0
 }
 
-/// Up to `len` bytes at `address` in process `pid`, or `None` when they cannot be read
-/// (the address is bad, the process is gone, or reading is not permitted).
-fn read_memory(pid: u32, address: u64, len: usize) -> Option<Vec<u8>> {
+/// Up to `len` bytes at `address` in process `pid`, or why they cannot be read (EFAULT:
+/// the address is bad; EPERM: reading is not permitted; ESRCH: the process is gone).
+fn read_memory(pid: u32, address: u64, len: usize) -> Result<Vec<u8>, Errno> {
     let mut buf = vec![0u8; len];
     let local = libc::iovec {
         iov_base: buf.as_mut_ptr().cast(),
@@ -718,10 +718,10 @@ fn read_memory(pid: u32, address: u64, len: usize) -> Option<Vec<u8>> {
     // reads only the other process's memory; `remote` is never dereferenced here.
     let n = unsafe { libc::process_vm_readv(pid as libc::pid_t, &local, 1, &remote, 1, 0) };
     if n < 0 {
-        return None;
+        return Err(Errno::last());
     }
     buf.truncate(n as usize);
-    Some(buf)
+    Ok(buf)
 }
 
 #[cfg(test)]
@@ -747,7 +747,10 @@ mod tests {
     #[test]
     fn only_the_proxys_own_address_goes_to_the_proxy() {
         let p = 4000;
-        let proxy = |b: Vec<u8>| verdict(Some(&b), b.len() as u64, p);
+        let proxy = |b: Vec<u8>| {
+            let len = b.len() as u64;
+            verdict(&Ok(b), len, p)
+        };
         assert_eq!(proxy(v4([127, 0, 0, 1], p)), Verdict::Proxy);
         assert_eq!(proxy(v6(Ipv6Addr::LOCALHOST, p)), Verdict::Proxy);
         assert_eq!(
@@ -778,11 +781,14 @@ mod tests {
     }
 
     #[test]
-    fn an_unread_address_is_judged_by_its_size() {
-        assert_eq!(verdict(None, 16, 1), Verdict::Proxy);
-        assert_eq!(verdict(None, 28, 1), Verdict::Proxy);
-        assert_eq!(verdict(None, 110, 1), Verdict::Kernel);
-        assert_eq!(verdict(None, 0, 1), Verdict::Kernel);
+    fn an_address_it_may_not_read_is_judged_by_its_size() {
+        assert_eq!(verdict(&Err(Errno::EPERM), 16, 1), Verdict::Proxy);
+        assert_eq!(verdict(&Err(Errno::EPERM), 28, 1), Verdict::Proxy);
+        assert_eq!(verdict(&Err(Errno::EPERM), 110, 1), Verdict::Kernel);
+        assert_eq!(verdict(&Err(Errno::EPERM), 0, 1), Verdict::Kernel);
+        // A bad address is the kernel's to refuse (EFAULT), whatever its size.
+        assert_eq!(verdict(&Err(Errno::EFAULT), 16, 1), Verdict::Kernel);
+        assert_eq!(verdict(&Err(Errno::ESRCH), 16, 1), Verdict::Kernel);
     }
 
     #[test]
