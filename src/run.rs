@@ -298,6 +298,22 @@ impl Trail<'_> {
         audit::write(file, &line).map_err(|err| audit_error(path, &err))
     }
 
+    /// Where the domain proxy records the command's connections: the log this call's
+    /// records went to (a second descriptor of it), with the same ids. `None` when the
+    /// log is off or was never opened.
+    fn connection_audit(&self) -> Result<Option<crate::netproxy::Audit>, String> {
+        let file = self.file.borrow();
+        let (Some((path, file)), Some(call_id)) = (file.as_ref(), self.call_id.get()) else {
+            return Ok(None);
+        };
+        let file = file.try_clone().map_err(|err| audit_error(path, &err))?;
+        Ok(Some(crate::netproxy::Audit {
+            file,
+            call_id: call_id.clone(),
+            session_id: session::session_id(self.settings.session.as_deref()),
+        }))
+    }
+
     /// This call's id, made on first use.
     fn call_id(&self) -> Result<&str, String> {
         if let Some(id) = self.call_id.get() {
@@ -715,7 +731,21 @@ fn run_allowed(
             Ok(permit) => permit,
             Err(PermitError::NeedsSandbox) => unreachable!("prepared above"),
         },
-        Some(sandbox) => {
+        Some(mut sandbox) => {
+            if sandbox.proxied() {
+                match trail.connection_audit() {
+                    Ok(Some(audit)) => sandbox.audit_connections(audit),
+                    Ok(None) => {}
+                    Err(line) if settings.audit_required => {
+                        trail.did_not_run(&explanation, &line);
+                        return fail(format!(
+                            "{line}; the configuration requires the audit log (audit.required), \
+                             so nothing was run"
+                        ));
+                    }
+                    Err(line) => say(&format!("gate: warning: {line}")),
+                }
+            }
             if !sandbox.not_enforced.is_empty() {
                 say(&format!(
                     "gate: warning: --best-effort: the sandbox does not enforce {}",

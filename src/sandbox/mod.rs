@@ -277,6 +277,8 @@ pub struct Sandbox {
     filter: seccomp::Filter,
     /// Network by domain: the supervisor, started, waiting for the listener.
     supervisor: Option<supervisor::Supervisor>,
+    /// Where the proxy records each connection (the run's audit log), if anywhere.
+    connection_audit: Option<crate::netproxy::Audit>,
     summary: Value,
     /// What is not enforced (best effort only), for one warning line.
     pub not_enforced: Vec<Feature>,
@@ -391,6 +393,7 @@ impl Sandbox {
             check,
             filter,
             supervisor,
+            connection_audit: None,
             summary,
             not_enforced: missing,
         })
@@ -399,6 +402,17 @@ impl Sandbox {
     /// What the sandbox will enforce, for the audit record.
     pub fn summary(&self) -> &Value {
         &self.summary
+    }
+
+    /// Whether the command's network goes by domain (through the supervisor's proxy).
+    pub fn proxied(&self) -> bool {
+        self.supervisor.is_some()
+    }
+
+    /// With network by domain, the proxy writes one record per connection to `audit`
+    /// (the run's audit log, the command's call and session ids).
+    pub fn audit_connections(&mut self, audit: crate::netproxy::Audit) {
+        self.connection_audit = Some(audit);
     }
 
     /// Enforce it on this process: drop capabilities, restrict with Landlock (which sets
@@ -413,7 +427,9 @@ impl Sandbox {
         let listener = self.filter.load()?;
         match (self.supervisor, listener) {
             (None, _) => {}
-            (Some(supervisor), Some(listener)) => supervisor.hand_over(listener)?,
+            (Some(supervisor), Some(listener)) => {
+                supervisor.hand_over(listener, self.connection_audit)?
+            }
             (Some(_), None) => {
                 return Err(SandboxError(
                     "the seccomp filter gave no listener for the supervisor; nothing was run"

@@ -171,11 +171,23 @@ impl Supervisor {
     /// command's `connect()` calls wait for the supervisor.
     /// The intermediate process is reaped on the way (it has long exited: it only
     /// forks), so the command never inherits it as a child.
-    pub fn hand_over(self, listener: OwnedFd) -> Result<(), SandboxError> {
+    ///
+    /// With `audit`, the run's audit log goes along (its descriptor, and the ids in the
+    /// message): the proxy writes one record to it per connection.
+    pub fn hand_over(
+        self,
+        listener: OwnedFd,
+        audit: Option<netproxy::Audit>,
+    ) -> Result<(), SandboxError> {
         addfd_works(listener.as_fd()).map_err(error)?;
-        let fds = [listener.as_raw_fd()];
+        let mut fds = vec![listener.as_raw_fd()];
+        let mut message = b"L".to_vec();
+        if let Some(audit) = &audit {
+            fds.push(audit.file.as_raw_fd());
+            message = format!("A\0{}\0{}", audit.call_id, audit.session_id).into_bytes();
+        }
         let cmsg = [ControlMessage::ScmRights(&fds)];
-        let iov = [io::IoSlice::new(b"L")];
+        let iov = [io::IoSlice::new(&message)];
         sendmsg::<()>(
             self.channel.as_raw_fd(),
             &iov,
@@ -341,19 +353,21 @@ fn supervise(
         exit()
     }
     let admission = proxy.admit();
-    if std::thread::Builder::new()
-        .name("proxy".to_owned())
-        .spawn(move || proxy.serve(None))
-        .is_err()
-    {
-        // The listener, once handed over, dies with this process: the command's
-        // connect() calls fail (ENOSYS).
-        exit()
-    }
-    let Some(listener) = receive_listener(&channel, &pidfd) else {
+    // The proxy serves from the hand-over on (it brings the audit log): no connection
+    // reaches it before, since only this process's answers to the command make them.
+    let Some((listener, audit)) = receive_listener(&channel, &pidfd) else {
         exit()
     };
     drop(channel);
+    if std::thread::Builder::new()
+        .name("proxy".to_owned())
+        .spawn(move || proxy.serve(audit))
+        .is_err()
+    {
+        // The listener dies with this process: the command's connect() calls fail
+        // (ENOSYS).
+        exit()
+    }
     let supervisor = Answers {
         proxy: addr,
         admission,
@@ -464,8 +478,12 @@ fn pidfd_open(pid: Pid) -> Result<OwnedFd, Errno> {
     Ok(unsafe { OwnedFd::from_raw_fd(rc as RawFd) })
 }
 
-/// The listener from gate, or `None` when gate ended (or closed the channel) first.
-fn receive_listener(channel: &OwnedFd, pidfd: &OwnedFd) -> Option<OwnedFd> {
+/// The listener from gate, with the audit log when the run has one, or `None` when
+/// gate ended (or closed the channel) first.
+fn receive_listener(
+    channel: &OwnedFd,
+    pidfd: &OwnedFd,
+) -> Option<(OwnedFd, Option<netproxy::Audit>)> {
     loop {
         let mut fds = [
             PollFd::new(pidfd.as_fd(), PollFlags::POLLIN),
@@ -481,9 +499,9 @@ fn receive_listener(channel: &OwnedFd, pidfd: &OwnedFd) -> Option<OwnedFd> {
         }
         break;
     }
-    let mut byte = [0u8; 1];
-    let mut iov = [io::IoSliceMut::new(&mut byte)];
-    let mut space = nix::cmsg_space!([RawFd; 1]);
+    let mut message = [0u8; 512];
+    let mut iov = [io::IoSliceMut::new(&mut message)];
+    let mut space = nix::cmsg_space!([RawFd; 2]);
     let msg = recvmsg::<()>(
         channel.as_raw_fd(),
         &mut iov,
@@ -491,20 +509,35 @@ fn receive_listener(channel: &OwnedFd, pidfd: &OwnedFd) -> Option<OwnedFd> {
         MsgFlags::MSG_CMSG_CLOEXEC,
     )
     .ok()?;
+    let len = msg.bytes;
+    let mut received = Vec::new();
     for cmsg in msg.cmsgs().ok()? {
         if let ControlMessageOwned::ScmRights(fds) = cmsg {
-            let mut fds = fds.into_iter();
-            let first = fds.next()?;
             // SAFETY: SCM_RIGHTS installed these descriptors in this process, each new.
-            let listener = unsafe { OwnedFd::from_raw_fd(first) };
-            for extra in fds {
-                // SAFETY: as above; any extra one is not wanted.
-                drop(unsafe { OwnedFd::from_raw_fd(extra) });
-            }
-            return Some(listener);
+            received.extend(
+                fds.into_iter()
+                    .map(|fd| unsafe { OwnedFd::from_raw_fd(fd) }),
+            );
         }
     }
-    None
+    let mut fds = received.into_iter();
+    let listener = fds.next()?;
+    let ids = &message[..len];
+    let audit = match ids.first() {
+        Some(b'L') => None,
+        Some(b'A') => {
+            let mut parts = ids[1..].split(|&b| b == 0).skip(1);
+            let call_id = String::from_utf8(parts.next()?.to_vec()).ok()?;
+            let session_id = String::from_utf8(parts.next()?.to_vec()).ok()?;
+            Some(netproxy::Audit {
+                file: std::fs::File::from(fds.next()?),
+                call_id,
+                session_id,
+            })
+        }
+        _ => return None,
+    };
+    Some((listener, audit))
 }
 
 /// What the supervisor answers with.
