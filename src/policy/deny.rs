@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use super::rules::{RuleError, validate_rule};
-use super::scan::{self, SimpleCommand};
+use super::scan::{self, Word};
 use super::{CommandText, Origin, RuleHashBuilder};
 
 #[derive(Debug, Clone)]
@@ -106,22 +106,26 @@ impl DenyRules {
         if self.rules.is_empty() {
             return None;
         }
-        let Ok(candidates) = scan::candidate_commands(command.as_str()) else {
-            return Some(DenyMatch::TooComplex);
-        };
-        for candidate in candidates {
-            if let Some(rule) = self.find_in(&candidate) {
-                return Some(DenyMatch::Rule {
+        // Each candidate is matched as the scanner finds it, none is kept; the scan
+        // still runs to the end, because a text too complex to read is refused as that
+        // even when an earlier command matched.
+        let mut first = None;
+        let scanned = scan::for_each_candidate(command.as_str(), |candidate| {
+            if first.is_none() {
+                first = self.find_in(candidate).map(|rule| DenyMatch::Rule {
                     rule: rule.text.clone(),
                     origin: rule.origin.clone(),
-                    found: shown(&candidate),
+                    found: shown(candidate),
                 });
             }
+        });
+        match scanned {
+            Ok(()) => first,
+            Err(scan::TooComplex) => Some(DenyMatch::TooComplex),
         }
-        None
     }
 
-    fn find_in(&self, command: &SimpleCommand) -> Option<&DenyRule> {
+    fn find_in(&self, command: &[Word]) -> Option<&DenyRule> {
         let first = &command[0];
         let matches = |rule: &&DenyRule| words_match(&rule.words, command);
         if first.dynamic || first.pattern.is_some() {
@@ -147,7 +151,7 @@ impl DenyRules {
 
 /// A simple command as a refusal shows it: its words, each computed one as it was
 /// written (`$G push`), never as nothing.
-fn shown(command: &SimpleCommand) -> String {
+fn shown(command: &[Word]) -> String {
     command
         .iter()
         .map(|w| match (w.dynamic, w.shown()) {
@@ -164,11 +168,11 @@ fn shown(command: &SimpleCommand) -> String {
 /// may expand to any number of words, so from there on anything matches. A glob
 /// (`r[m]`, `-*`) stands for itself, or for one or more words that each match it, as
 /// the names of files it may match.
-fn words_match(rule: &[String], command: &SimpleCommand) -> bool {
+fn words_match(rule: &[String], command: &[Word]) -> bool {
     match_from(rule, 0, command, 0)
 }
 
-fn match_from(rule: &[String], ri: usize, command: &SimpleCommand, ci: usize) -> bool {
+fn match_from(rule: &[String], ri: usize, command: &[Word], ci: usize) -> bool {
     if ri == rule.len() {
         return true;
     }
