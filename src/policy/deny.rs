@@ -430,6 +430,84 @@ mod tests {
         assert!(d.find(&command).is_some());
     }
 
+    /// The reading `find` had before it matched candidates as the scanner found them:
+    /// every candidate collected first, then the first that a rule catches.
+    fn find_after_collecting(rules: &DenyRules, text: &str) -> Option<DenyMatch> {
+        if rules.is_empty() {
+            return None;
+        }
+        let Ok(candidates) = scan::candidate_commands(text) else {
+            return Some(DenyMatch::TooComplex);
+        };
+        candidates.iter().find_map(|c| {
+            rules.find_in(c).map(|rule| DenyMatch::Rule {
+                rule: rule.text.clone(),
+                origin: rule.origin.clone(),
+                found: shown(c),
+            })
+        })
+    }
+
+    /// A text too complex to read is refused as that even when a command before the
+    /// point where it became too complex matches: the scan runs to the end.
+    #[test]
+    fn a_match_before_the_text_turns_too_complex_is_still_too_complex() {
+        for text in [
+            format!("rm -rf /; echo {}", "{a,b}".repeat(30)),
+            format!("rm -rf /\n{}ls", "eval ".repeat(20)),
+            format!("rm -rf /; {}ls", "env ".repeat(20_000)),
+        ] {
+            assert_eq!(
+                deny(&["rm -rf"]).find(&CommandText::new(text.clone())),
+                Some(DenyMatch::TooComplex),
+                "{text:.60}"
+            );
+            assert_eq!(
+                find_after_collecting(&deny(&["rm -rf"]), &text),
+                Some(DenyMatch::TooComplex)
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// Matching as the scanner goes gives the same answer as collecting every
+        /// candidate first: the same rule, the same command shown, the same refusals
+        /// as too complex.
+        #[test]
+        fn matching_while_scanning_agrees_with_matching_every_candidate_after(
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "rm", "-rf", "/", "git", "push", "--force", "x", "env", "-S", "'rm x'",
+                    "sudo", "-u", "nobody", "timeout", "5", "nice", "-n", "bash", "-c",
+                    "eval", "$X", "\"$@\"", "$(", "`", "'", "\"", ")", "(", "{", "}",
+                    "{a,b}", "{1..3}", "r[m]", "*", ";", "&&", "|", "\n", "<<EOF", "EOF",
+                    "cat", "<<'E'", "E", "find", "-exec", "+", "\\;", "watch", "FOO=1",
+                    "--chd", "/tmp", "case", "esac", "in", "$'\\x72m'", "#", "2>&1",
+                ]),
+                0..24,
+            ),
+            glue in proptest::collection::vec(
+                proptest::sample::select(vec![" ", "", "\n", "; "]),
+                24,
+            ),
+            set in 0usize..3,
+        ) {
+            let mut text = String::new();
+            for (i, piece) in pieces.iter().enumerate() {
+                text.push_str(piece);
+                text.push_str(glue[i]);
+            }
+            let rules = deny(
+                [&["rm -rf", "git push --force", "curl"][..], &["rm"][..], &["sudo", "x"][..]][set],
+            );
+            proptest::prop_assert_eq!(
+                rules.find(&CommandText::new(text.clone())),
+                find_after_collecting(&rules, &text),
+                "{:?}", text
+            );
+        }
+    }
+
     #[test]
     fn a_glob_matches_every_rule_whose_words_it_could_expand_to() {
         for (rules, command) in [

@@ -119,6 +119,8 @@ impl Candidates<'_> {
 struct Budget {
     work: usize,
     exceeded: bool,
+    /// Character buffers for [`lex_in`] to reuse.
+    spare_chars: Vec<Vec<char>>,
 }
 
 impl Budget {
@@ -1195,7 +1197,11 @@ impl Frame {
             kind,
             start,
             words: Vec::new(),
-            word: PartialWord::default(),
+            // Room for most words, so that it is allocated once, not grown.
+            word: PartialWord {
+                chars: Vec::with_capacity(32),
+                ..PartialWord::default()
+            },
             in_double_quotes: false,
             open_parens: 0,
             open_cases: 0,
@@ -1221,6 +1227,10 @@ impl Frame {
             heredocs,
             ..
         } = self;
+        if words.capacity() == 0 {
+            // Room for most commands, so that the list is allocated once, not grown.
+            words.reserve(8);
+        }
         if !word.dynamic && !word.any_quoted && word.chars.len() == 4 {
             let is = |keyword: &str| word.chars.iter().map(|&(c, _)| c).eq(keyword.chars());
             if is("case") {
@@ -1407,9 +1417,22 @@ fn lex_in(text: &str, budget: &mut Budget, depth: usize) -> Vec<SimpleCommand> {
         budget.exceeded = true;
         return Vec::new();
     }
-    // With its capacity up front: collecting would grow it from a quarter of the bytes.
-    let mut chars: Vec<char> = Vec::with_capacity(text.len());
-    chars.extend(text.chars());
+    // The characters, in a buffer the budget lends (a text read inside this one takes
+    // another), so the texts of one scan share a few buffers.
+    let mut chars = budget.spare_chars.pop().unwrap_or_default();
+    chars.clear();
+    chars.reserve(text.len());
+    if text.is_ascii() {
+        chars.extend(text.bytes().map(char::from));
+    } else {
+        chars.extend(text.chars());
+    }
+    let out = lex_chars(&chars, budget, depth);
+    budget.spare_chars.push(chars);
+    out
+}
+
+fn lex_chars(chars: &[char], budget: &mut Budget, depth: usize) -> Vec<SimpleCommand> {
     let mut out = Vec::new();
     let mut stack = vec![Frame::new(FrameKind::Top, 0)];
     let mut i = 0;
@@ -1437,11 +1460,11 @@ fn lex_in(text: &str, budget: &mut Budget, depth: usize) -> Vec<SimpleCommand> {
                     i += 1;
                 }
                 '$' => {
-                    i = dollar(&chars, i, &mut stack);
+                    i = dollar(chars, i, &mut stack);
                     continue;
                 }
                 '`' => {
-                    i = backtick(&chars, i, &mut stack, &mut out, budget, depth);
+                    i = backtick(chars, i, &mut stack, &mut out, budget, depth);
                 }
                 _ => frame.word.push(c, true),
             }
@@ -1455,7 +1478,7 @@ fn lex_in(text: &str, budget: &mut Budget, depth: usize) -> Vec<SimpleCommand> {
                 frame.finish_command(&mut out, budget);
                 let heredocs = std::mem::take(&mut frame.heredocs);
                 if !heredocs.is_empty() {
-                    i = heredoc_bodies(&chars, i + 1, &heredocs, &mut out, budget, depth);
+                    i = heredoc_bodies(chars, i + 1, &heredocs, &mut out, budget, depth);
                     continue;
                 }
             }
@@ -1482,10 +1505,10 @@ fn lex_in(text: &str, budget: &mut Budget, depth: usize) -> Vec<SimpleCommand> {
                 frame.in_double_quotes = true;
             }
             '$' => {
-                i = dollar(&chars, i, &mut stack);
+                i = dollar(chars, i, &mut stack);
                 continue;
             }
-            '`' => i = backtick(&chars, i, &mut stack, &mut out, budget, depth),
+            '`' => i = backtick(chars, i, &mut stack, &mut out, budget, depth),
             '#' if !frame.word.started && frame.kind != FrameKind::Brace => {
                 // A comment runs to the end of the line.
                 while i + 1 < chars.len() && chars[i + 1] != '\n' {
@@ -1516,7 +1539,7 @@ fn lex_in(text: &str, budget: &mut Budget, depth: usize) -> Vec<SimpleCommand> {
                     frame.finish_word(budget);
                 }
                 frame.redirect_target = true;
-                i = redirection_operator(&chars, i, frame);
+                i = redirection_operator(chars, i, frame);
                 continue;
             }
             '(' => {
@@ -1540,7 +1563,7 @@ fn lex_in(text: &str, budget: &mut Budget, depth: usize) -> Vec<SimpleCommand> {
                     // A case pattern's end: the command after it starts here.
                     frame.finish_command(&mut out, budget);
                 } else if frame.kind == FrameKind::Paren {
-                    close_frame(&mut stack, &mut out, &chars, i + 1, budget);
+                    close_frame(&mut stack, &mut out, chars, i + 1, budget);
                 } else {
                     frame.finish_command(&mut out, budget);
                 }
@@ -1554,7 +1577,7 @@ fn lex_in(text: &str, budget: &mut Budget, depth: usize) -> Vec<SimpleCommand> {
                     frame.open_braces -= 1;
                     frame.word.push(c, false);
                 } else {
-                    close_frame(&mut stack, &mut out, &chars, i + 1, budget);
+                    close_frame(&mut stack, &mut out, chars, i + 1, budget);
                 }
             }
             '{' | '}' if !frame.word.started && is_word_end(next) => {
@@ -1566,7 +1589,7 @@ fn lex_in(text: &str, budget: &mut Budget, depth: usize) -> Vec<SimpleCommand> {
         i += 1;
     }
     while stack.len() > 1 {
-        close_frame(&mut stack, &mut out, &chars, chars.len(), budget);
+        close_frame(&mut stack, &mut out, chars, chars.len(), budget);
     }
     let mut top = stack.pop().expect("the top frame");
     top.finish_command(&mut out, budget);
