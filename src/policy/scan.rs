@@ -212,6 +212,9 @@ fn prefix_len(words: &[Word]) -> usize {
 /// an array element assignment too, with an error message).
 fn is_assignment(word: &Word) -> bool {
     let text = word.text.as_str();
+    if !text.contains('=') {
+        return false;
+    }
     let name_len = text
         .char_indices()
         .take_while(|&(i, c)| c == '_' || c.is_ascii_alphabetic() || (i > 0 && c.is_ascii_digit()))
@@ -1093,6 +1096,8 @@ struct PartialWord {
     any_quoted: bool,
     /// Some unquoted `{`: brace expansion may apply.
     any_brace: bool,
+    /// Some unquoted `*`, `?` or `[`: the word may be a glob.
+    any_glob: bool,
 }
 
 impl PartialWord {
@@ -1104,12 +1109,14 @@ impl PartialWord {
         self.shown = None;
         self.any_quoted = false;
         self.any_brace = false;
+        self.any_glob = false;
     }
 
     fn push(&mut self, c: char, quoted: bool) {
         self.chars.push((c, quoted));
         self.any_quoted |= quoted;
         self.any_brace |= c == '{' && !quoted;
+        self.any_glob |= matches!(c, '*' | '?' | '[') && !quoted;
         if let Some(shown) = &mut self.shown {
             shown.push(c);
         }
@@ -1264,7 +1271,11 @@ impl Frame {
                 text: word.chars.iter().map(|&(c, _)| c).collect(),
                 dynamic: word.dynamic,
                 source: word.shown.take(),
-                pattern: glob_pattern(&word.chars),
+                pattern: if word.any_glob {
+                    glob_pattern(&word.chars)
+                } else {
+                    None
+                },
             });
         } else {
             for chars in brace_expand(&word.chars, budget) {
