@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use super::rules::{RuleError, validate_rule};
-use super::scan::{self, SimpleCommand};
+use super::scan::{self, Word};
 use super::{CommandText, Origin, RuleHashBuilder};
 
 #[derive(Debug, Clone)]
@@ -106,22 +106,26 @@ impl DenyRules {
         if self.rules.is_empty() {
             return None;
         }
-        let Ok(candidates) = scan::candidate_commands(command.as_str()) else {
-            return Some(DenyMatch::TooComplex);
-        };
-        for candidate in candidates {
-            if let Some(rule) = self.find_in(&candidate) {
-                return Some(DenyMatch::Rule {
+        // Each candidate is matched as the scanner finds it, none is kept; the scan
+        // still runs to the end, because a text too complex to read is refused as that
+        // even when an earlier command matched.
+        let mut first = None;
+        let scanned = scan::for_each_candidate(command.as_str(), |candidate| {
+            if first.is_none() {
+                first = self.find_in(candidate).map(|rule| DenyMatch::Rule {
                     rule: rule.text.clone(),
                     origin: rule.origin.clone(),
-                    found: shown(&candidate),
+                    found: shown(candidate),
                 });
             }
+        });
+        match scanned {
+            Ok(()) => first,
+            Err(scan::TooComplex) => Some(DenyMatch::TooComplex),
         }
-        None
     }
 
-    fn find_in(&self, command: &SimpleCommand) -> Option<&DenyRule> {
+    fn find_in(&self, command: &[Word]) -> Option<&DenyRule> {
         let first = &command[0];
         let matches = |rule: &&DenyRule| words_match(&rule.words, command);
         if first.dynamic || first.pattern.is_some() {
@@ -147,7 +151,7 @@ impl DenyRules {
 
 /// A simple command as a refusal shows it: its words, each computed one as it was
 /// written (`$G push`), never as nothing.
-fn shown(command: &SimpleCommand) -> String {
+fn shown(command: &[Word]) -> String {
     command
         .iter()
         .map(|w| match (w.dynamic, w.shown()) {
@@ -164,11 +168,11 @@ fn shown(command: &SimpleCommand) -> String {
 /// may expand to any number of words, so from there on anything matches. A glob
 /// (`r[m]`, `-*`) stands for itself, or for one or more words that each match it, as
 /// the names of files it may match.
-fn words_match(rule: &[String], command: &SimpleCommand) -> bool {
+fn words_match(rule: &[String], command: &[Word]) -> bool {
     match_from(rule, 0, command, 0)
 }
 
-fn match_from(rule: &[String], ri: usize, command: &SimpleCommand, ci: usize) -> bool {
+fn match_from(rule: &[String], ri: usize, command: &[Word], ci: usize) -> bool {
     if ri == rule.len() {
         return true;
     }
@@ -424,6 +428,84 @@ mod tests {
         let d = deny(&["rm -rf"]);
         let command = CommandText::from_bytes(b"rm -rf /\xff");
         assert!(d.find(&command).is_some());
+    }
+
+    /// The reading `find` had before it matched candidates as the scanner found them:
+    /// every candidate collected first, then the first that a rule catches.
+    fn find_after_collecting(rules: &DenyRules, text: &str) -> Option<DenyMatch> {
+        if rules.is_empty() {
+            return None;
+        }
+        let Ok(candidates) = scan::candidate_commands(text) else {
+            return Some(DenyMatch::TooComplex);
+        };
+        candidates.iter().find_map(|c| {
+            rules.find_in(c).map(|rule| DenyMatch::Rule {
+                rule: rule.text.clone(),
+                origin: rule.origin.clone(),
+                found: shown(c),
+            })
+        })
+    }
+
+    /// A text too complex to read is refused as that even when a command before the
+    /// point where it became too complex matches: the scan runs to the end.
+    #[test]
+    fn a_match_before_the_text_turns_too_complex_is_still_too_complex() {
+        for text in [
+            format!("rm -rf /; echo {}", "{a,b}".repeat(30)),
+            format!("rm -rf /\n{}ls", "eval ".repeat(20)),
+            format!("rm -rf /; {}ls", "env ".repeat(20_000)),
+        ] {
+            assert_eq!(
+                deny(&["rm -rf"]).find(&CommandText::new(text.clone())),
+                Some(DenyMatch::TooComplex),
+                "{text:.60}"
+            );
+            assert_eq!(
+                find_after_collecting(&deny(&["rm -rf"]), &text),
+                Some(DenyMatch::TooComplex)
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// Matching as the scanner goes gives the same answer as collecting every
+        /// candidate first: the same rule, the same command shown, the same refusals
+        /// as too complex.
+        #[test]
+        fn matching_while_scanning_agrees_with_matching_every_candidate_after(
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "rm", "-rf", "/", "git", "push", "--force", "x", "env", "-S", "'rm x'",
+                    "sudo", "-u", "nobody", "timeout", "5", "nice", "-n", "bash", "-c",
+                    "eval", "$X", "\"$@\"", "$(", "`", "'", "\"", ")", "(", "{", "}",
+                    "{a,b}", "{1..3}", "r[m]", "*", ";", "&&", "|", "\n", "<<EOF", "EOF",
+                    "cat", "<<'E'", "E", "find", "-exec", "+", "\\;", "watch", "FOO=1",
+                    "--chd", "/tmp", "case", "esac", "in", "$'\\x72m'", "#", "2>&1",
+                ]),
+                0..24,
+            ),
+            glue in proptest::collection::vec(
+                proptest::sample::select(vec![" ", "", "\n", "; "]),
+                24,
+            ),
+            set in 0usize..3,
+        ) {
+            let mut text = String::new();
+            for (i, piece) in pieces.iter().enumerate() {
+                text.push_str(piece);
+                text.push_str(glue[i]);
+            }
+            let rules = deny(
+                [&["rm -rf", "git push --force", "curl"][..], &["rm"][..], &["sudo", "x"][..]][set],
+            );
+            proptest::prop_assert_eq!(
+                rules.find(&CommandText::new(text.clone())),
+                find_after_collecting(&rules, &text),
+                "{:?}", text
+            );
+        }
     }
 
     #[test]

@@ -80,28 +80,36 @@ pub struct TooComplex;
 /// as written (after assignments), and again after each wrapper (`env`, `nohup`, `sudo`…)
 /// is removed.
 pub fn candidate_commands(text: &str) -> Result<Vec<SimpleCommand>, TooComplex> {
+    let mut all = Vec::new();
+    for_each_candidate(text, |command| all.push(command.to_vec()))?;
+    Ok(all)
+}
+
+/// [`candidate_commands`] without collecting them: `visit` sees each candidate, in the
+/// same order, as it is found. When the text turns out too complex, the commands
+/// visited so far are only part of it, and the answer is `Err`.
+pub fn for_each_candidate(text: &str, mut visit: impl FnMut(&[Word])) -> Result<(), TooComplex> {
     let mut out = Candidates {
-        commands: Vec::new(),
+        visit: &mut visit,
         words: 0,
         budget: Budget::default(),
     };
-    collect(text, 0, &mut out)?;
-    Ok(out.commands)
+    collect(text, 0, &mut out)
 }
 
-struct Candidates {
-    commands: Vec<SimpleCommand>,
+struct Candidates<'v> {
+    visit: &'v mut dyn FnMut(&[Word]),
     words: usize,
     budget: Budget,
 }
 
-impl Candidates {
-    fn push(&mut self, command: SimpleCommand) -> Result<(), TooComplex> {
+impl Candidates<'_> {
+    fn push(&mut self, command: &[Word]) -> Result<(), TooComplex> {
         self.words += command.len();
         if self.words > MAX_CANDIDATE_WORDS {
             return Err(TooComplex);
         }
-        self.commands.push(command);
+        (self.visit)(command);
         Ok(())
     }
 }
@@ -111,6 +119,8 @@ impl Candidates {
 struct Budget {
     work: usize,
     exceeded: bool,
+    /// Character buffers for [`lex_in`] to reuse.
+    spare_chars: Vec<Vec<char>>,
 }
 
 impl Budget {
@@ -141,15 +151,22 @@ fn expand_candidates(
     out: &mut Candidates,
 ) -> Result<(), TooComplex> {
     // A work list, not recursion: a wrapper read two ways gives two forms to follow.
-    let mut pending = vec![words];
-    while let Some(mut words) = pending.pop() {
-        skip_prefixes(&mut words);
+    // Most forms are a tail of one they came from, so a form is a word list (`words`
+    // for the first, `made[i - 1]` for the ones `env -S` made) and where in it the
+    // form starts. A command that is no wrapper allocates neither list.
+    let mut made: Vec<SimpleCommand> = Vec::new();
+    let mut pending: Vec<(usize, usize)> = Vec::new();
+    let mut next = Some((0usize, 0usize));
+    while let Some((form, start)) = next.take().or_else(|| pending.pop()) {
+        let list = if form == 0 { &words } else { &made[form - 1] };
+        let start = start + prefix_len(&list[start..]);
+        let words = &list[start..];
         if words.is_empty() {
             continue;
         }
-        out.push(words.clone())?;
-        let nested = nested_shell_text(&words)?;
-        let tails = exec_like_tails(&words);
+        out.push(words)?;
+        let nested = nested_shell_text(words)?;
+        let tails = exec_like_tails(words);
         if depth >= MAX_NESTED_SHELLS && (!nested.is_empty() || !tails.is_empty()) {
             // Deeper than any real command goes: refuse to guess rather than let it by.
             return Err(TooComplex);
@@ -158,7 +175,7 @@ fn expand_candidates(
             if text.dynamic {
                 // A command string computed at run time (`eval "$CMD"`) could be
                 // anything.
-                out.push(vec![Word::computed(String::new(), text.shown.clone())])?;
+                out.push(&[Word::computed(String::new(), text.shown.clone())])?;
             }
             if !out.budget.spend(text.text.len()) {
                 return Err(TooComplex);
@@ -168,26 +185,36 @@ fn expand_candidates(
         for tail in tails {
             expand_candidates(tail, depth + 1, out)?;
         }
-        pending.extend(strip_wrapper(&words)?);
+        for rest in strip_wrapper(words)? {
+            match rest {
+                Unwrapped::Tail(at) => pending.push((form, start + at)),
+                Unwrapped::New(words) => {
+                    made.push(words);
+                    pending.push((made.len(), 0));
+                }
+            }
+        }
     }
     Ok(())
 }
 
-/// Remove what may stand before a command: assignments and reserved words.
-fn skip_prefixes(words: &mut SimpleCommand) {
-    let n = words
+/// How many words stand before a command: assignments and reserved words.
+fn prefix_len(words: &[Word]) -> usize {
+    words
         .iter()
         .take_while(|w| {
             is_assignment(w) || (!w.dynamic && RESERVED_PREFIXES.contains(&w.text.as_str()))
         })
-        .count();
-    words.drain(..n);
+        .count()
 }
 
 /// `NAME=value`, `NAME+=value`, `NAME[SUBSCRIPT]=value` (bash runs the command after
 /// an array element assignment too, with an error message).
 fn is_assignment(word: &Word) -> bool {
     let text = word.text.as_str();
+    if !text.contains('=') {
+        return false;
+    }
     let name_len = text
         .char_indices()
         .take_while(|&(i, c)| c == '_' || c.is_ascii_alphabetic() || (i > 0 && c.is_ascii_digit()))
@@ -309,7 +336,10 @@ fn nested_shell_text(words: &[Word]) -> Result<Vec<NestedText>, TooComplex> {
         // which the wrapper reading covers).
         "watch" => {
             for rest in strip_wrapper(words)? {
-                found.push(NestedText::joined(&rest));
+                match rest {
+                    Unwrapped::Tail(at) => found.push(NestedText::joined(&words[at..])),
+                    Unwrapped::New(rest) => found.push(NestedText::joined(&rest)),
+                }
             }
         }
         _ if SHELLS.contains(&name) => {
@@ -796,10 +826,18 @@ struct Reading {
     prepend: SimpleCommand,
 }
 
+/// A command a wrapper may run, with the wrapper and its options removed.
+enum Unwrapped {
+    /// The wrapper's words from this index on.
+    Tail(usize),
+    /// Words `env -S` split from a string, then the rest of the wrapper's words.
+    New(SimpleCommand),
+}
+
 /// Every command a wrapper may run, with the wrapper and its options removed; empty
 /// when the first word is not a known wrapper or it wraps nothing. An option whose
 /// reading is not certain (an ambiguous or unknown long option) is read both ways.
-fn strip_wrapper(words: &[Word]) -> Result<Vec<SimpleCommand>, TooComplex> {
+fn strip_wrapper(words: &[Word]) -> Result<Vec<Unwrapped>, TooComplex> {
     let name = program_name(&words[0].text);
     let Some(spec) = WRAPPERS.iter().find(|w| w.name == name) else {
         return Ok(Vec::new());
@@ -822,17 +860,22 @@ fn strip_wrapper(words: &[Word]) -> Result<Vec<SimpleCommand>, TooComplex> {
         let Reading { at, prepend } = reading;
         // `env` and `sudo` take assignments before their command; they are skipped by
         // the caller.
-        let mut rest: SimpleCommand = prepend;
-        let after = words.get(at..).unwrap_or_default();
-        let after_assignments = if spec.name == "env" || spec.name == "sudo" {
-            let n = after.iter().take_while(|w| is_assignment(w)).count();
-            &after[n..]
+        let at = at.min(words.len());
+        let after = &words[at..];
+        let assignments = if spec.name == "env" || spec.name == "sudo" {
+            after.iter().take_while(|w| is_assignment(w)).count()
         } else {
-            after
+            0
         };
-        rest.extend(after_assignments.iter().skip(spec.operands).cloned());
-        if !rest.is_empty() {
-            forms.push(rest);
+        let from = (at + assignments + spec.operands).min(words.len());
+        if prepend.is_empty() {
+            if from < words.len() {
+                forms.push(Unwrapped::Tail(from));
+            }
+        } else {
+            let mut rest = prepend;
+            rest.extend_from_slice(&words[from..]);
+            forms.push(Unwrapped::New(rest));
         }
     }
     Ok(forms)
@@ -1049,11 +1092,31 @@ struct PartialWord {
     /// The word for messages ([`Word::shown`]), kept from the first expansion on (until
     /// then the characters are the word as shown), so plain words cost nothing more.
     shown: Option<String>,
+    /// Some character is quoted.
+    any_quoted: bool,
+    /// Some unquoted `{`: brace expansion may apply.
+    any_brace: bool,
+    /// Some unquoted `*`, `?` or `[`: the word may be a glob.
+    any_glob: bool,
 }
 
 impl PartialWord {
+    /// Empty again, keeping the buffer.
+    fn clear(&mut self) {
+        self.chars.clear();
+        self.dynamic = false;
+        self.started = false;
+        self.shown = None;
+        self.any_quoted = false;
+        self.any_brace = false;
+        self.any_glob = false;
+    }
+
     fn push(&mut self, c: char, quoted: bool) {
         self.chars.push((c, quoted));
+        self.any_quoted |= quoted;
+        self.any_brace |= c == '{' && !quoted;
+        self.any_glob |= matches!(c, '*' | '?' | '[') && !quoted;
         if let Some(shown) = &mut self.shown {
             shown.push(c);
         }
@@ -1080,7 +1143,7 @@ impl PartialWord {
     /// `{NAME}` or `{NAME[SUBSCRIPT]}` right before a redirection: bash stores the
     /// descriptor it opens in that variable; the word is not part of the command.
     fn is_fd_name(&self) -> bool {
-        if self.dynamic || self.chars.iter().any(|&(_, q)| q) {
+        if self.dynamic || self.any_quoted {
             return false;
         }
         let text: String = self.chars.iter().map(|&(c, _)| c).collect();
@@ -1141,7 +1204,11 @@ impl Frame {
             kind,
             start,
             words: Vec::new(),
-            word: PartialWord::default(),
+            // Room for most words, so that it is allocated once, not grown.
+            word: PartialWord {
+                chars: Vec::with_capacity(32),
+                ..PartialWord::default()
+            },
             in_double_quotes: false,
             open_parens: 0,
             open_cases: 0,
@@ -1156,53 +1223,73 @@ impl Frame {
         if !self.word.started {
             return;
         }
-        let word = std::mem::take(&mut self.word);
-        if !word.dynamic && word.chars.iter().all(|&(_, quoted)| !quoted) {
-            match word
-                .chars
-                .iter()
-                .map(|&(c, _)| c)
-                .collect::<String>()
-                .as_str()
-            {
-                "case" => self.open_cases += 1,
-                "esac" => self.open_cases = self.open_cases.saturating_sub(1),
-                _ => {}
+        // The word's buffer is kept for the next word (cleared, not dropped), so a
+        // frame allocates it once rather than once per word.
+        let Frame {
+            word,
+            words,
+            open_cases,
+            redirect_target,
+            heredoc_target,
+            heredocs,
+            ..
+        } = self;
+        if words.capacity() == 0 {
+            // Room for most commands, so that the list is allocated once, not grown.
+            words.reserve(8);
+        }
+        if !word.dynamic && !word.any_quoted && word.chars.len() == 4 {
+            let is = |keyword: &str| word.chars.iter().map(|&(c, _)| c).eq(keyword.chars());
+            if is("case") {
+                *open_cases += 1;
+            } else if is("esac") {
+                *open_cases = open_cases.saturating_sub(1);
             }
         }
-        if self.redirect_target {
-            self.redirect_target = false;
-            if let Some(strip_tabs) = self.heredoc_target.take() {
+        if *redirect_target {
+            *redirect_target = false;
+            if let Some(strip_tabs) = heredoc_target.take() {
                 let delimiter = match (&word.shown, word.dynamic) {
                     // `<<$X`: the delimiter is the text as written.
                     (Some(shown), true) => shown.clone(),
                     _ => word.chars.iter().map(|&(c, _)| c).collect(),
                 };
-                self.heredocs.push(Heredoc {
+                heredocs.push(Heredoc {
                     delimiter,
-                    quoted: word.chars.iter().any(|&(_, q)| q),
+                    quoted: word.any_quoted,
                     strip_tabs,
                 });
             }
-            return;
-        }
-        if word.dynamic && word.chars.is_empty() {
-            self.words.push(Word::computed(
+        } else if word.dynamic && word.chars.is_empty() {
+            words.push(Word::computed(
                 String::new(),
-                word.shown.unwrap_or_default(),
+                word.shown.take().unwrap_or_default(),
             ));
-            return;
-        }
-        for chars in brace_expand(&word.chars, budget) {
-            let text: String = chars.iter().map(|&(c, _)| c).collect();
-            let pattern = glob_pattern(&chars);
-            self.words.push(Word {
-                text,
+        } else if !word.any_brace {
+            // No brace to expand (most words): the word as it is.
+            words.push(Word {
+                text: word.chars.iter().map(|&(c, _)| c).collect(),
                 dynamic: word.dynamic,
-                source: word.shown.clone(),
-                pattern,
+                source: word.shown.take(),
+                pattern: if word.any_glob {
+                    glob_pattern(&word.chars)
+                } else {
+                    None
+                },
             });
+        } else {
+            for chars in brace_expand(&word.chars, budget) {
+                let text: String = chars.iter().map(|&(c, _)| c).collect();
+                let pattern = glob_pattern(&chars);
+                words.push(Word {
+                    text,
+                    dynamic: word.dynamic,
+                    source: word.shown.clone(),
+                    pattern,
+                });
+            }
         }
+        word.clear();
     }
 
     fn finish_command(&mut self, out: &mut Vec<SimpleCommand>, budget: &mut Budget) {
@@ -1341,7 +1428,22 @@ fn lex_in(text: &str, budget: &mut Budget, depth: usize) -> Vec<SimpleCommand> {
         budget.exceeded = true;
         return Vec::new();
     }
-    let chars: Vec<char> = text.chars().collect();
+    // The characters, in a buffer the budget lends (a text read inside this one takes
+    // another), so the texts of one scan share a few buffers.
+    let mut chars = budget.spare_chars.pop().unwrap_or_default();
+    chars.clear();
+    chars.reserve(text.len());
+    if text.is_ascii() {
+        chars.extend(text.bytes().map(char::from));
+    } else {
+        chars.extend(text.chars());
+    }
+    let out = lex_chars(&chars, budget, depth);
+    budget.spare_chars.push(chars);
+    out
+}
+
+fn lex_chars(chars: &[char], budget: &mut Budget, depth: usize) -> Vec<SimpleCommand> {
     let mut out = Vec::new();
     let mut stack = vec![Frame::new(FrameKind::Top, 0)];
     let mut i = 0;
@@ -1369,11 +1471,11 @@ fn lex_in(text: &str, budget: &mut Budget, depth: usize) -> Vec<SimpleCommand> {
                     i += 1;
                 }
                 '$' => {
-                    i = dollar(&chars, i, &mut stack);
+                    i = dollar(chars, i, &mut stack);
                     continue;
                 }
                 '`' => {
-                    i = backtick(&chars, i, &mut stack, &mut out, budget, depth);
+                    i = backtick(chars, i, &mut stack, &mut out, budget, depth);
                 }
                 _ => frame.word.push(c, true),
             }
@@ -1387,7 +1489,7 @@ fn lex_in(text: &str, budget: &mut Budget, depth: usize) -> Vec<SimpleCommand> {
                 frame.finish_command(&mut out, budget);
                 let heredocs = std::mem::take(&mut frame.heredocs);
                 if !heredocs.is_empty() {
-                    i = heredoc_bodies(&chars, i + 1, &heredocs, &mut out, budget, depth);
+                    i = heredoc_bodies(chars, i + 1, &heredocs, &mut out, budget, depth);
                     continue;
                 }
             }
@@ -1414,10 +1516,10 @@ fn lex_in(text: &str, budget: &mut Budget, depth: usize) -> Vec<SimpleCommand> {
                 frame.in_double_quotes = true;
             }
             '$' => {
-                i = dollar(&chars, i, &mut stack);
+                i = dollar(chars, i, &mut stack);
                 continue;
             }
-            '`' => i = backtick(&chars, i, &mut stack, &mut out, budget, depth),
+            '`' => i = backtick(chars, i, &mut stack, &mut out, budget, depth),
             '#' if !frame.word.started && frame.kind != FrameKind::Brace => {
                 // A comment runs to the end of the line.
                 while i + 1 < chars.len() && chars[i + 1] != '\n' {
@@ -1443,12 +1545,12 @@ fn lex_in(text: &str, budget: &mut Budget, depth: usize) -> Vec<SimpleCommand> {
                     continue;
                 }
                 if frame.word.is_fd_number() || frame.word.is_fd_name() {
-                    frame.word = PartialWord::default();
+                    frame.word.clear();
                 } else {
                     frame.finish_word(budget);
                 }
                 frame.redirect_target = true;
-                i = redirection_operator(&chars, i, frame);
+                i = redirection_operator(chars, i, frame);
                 continue;
             }
             '(' => {
@@ -1472,7 +1574,7 @@ fn lex_in(text: &str, budget: &mut Budget, depth: usize) -> Vec<SimpleCommand> {
                     // A case pattern's end: the command after it starts here.
                     frame.finish_command(&mut out, budget);
                 } else if frame.kind == FrameKind::Paren {
-                    close_frame(&mut stack, &mut out, &chars, i + 1, budget);
+                    close_frame(&mut stack, &mut out, chars, i + 1, budget);
                 } else {
                     frame.finish_command(&mut out, budget);
                 }
@@ -1486,7 +1588,7 @@ fn lex_in(text: &str, budget: &mut Budget, depth: usize) -> Vec<SimpleCommand> {
                     frame.open_braces -= 1;
                     frame.word.push(c, false);
                 } else {
-                    close_frame(&mut stack, &mut out, &chars, i + 1, budget);
+                    close_frame(&mut stack, &mut out, chars, i + 1, budget);
                 }
             }
             '{' | '}' if !frame.word.started && is_word_end(next) => {
@@ -1498,7 +1600,7 @@ fn lex_in(text: &str, budget: &mut Budget, depth: usize) -> Vec<SimpleCommand> {
         i += 1;
     }
     while stack.len() > 1 {
-        close_frame(&mut stack, &mut out, &chars, chars.len(), budget);
+        close_frame(&mut stack, &mut out, chars, chars.len(), budget);
     }
     let mut top = stack.pop().expect("the top frame");
     top.finish_command(&mut out, budget);
