@@ -14,10 +14,15 @@
 mod common;
 
 use std::fs;
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::path::Path;
+use std::thread;
+use std::time::{Duration, Instant};
 
 use common::netproxy::{
     ALLOWED, MAPPED, Origin, REFUSED_NAME, add_git_repo, add_hello, add_npm_package, add_pip_index,
+    listening_process,
 };
 use common::*;
 
@@ -277,5 +282,454 @@ for url in sys.argv[1:]:
         ));
         assert!(!n.t.work.join("no/node_modules/demo-pkg").exists());
         assert_eq!(n.origin.seen().len(), before, "the refused install reached the origin");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Attacks on the proxy: a request that names one host and reaches another.
+
+/// Raw requests to the proxy (its port from `http_proxy`), each printed as `name status
+/// body`: `body` is `allowed` or `evil` by the file a server answered with, `-` for
+/// none. `A` is the allowed origin's port, `B` the port of a second origin (`evil`)
+/// nothing allows.
+const TRICKS: &str = r#"
+import os, socket, sys
+P = int(os.environ["http_proxy"].rsplit(":", 1)[1])
+A, B = sys.argv[1], sys.argv[2]
+def conn():
+    return socket.create_connection(("127.0.0.1", P), timeout=10)
+def status(f):
+    parts = f.readline().split()
+    return parts[1].decode() if len(parts) > 1 else "none"
+def which(data):
+    if b"hello through the proxy" in data:
+        return "allowed"
+    if b"from the evil origin" in data:
+        return "evil"
+    return "-"
+def plain(target, host="x"):
+    s = conn(); f = s.makefile("rb")
+    s.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (target, host)).encode("latin-1"))
+    st = status(f)
+    return st, which(f.read())
+def connect(target, host=None):
+    s = conn(); f = s.makefile("rb")
+    s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (target, host or target)).encode("latin-1"))
+    st = status(f)
+    if st != "200":
+        return st, which(f.read())
+    while f.readline() not in (b"\r\n", b""):
+        pass
+    s.sendall(("GET /hello.txt HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % (host or target)).encode("latin-1"))
+    return st, which(f.read())
+def socks(host, port, literal=False):
+    s = conn()
+    s.sendall(b"\x05\x01\x00")
+    s.recv(2)
+    if literal:
+        req = b"\x05\x01\x00\x01" + socket.inet_aton(host)
+    else:
+        req = b"\x05\x01\x00\x03" + bytes([len(host)]) + host.encode()
+    s.sendall(req + int(port).to_bytes(2, "big"))
+    r = s.recv(10)
+    if len(r) < 2 or r[1] != 0:
+        return "socks%d" % (r[1] if len(r) > 1 else -1), "-"
+    s.sendall(b"GET /hello.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    return "socks0", which(s.makefile("rb").read())
+cases = [
+    ("plain_userinfo", lambda: plain("http://registry.test:%s@evil.test:%s/hello.txt" % (A, B), "registry.test:" + A)),
+    ("plain_userinfo_reversed", lambda: plain("http://evil.test:%s@registry.test:%s/hello.txt" % (B, A))),
+    ("plain_backslash", lambda: plain("http://registry.test:%s\\@evil.test:%s/hello.txt" % (A, B))),
+    ("plain_fragment", lambda: plain("http://evil.test:%s#@registry.test:%s/hello.txt" % (B, A))),
+    ("plain_host_header", lambda: plain("http://registry.test:%s/hello.txt" % A, "evil.test:" + B)),
+    ("plain_other_port", lambda: plain("http://registry.test:%s/hello.txt" % B)),
+    ("plain_unlisted", lambda: plain("http://evil.test:%s/hello.txt" % B)),
+    ("plain_ip", lambda: plain("http://127.0.0.1:%s/hello.txt" % B)),
+    ("plain_percent", lambda: plain("http://evil%%2etest:%s/hello.txt" % B)),
+    ("connect_host_header", lambda: connect("registry.test:" + A, "evil.test:" + B)),
+    ("connect_other_port", lambda: connect("registry.test:" + B)),
+    ("connect_unlisted", lambda: connect("evil.test:" + B)),
+    ("connect_trailing_dot", lambda: connect("registry.test.:" + A)),
+    ("connect_upper", lambda: connect("REGISTRY.Test:" + A)),
+    ("connect_unlisted_dot", lambda: connect("evil.test.:" + B)),
+    ("connect_unlisted_upper", lambda: connect("EVIL.TEST:" + B)),
+    ("connect_suffix", lambda: connect("registry.test.evil.test:" + B)),
+    ("connect_prefix", lambda: connect("evilregistry.test:" + A)),
+    ("connect_two_ports", lambda: connect("registry.test:%s:%s" % (A, B))),
+    ("connect_nul", lambda: connect("evil.test\x00.registry.test:" + A)),
+    ("connect_ip", lambda: connect("127.0.0.1:" + B)),
+    ("connect_ipv6", lambda: connect("[::1]:" + B)),
+    ("connect_decimal", lambda: connect("2130706433:" + B)),
+    ("connect_short", lambda: connect("127.1:" + B)),
+    ("connect_hex", lambda: connect("0x7f.0.0.1:" + B)),
+    ("connect_url", lambda: connect("http://evil.test:%s/" % B)),
+    ("socks_other_port", lambda: socks("registry.test", B)),
+    ("socks_unlisted", lambda: socks("evil.test", B)),
+    ("socks_ip", lambda: socks("127.0.0.1", B, True)),
+]
+for name, case in cases:
+    try:
+        st, body = case()
+    except OSError as e:
+        st, body = "errno%d" % e.errno, "-"
+    print(name, st, body, flush=True)
+"#;
+
+/// The results of [`TRICKS`], by name: (status, body).
+fn tricks(out: &Outcome) -> std::collections::BTreeMap<String, (String, String)> {
+    out.stdout()
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split(' ');
+            Some((
+                f.next()?.to_owned(),
+                (f.next()?.to_owned(), f.next()?.to_owned()),
+            ))
+        })
+        .collect()
+}
+
+for_each_user! {
+    /// No trick in a request reaches a host the lists do not allow: userinfo, a
+    /// backslash or a fragment before `@`, a `Host` header naming another host (plain or
+    /// in a tunnel), another port of the allowed name, an unlisted name in any case or
+    /// with a trailing dot, suffixes and prefixes, two ports, a NUL, address literals in
+    /// every form, a URL as a CONNECT target, SOCKS5 by name and by address. The allowed
+    /// name in upper case or with a trailing dot is the allowed name. The second origin
+    /// sees nothing. The control allows `evil.test:B` and `registry.test:B` too: then the
+    /// same requests reach it, so the test sees a trick that works.
+    fn request_tricks_reach_no_other_host(user) {
+        let n = net();
+        add_hello(n.www());
+        let evil_www = n.t.root.join("evil-www");
+        fs::create_dir(&evil_www).unwrap();
+        fs::write(evil_www.join("hello.txt"), "from the evil origin\n").unwrap();
+        let evil = Origin::start(&evil_www);
+        let (a, b) = (n.port().to_string(), evil.port().to_string());
+        let program = n.t.write("tricks.py", TRICKS);
+        let run = |extra: &[String]| {
+            let mut g = n.gate(user);
+            for pattern in extra {
+                g = g.args(["--allow-domain", pattern]);
+            }
+            g.arg("--").arg(python3()).arg(&program).args([&a, &b]).run()
+        };
+        let out = run(&[]);
+        out.assert_code(0);
+        let r = tricks(&out);
+        let refused = |name: &str, statuses: &[&str]| {
+            let (status, body) = r.get(name).unwrap_or_else(|| panic!("no {name}\n{}", out.report()));
+            assert!(statuses.contains(&status.as_str()) && body != "evil", "{name}: {status} {body}\n{}", out.report());
+        };
+        let reached = |name: &str| {
+            assert_eq!(r.get(name), Some(&("200".to_owned(), "allowed".to_owned())), "{name}\n{}", out.report());
+        };
+        // The userinfo is not the host: `http://evil.test:B@registry.test:A/` is the
+        // allowed origin.
+        for name in ["plain_userinfo_reversed", "plain_host_header", "connect_host_header", "connect_trailing_dot", "connect_upper"] {
+            reached(name);
+        }
+        for name in [
+            "plain_userinfo", "plain_other_port", "plain_unlisted", "plain_ip", "connect_other_port",
+            "connect_unlisted", "connect_unlisted_dot", "connect_unlisted_upper", "connect_suffix",
+            "connect_prefix", "connect_ip", "connect_ipv6",
+        ] {
+            refused(name, &["403"]);
+        }
+        for name in ["plain_backslash", "plain_fragment", "plain_percent", "connect_two_ports", "connect_nul", "connect_url", "connect_decimal", "connect_short", "connect_hex"] {
+            refused(name, &["400", "403"]);
+        }
+        for name in ["socks_other_port", "socks_unlisted", "socks_ip"] {
+            refused(name, &["socks2"]);
+        }
+        assert_eq!(r.len(), 29, "{}", out.report());
+        assert!(evil.seen().is_empty(), "the unlisted origin was reached: {:?}\n{}", evil.seen(), out.report());
+
+        // Control: with both of the second origin's names allowed, the tricks that
+        // name it reach it.
+        let out = run(&[format!("evil.test:{b}"), format!("registry.test:{b}")]);
+        out.assert_code(0);
+        let r = tricks(&out);
+        for name in [
+            "plain_userinfo", "plain_other_port", "plain_unlisted", "connect_other_port", "connect_unlisted",
+            "connect_unlisted_dot", "connect_unlisted_upper",
+        ] {
+            assert_eq!(r.get(name), Some(&("200".to_owned(), "evil".to_owned())), "control: {name}\n{}", out.report());
+        }
+        for name in ["socks_other_port", "socks_unlisted"] {
+            assert_eq!(r.get(name), Some(&("socks0".to_owned(), "evil".to_owned())), "control: {name}\n{}", out.report());
+        }
+        // Address literals stay refused even then: a loopback address is reached only
+        // by a name the user mapped.
+        for name in ["plain_ip", "connect_ip", "connect_ipv6", "socks_ip"] {
+            assert_ne!(r.get(name).map(|v| v.1.as_str()), Some("evil"), "control: {name}\n{}", out.report());
+        }
+        assert!(!evil.seen().is_empty(), "control: the second origin saw nothing");
+    }
+}
+
+for_each_user! {
+    /// An allowed name that the system's /etc/hosts (which the model cannot write)
+    /// points at a loopback address is refused, naming the address and the `--resolve`
+    /// that would allow it; the control maps it with `--resolve` and gets the file.
+    fn an_allowed_name_with_a_loopback_address_needs_a_mapping(user) {
+        let hosts = fs::read_to_string("/etc/hosts").expect("this test needs /etc/hosts");
+        assert!(
+            hosts.lines().any(|l| l.split_whitespace().next() == Some("127.0.0.1")
+                && l.split_whitespace().skip(1).any(|n| n == "localhost")),
+            "this test needs `127.0.0.1 localhost` in /etc/hosts"
+        );
+        let n = net();
+        let hello = add_hello(n.www());
+        let pattern = format!("localhost:{}", n.port());
+        let script = format!("{} -sS -w ' %{{http_code}}' --max-time 20 {}", curl(), n.url("localhost", "/hello.txt"));
+        let out = n.gate(user).args(["--allow-domain", &pattern, "-c", &script]).run();
+        out.assert_code(0).assert_stdout(
+            "gate refused localhost: it resolves to 127.0.0.1, a loopback address; if that is meant, map the name yourself with --resolve localhost=127.0.0.1 or sandbox.resolve = [\"localhost=127.0.0.1\"]\n 403",
+        );
+        assert!(n.origin.seen().is_empty());
+        let out = n
+            .gate(user)
+            .args(["--allow-domain", &pattern, "--resolve", "localhost=127.0.0.1", "-c", &script])
+            .run();
+        out.assert_code(0).assert_stdout(&format!("{hello} 200"));
+    }
+
+    /// A command that clears its environment (no proxy variables) and connects itself
+    /// (curl told the address with --resolve; Python's urllib with the variables
+    /// deleted) cannot connect; the control at `--net` reaches the origin both ways.
+    fn a_command_without_the_proxy_variables_cannot_connect(user) {
+        let n = net();
+        let hello = add_hello(n.www());
+        let url = n.url(ALLOWED, "/hello.txt");
+        let script = format!(
+            "env -i PATH=\"$PATH\" {c} -sS --max-time 5 --resolve {ALLOWED}:{p}:127.0.0.1 {url}; echo \" curl=$?\"; \
+             {py} -c 'import os, urllib.request\nfor k in list(os.environ):\n    if \"proxy\" in k.lower(): del os.environ[k]\ntry:\n    print(urllib.request.urlopen(\"http://127.0.0.1:{p}/hello.txt\", timeout=5).read().decode(), end=\"\")\nexcept OSError as e:\n    print(\"urllib\", type(e).__name__)'",
+            c = curl(),
+            p = n.port(),
+            py = python3().display(),
+        );
+        let out = n.sh(user, &script);
+        out.assert_code(0).assert_stdout(" curl=7\nurllib URLError\n");
+        out.assert_stderr_contains("Couldn't connect to server");
+        assert!(n.origin.seen().is_empty(), "{:?}", n.origin.seen());
+
+        let out = n
+            .t
+            .gate()
+            .user(user)
+            .args(["--no-config", "--audit-log", "off", "--level", "safe", "--net", "-c", &script])
+            .run();
+        out.assert_code(0).assert_stdout(&format!("{hello} curl=0\n{hello}"));
+        assert_eq!(n.origin.seen().len(), 2, "control");
+    }
+}
+
+/// Wait (within the tests' deadline) until `path` holds a line, and read it.
+#[track_caller]
+fn wait_for(path: &Path) -> String {
+    let end = Instant::now() + DEADLINE;
+    loop {
+        if let Ok(text) = fs::read_to_string(path) {
+            if text.ends_with('\n') {
+                return text.trim().to_owned();
+            }
+        }
+        assert!(Instant::now() < end, "{} never appeared", path.display());
+        thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Shell code: write `$$` to `pid` and the proxy's port to `port`, wait (30 s at most)
+/// for the file `go`, then run `then`.
+fn waiting(then: &str) -> String {
+    format!(
+        "echo $$ > pid; echo \"${{http_proxy##*:}}\" > port; \
+         n=0; while [ ! -e go ] && [ $n -lt 3000 ]; do sleep 0.01; n=$((n+1)); done; {then}"
+    )
+}
+
+/// What a process outside the sandbox gets from the proxy for `request`: the bytes
+/// until the proxy closes (or 10 s pass).
+fn from_outside(port: u16, request: &str) -> Vec<u8> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect to the proxy");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut got = Vec::new();
+    let _ = s.read_to_end(&mut got);
+    got
+}
+
+for_each_user! {
+    /// A process outside the sandbox that connects to the proxy's port itself is not
+    /// served (the proxy serves only connections the supervisor made and registered):
+    /// not the test process (root, or the current user), not uid 65534. The control is
+    /// the same request from inside, which gets the file.
+    fn outsiders_are_not_served_by_the_proxy(user) {
+        let n = net();
+        let hello = add_hello(n.www());
+        let url = n.url(ALLOWED, "/hello.txt");
+        let running = n
+            .gate(user)
+            .args(["-c", &waiting(&format!("{} -sS --max-time 20 {url}", curl()))])
+            .spawn();
+        let port: u16 = wait_for(&n.t.work.join("port")).parse().unwrap();
+        let request = format!("GET {url} HTTP/1.1\r\nHost: {ALLOWED}\r\n\r\n");
+        let got = from_outside(port, &request);
+        assert!(got.is_empty(), "the test process was served: {:?}", String::from_utf8_lossy(&got));
+        if running_as_root() {
+            let program = "import socket, sys\ns = socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=10)\ns.sendall(sys.argv[2].encode())\ns.settimeout(10)\ndata = b''\nwhile True:\n    try:\n        b = s.recv(4096)\n    except OSError:\n        break\n    if not b: break\n    data += b\nprint(len(data), data[:40])";
+            let out = command_as(User::Unprivileged, python3())
+                .args(["-c", program, &port.to_string(), &request])
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8_lossy(&out.stdout), "0 b''\n", "uid 65534 was served: {out:?}");
+        }
+        assert!(n.origin.seen().is_empty(), "an outsider reached the origin");
+        fs::write(n.t.work.join("go"), "").unwrap();
+        let out = running.wait();
+        out.assert_code(0).assert_stdout(hello);
+        assert_eq!(n.origin.seen().len(), 1);
+    }
+}
+
+/// Python run in the sandbox against the process whose pid is in the file `target`:
+/// every way to stop, trace or change it. Prints `name ok` or `name errno=N`.
+const TOUCH: &str = r#"
+import ctypes, os, signal, sys, time
+pid = int(open("target").read())
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+libc.ptrace.restype = ctypes.c_long
+libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+def attempt(name, fn):
+    try:
+        fn()
+    except OSError as e:
+        print("%s errno=%d" % (name, e.errno), flush=True)
+    else:
+        print("%s ok" % name, flush=True)
+def check(r):
+    if r < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+    return r
+class iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+def address():
+    try:
+        for line in open("/proc/%d/maps" % pid):
+            if line.split()[1].startswith("rw"):
+                return int(line.split("-")[0], 16)
+    except OSError:
+        pass
+    return 0x400000
+buf = ctypes.create_string_buffer(8)
+def vm(number):
+    local = iovec(ctypes.addressof(buf), 8)
+    remote = iovec(address(), 8)
+    L = ctypes.c_long
+    check(libc.syscall(L(number), L(pid), ctypes.byref(local), L(1), ctypes.byref(remote), L(1), L(0)))
+attempt("vm_read", lambda: vm(310))
+attempt("vm_write", lambda: vm(311))  # writes back the bytes just read
+attempt("mem_open", lambda: os.close(os.open("/proc/%d/mem" % pid, os.O_RDWR)))
+attempt("environ", lambda: open("/proc/%d/environ" % pid, "rb").read())
+def trace():
+    check(libc.ptrace(16, pid, None, None))  # PTRACE_ATTACH
+    os.waitpid(pid, 0x40000000)  # __WALL
+    check(libc.ptrace(17, pid, None, None))  # PTRACE_DETACH
+attempt("ptrace_attach", trace)
+def stop():
+    os.kill(pid, signal.SIGSTOP)
+    os.kill(pid, signal.SIGCONT)
+attempt("sigstop", stop)
+attempt("killpg", lambda: os.killpg(os.getpgid(pid), signal.SIGCONT))
+def pidfd_kill():
+    L = ctypes.c_long
+    fd = check(libc.syscall(L(434), L(pid), L(0)))  # pidfd_open
+    check(libc.syscall(L(424), L(fd), L(signal.SIGKILL), None, L(0)))  # pidfd_send_signal
+attempt("pidfd_kill", pidfd_kill)
+attempt("kill", lambda: os.kill(pid, signal.SIGKILL))
+"#;
+
+const TOUCHES: [&str; 9] = [
+    "vm_read",
+    "vm_write",
+    "mem_open",
+    "environ",
+    "ptrace_attach",
+    "sigstop",
+    "killpg",
+    "pidfd_kill",
+    "kill",
+];
+
+fn results(out: &Outcome) -> std::collections::BTreeMap<String, String> {
+    out.stdout()
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+}
+
+for_each_user! {
+    /// The command finds the supervisor (the test writes its pid where the command
+    /// reads it; /proc would tell it too) and tries to read or write its memory, trace
+    /// it, stop it, signal its group, kill it by pidfd and by pid: all fail, and the
+    /// proxy still serves afterwards. The control runs the same program as the same
+    /// user without gate (at every level gate marks the command with a Landlock domain,
+    /// which alone stops tracing a process outside it) against a `sleep` of that user,
+    /// where each one works.
+    fn the_command_cannot_touch_the_supervisor(user) {
+        let n = net();
+        let hello = add_hello(n.www());
+        let program = n.t.write("touch.py", TOUCH);
+        let then = format!(
+            "{} {}; {} -sS --max-time 20 {}",
+            python3().display(),
+            program.display(),
+            curl(),
+            n.url(ALLOWED, "/hello.txt")
+        );
+        let running = n.gate(user).args(["-c", &waiting(&then)]).spawn();
+        let port: u16 = wait_for(&n.t.work.join("port")).parse().unwrap();
+        let supervisor = listening_process(port).expect("nobody listens on the proxy's port");
+        fs::write(n.t.work.join("target"), supervisor.to_string()).unwrap();
+        fs::write(n.t.work.join("go"), "").unwrap();
+        let out = running.wait();
+        out.assert_code(0);
+        let r = results(&out);
+        for name in TOUCHES {
+            let got = r.get(name).map(String::as_str).unwrap_or("missing");
+            assert!(got.starts_with("errno="), "{name} on the supervisor: {got}\n{}", out.report());
+        }
+        assert!(out.stdout().ends_with(hello), "the proxy no longer serves\n{}", out.report());
+
+        // Control: the same program without gate, against a sleeper of the same user.
+        let mut sleeper = command_as(user, require_program("sleep"));
+        let mut sleeper = std::os::unix::process::CommandExt::process_group(sleeper.arg("60"), 0)
+            .spawn()
+            .unwrap();
+        fs::write(n.t.work.join("target"), sleeper.id().to_string()).unwrap();
+        let control = command_as(user, python3())
+            .arg(&program)
+            .current_dir(&n.t.work)
+            .output()
+            .unwrap();
+        let _ = sleeper.kill();
+        let status = sleeper.wait().unwrap();
+        let out = Outcome {
+            status: control.status,
+            stdout: control.stdout,
+            stderr: control.stderr,
+            pid: 0,
+            elapsed: Duration::ZERO,
+            description: "the control, without gate".to_owned(),
+        };
+        let r = results(&out);
+        for name in TOUCHES {
+            assert_eq!(r.get(name).map(String::as_str), Some("ok"), "control: {name}\n{}", out.report());
+        }
+        assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(libc::SIGKILL));
     }
 }
