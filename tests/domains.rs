@@ -1003,3 +1003,31 @@ for_each_user! {
         assert_eq!(accepted(), 2, "control: the listener's connections\n{}", out.report());
     }
 }
+
+for_each_user! {
+    /// A command that made itself non-dumpable (`prctl(PR_SET_DUMPABLE, 0)`, as
+    /// ssh-agent and gpg-agent do; a program exec'd from a binary it cannot read is so
+    /// too) still reaches the proxy. Non-dumpable, its memory and its /proc/PID/fdinfo
+    /// are closed to an unprivileged supervisor; the memory is not needed (the address
+    /// is judged by its length then), and its descriptor's flags must not be either.
+    ///
+    /// FAILS as uid 65534 on int16 (commit a78ffe8): `connect()` to the proxy gives
+    /// EBADF, because `Answers::redirect` in src/sandbox/supervisor.rs maps a failed
+    /// read of /proc/PID/fdinfo/FD to EBADF. The control: the same program, dumpable.
+    fn a_non_dumpable_command_reaches_the_proxy(user) {
+        let n = net();
+        let hello = add_hello(n.www());
+        let program = format!(
+            "import ctypes, sys, urllib.request\n\
+             if sys.argv[1] == 'undumpable':\n    assert ctypes.CDLL(None).prctl(4, 0, 0, 0, 0) == 0\n\
+             try:\n    print(urllib.request.urlopen('{}', timeout=20).read().decode(), end='')\n\
+             except OSError as e:\n    print(e)",
+            n.url(ALLOWED, "/hello.txt")
+        );
+        for mode in ["dumpable", "undumpable"] {
+            let out = n.gate(user).arg("--").arg(python3()).args(["-c", &program, mode]).run();
+            out.assert_code(0);
+            assert_eq!(out.stdout(), hello, "{mode}\n{}", out.report());
+        }
+    }
+}
