@@ -1031,3 +1031,75 @@ for_each_user! {
         }
     }
 }
+
+/// Python, in the sandbox: set the resource limits of the process whose pid is in the
+/// file `target` (to the values it has: a write that changes nothing), and renice it
+/// (to the nice value it has). Prints `name ok` or `name errno=N`.
+const LIMITS: &str = r#"
+import os, resource
+pid = int(open("target").read())
+def attempt(name, fn):
+    try:
+        fn()
+    except OSError as e:
+        print("%s errno=%d" % (name, e.errno), flush=True)
+    else:
+        print("%s ok" % name, flush=True)
+for name, res in [("nofile", resource.RLIMIT_NOFILE), ("cpu", resource.RLIMIT_CPU), ("fsize", resource.RLIMIT_FSIZE)]:
+    attempt("prlimit_" + name, lambda: resource.prlimit(pid, res, resource.prlimit(pid, res)))
+attempt("setpriority", lambda: os.setpriority(os.PRIO_PROCESS, pid, os.getpriority(os.PRIO_PROCESS, pid)))
+"#;
+
+for_each_user! {
+    /// The command cannot change the supervisor's resource limits or priority
+    /// (`prlimit(2)`, `setpriority(2)`): `RLIMIT_CPU` of 1 s would kill it,
+    /// `RLIMIT_NOFILE` or `RLIMIT_FSIZE` of 0 would stop it making sockets or writing
+    /// its audit records. Each fails closed (the command loses the network), so this
+    /// is a denial of service, not a way out; the control (level full) changes the
+    /// limits of a `sleep` of the same user.
+    ///
+    /// FAILS on int16 (commit a78ffe8): neither Landlock nor the seccomp filter covers
+    /// `prlimit64` or `setpriority` on another process, so a command at `safe` can do
+    /// this to every process of its user outside the sandbox (the agent's own too),
+    /// not only to the supervisor. A fix: the filter refuses `prlimit64` with a pid
+    /// other than 0 and `setpriority`/`sched_setaffinity`/`sched_setscheduler` with a
+    /// `who`/pid other than 0 (EPERM).
+    fn the_command_cannot_change_the_supervisors_limits(user) {
+        let n = net();
+        let program = n.t.write("limits.py", LIMITS);
+        let then = format!("{} {}", python3().display(), program.display());
+        let running = n.gate(user).args(["-c", &waiting(&then)]).spawn();
+        let port: u16 = wait_for(&n.t.work.join("port")).parse().unwrap();
+        let supervisor = listening_process(port).expect("nobody listens on the proxy's port");
+        fs::write(n.t.work.join("target"), supervisor.to_string()).unwrap();
+        fs::write(n.t.work.join("go"), "").unwrap();
+        let out = running.wait();
+        out.assert_code(0);
+        let names = ["prlimit_nofile", "prlimit_cpu", "prlimit_fsize", "setpriority"];
+        let r = results(&out);
+        for name in names {
+            let got = r.get(name).map(String::as_str).unwrap_or("missing");
+            assert!(got.starts_with("errno="), "{name} on the supervisor: {got}\n{}", out.report());
+        }
+
+        let mut sleeper = command_as(user, require_program("sleep"));
+        let mut sleeper = std::os::unix::process::CommandExt::process_group(sleeper.arg("60"), 0)
+            .spawn()
+            .unwrap();
+        fs::write(n.t.work.join("target"), sleeper.id().to_string()).unwrap();
+        let out = n
+            .t
+            .gate()
+            .user(user)
+            .args(["--no-config", "--audit-log", "off", "--level", "full", "--"])
+            .arg(python3())
+            .arg(&program)
+            .run();
+        let _ = sleeper.kill();
+        let _ = sleeper.wait();
+        let r = results(&out);
+        for name in names {
+            assert_eq!(r.get(name).map(String::as_str), Some("ok"), "control: {name}\n{}", out.report());
+        }
+    }
+}
