@@ -319,3 +319,47 @@ json.dump({"name": "demo-pkg", "dist-tags": {"latest": "1.0.0"}, "versions": {"1
         .arg(dir.join("index.json"))
         .arg(base));
 }
+
+/// The process listening on 127.0.0.1:`port` (for gate's proxy: the supervisor), found
+/// through /proc/net/tcp and the owners of that socket.
+pub fn listening_process(port: u16) -> Option<u32> {
+    let table = fs::read_to_string("/proc/net/tcp").ok()?;
+    let local = format!("0100007F:{port:04X}");
+    let inode = table.lines().skip(1).find_map(|line| {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        (f.get(1) == Some(&local.as_str()) && f.get(3) == Some(&"0A")).then(|| f[9].to_owned())
+    })?;
+    let target = format!("socket:[{inode}]");
+    processes().into_iter().find(|&pid| {
+        fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+            fds.flatten()
+                .any(|fd| fs::read_link(fd.path()).is_ok_and(|l| l.to_string_lossy() == target))
+        })
+    })
+}
+
+/// Every live (not zombie) process whose working directory is `dir`: what is left of
+/// a run started there (the supervisor inherits gate's working directory).
+pub fn processes_in(dir: &Path) -> Vec<u32> {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    processes()
+        .into_iter()
+        .filter(|pid| fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c == dir))
+        .filter(|pid| {
+            fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| s.rfind(')').map(|i| s[i + 2..].starts_with('Z')))
+                == Some(false)
+        })
+        .collect()
+}
+
+fn processes() -> Vec<u32> {
+    fs::read_dir("/proc")
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
