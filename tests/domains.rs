@@ -877,9 +877,7 @@ for_each_user! {
     /// a refused one, an allowed tunnel and a refused one give four records, each with
     /// its host, port, protocol and decision.
     ///
-    /// FAILS on int16 (commit a78ffe8): the supervisor starts the proxy with no audit
-    /// file (`proxy.serve(None)` in src/sandbox/supervisor.rs), so no connection record
-    /// is written; the lead is wiring it.
+    /// Failed before the supervisor handed the proxy the run's audit log (a78ffe8).
     fn each_connection_is_one_record_in_the_runs_audit_log(user) {
         let n = net();
         add_hello(n.www());
@@ -1011,9 +1009,9 @@ for_each_user! {
     /// are closed to an unprivileged supervisor; the memory is not needed (the address
     /// is judged by its length then), and its descriptor's flags must not be either.
     ///
-    /// FAILS as uid 65534 on int16 (commit a78ffe8): `connect()` to the proxy gives
-    /// EBADF, because `Answers::redirect` in src/sandbox/supervisor.rs maps a failed
-    /// read of /proc/PID/fdinfo/FD to EBADF. The control: the same program, dumpable.
+    /// Failed as uid 65534 before the fix (a78ffe8): `connect()` to the proxy gave
+    /// EBADF, a refused read of /proc/PID/fdinfo/FD taken for a bad descriptor. The
+    /// control: the same program, dumpable.
     fn a_non_dumpable_command_reaches_the_proxy(user) {
         let n = net();
         let hello = add_hello(n.www());
@@ -1058,12 +1056,10 @@ for_each_user! {
     /// is a denial of service, not a way out; the control (level full) changes the
     /// limits of a `sleep` of the same user.
     ///
-    /// FAILS on int16 (commit a78ffe8): neither Landlock nor the seccomp filter covers
-    /// `prlimit64` or `setpriority` on another process, so a command at `safe` can do
-    /// this to every process of its user outside the sandbox (the agent's own too),
-    /// not only to the supervisor. A fix: the filter refuses `prlimit64` with a pid
-    /// other than 0 and `setpriority`/`sched_setaffinity`/`sched_setscheduler` with a
-    /// `who`/pid other than 0 (EPERM).
+    /// Failed before the seccomp filter refused `prlimit64` with a pid other than 0 and
+    /// `setpriority` aimed at anything but the caller (a78ffe8): neither Landlock nor
+    /// the filter covered them, so a command at `safe` could do this to every process of
+    /// its user outside the sandbox, the agent's own too.
     fn the_command_cannot_change_the_supervisors_limits(user) {
         let n = net();
         let program = n.t.write("limits.py", LIMITS);

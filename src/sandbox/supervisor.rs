@@ -643,11 +643,18 @@ impl Answers {
         if fd < 0 {
             return Err(Errno::EBADF);
         }
+        // The caller's O_NONBLOCK and O_CLOEXEC, from its fdinfo. A process that made
+        // itself non-dumpable (PR_SET_DUMPABLE 0, as ssh-agent does) hides its fdinfo from
+        // a supervisor without CAP_SYS_PTRACE: it gets a blocking socket, inherited
+        // across exec, rather than no connection at all. No such descriptor: EBADF.
         let mut text = String::new();
-        std::fs::File::open(format!("/proc/{}/fdinfo/{fd}", req.pid))
+        let flags = match std::fs::File::open(format!("/proc/{}/fdinfo/{fd}", req.pid))
             .and_then(|mut f| f.read_to_string(&mut text))
-            .map_err(|_| Errno::EBADF)?;
-        let flags = fdinfo_flags(&text).ok_or(Errno::EBADF)?;
+        {
+            Ok(_) => fdinfo_flags(&text).ok_or(Errno::EBADF)?,
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied => 0,
+            Err(_) => return Err(Errno::EBADF),
+        };
         let sock = nix::sys::socket::socket(
             AddressFamily::Inet,
             SockType::Stream,
