@@ -533,21 +533,6 @@ for_each_user! {
     }
 }
 
-/// Wait (within the tests' deadline) until `path` holds a line, and read it.
-#[track_caller]
-fn wait_for(path: &Path) -> String {
-    let end = Instant::now() + DEADLINE;
-    loop {
-        if let Ok(text) = fs::read_to_string(path) {
-            if text.ends_with('\n') {
-                return text.trim().to_owned();
-            }
-        }
-        assert!(Instant::now() < end, "{} never appeared", path.display());
-        thread::sleep(Duration::from_millis(5));
-    }
-}
-
 /// Shell code: write `$$` to `pid` and the proxy's port to `port`, wait (30 s at most)
 /// for the file `go`, then run `then`.
 fn waiting(then: &str) -> String {

@@ -16,10 +16,11 @@ mod common;
 use std::fs;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream, UdpSocket};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use common::netproxy::listening_process;
 use common::*;
 
 /// The name the tests allow, and one they ask for that nobody allows.
@@ -74,21 +75,6 @@ fn accepted(l: &TcpListener) -> usize {
             Err(e) if e.kind() == ErrorKind::WouldBlock => return n,
             Err(e) => panic!("accept: {e}"),
         }
-    }
-}
-
-/// Wait (within the tests' deadline) until `path` exists, and read it.
-#[track_caller]
-fn wait_for(path: &Path) -> String {
-    let end = Instant::now() + DEADLINE;
-    loop {
-        if let Ok(text) = fs::read_to_string(path) {
-            if text.ends_with('\n') {
-                return text.trim().to_owned();
-            }
-        }
-        assert!(Instant::now() < end, "{} never appeared", path.display());
-        thread::sleep(Duration::from_millis(5));
     }
 }
 
@@ -396,32 +382,6 @@ fn run_attacks(t: &TestEnv, gate: Gate, args: &[String; 3], ready: impl FnOnce(u
 
 // ---------------------------------------------------------------------------------------
 // The supervisor's life.
-
-/// The process listening on 127.0.0.1:`port`: the supervisor (it runs the proxy).
-fn listening_process(port: u16) -> Option<u32> {
-    let table = fs::read_to_string("/proc/net/tcp").ok()?;
-    let local = format!("0100007F:{port:04X}");
-    let inode = table.lines().skip(1).find_map(|line| {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        (f.get(1) == Some(&local.as_str()) && f.get(3) == Some(&"0A")).then(|| f[9].to_owned())
-    })?;
-    let target = format!("socket:[{inode}]");
-    for entry in fs::read_dir("/proc").ok()?.flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(fds) = fs::read_dir(entry.path().join("fd")) else {
-            continue;
-        };
-        if fds
-            .flatten()
-            .any(|fd| fs::read_link(fd.path()).is_ok_and(|l| l.to_string_lossy() == target))
-        {
-            return Some(pid);
-        }
-    }
-    None
-}
 
 /// Fields of /proc/PID/stat after the command name: state, ppid, pgrp, session.
 fn stat(pid: u32) -> Option<(u32, u32, u32)> {

@@ -448,6 +448,36 @@ fn read_head(r: &mut impl BufRead) -> io::Result<Vec<u8>> {
     }
 }
 
+/// [`open`] for an HTTP client, recorded: the upstream connection, or `None` once the
+/// client has its answer (the refusal, or 503 when the audit record cannot be written:
+/// nothing is relayed unrecorded).
+fn open_recorded(
+    shared: &Shared,
+    peer: SocketAddr,
+    host: &Host,
+    port: u16,
+    e: &mut Event,
+    out: &mut TcpStream,
+) -> Option<TcpStream> {
+    match open(shared, host, port, e) {
+        Err(r) => {
+            e.message = Some(r.line().to_string());
+            shared.record(peer, e);
+            let _ = out.write_all(&r.http());
+            None
+        }
+        Ok(_) if !shared.record(peer, e) => {
+            let _ = out.write_all(&http::response(
+                503,
+                "Service Unavailable",
+                "gate could not write the audit log, so nothing is relayed",
+            ));
+            None
+        }
+        Ok(upstream) => Some(upstream),
+    }
+}
+
 fn serve_http(
     shared: &Shared,
     mut client: BufReader<TcpStream>,
@@ -486,23 +516,9 @@ fn serve_http(
     match target {
         Target::Connect(host, port) => {
             e.protocol = "connect";
-            let upstream = match open(shared, &host, port, &mut e) {
-                Ok(u) => u,
-                Err(r) => {
-                    e.message = Some(r.line().to_string());
-                    shared.record(peer, &e);
-                    let _ = out.write_all(&r.http());
-                    return;
-                }
-            };
-            if !shared.record(peer, &e) {
-                let _ = out.write_all(&http::response(
-                    503,
-                    "Service Unavailable",
-                    "gate could not write the audit log, so nothing is relayed",
-                ));
+            let Some(upstream) = open_recorded(shared, peer, &host, port, &mut e, &mut out) else {
                 return;
-            }
+            };
             if out
                 .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
                 .is_err()
@@ -528,23 +544,9 @@ fn serve_http(
                     return;
                 }
             };
-            let upstream = match open(shared, &host, port, &mut e) {
-                Ok(u) => u,
-                Err(r) => {
-                    e.message = Some(r.line().to_string());
-                    shared.record(peer, &e);
-                    let _ = out.write_all(&r.http());
-                    return;
-                }
-            };
-            if !shared.record(peer, &e) {
-                let _ = out.write_all(&http::response(
-                    503,
-                    "Service Unavailable",
-                    "gate could not write the audit log, so nothing is relayed",
-                ));
+            let Some(upstream) = open_recorded(shared, peer, &host, port, &mut e, &mut out) else {
                 return;
-            }
+            };
             let _ = upstream.set_nodelay(true);
             let _ = forward(&head, framing, &authority, &path, client, out, upstream);
         }

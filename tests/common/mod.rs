@@ -957,3 +957,22 @@ macro_rules! for_each_user {
         )*
     };
 }
+
+/// Wait (within the tests' deadline) until `path` holds a line, and read it.
+#[track_caller]
+pub fn wait_for(path: &Path) -> String {
+    let end = std::time::Instant::now() + DEADLINE;
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            if text.ends_with('\n') {
+                return text.trim().to_owned();
+            }
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
