@@ -352,6 +352,13 @@ fn supervise(
         // gate's hand-over then finds the channel closed.
         exit()
     }
+    // The supervisor parses what the command sends (requests, and DNS answers it may
+    // have arranged): as root it does so without a capability, as an ordinary user (it
+    // needs none: its sockets bind ephemeral ports, and the command it reads is of the
+    // same user, with no capabilities either).
+    if super::caps::drop_all().is_err() {
+        exit()
+    }
     let admission = proxy.admit();
     // The proxy serves from the hand-over on (it brings the audit log): no connection
     // reaches it before, since only this process's answers to the command make them.
