@@ -1515,19 +1515,17 @@ for_each_user! {
         }
     }
 
-    /// Capabilities: none at all inside the sandbox (for root, the bounding set is empty
-    /// too, so nothing can come back at exec), no_new_privs is set, and the seccomp filter
-    /// is in force. The control shows root has capabilities at level full.
+    /// Capabilities: none at all inside the sandbox, no_new_privs is set, and the seccomp
+    /// filter is in force. The control shows root has capabilities at level full.
     fn the_command_has_no_capabilities(user) {
         let env = Env::new(user);
         let out = sh(env.safe(), "cat /proc/self/status", &[]);
         out.assert_code(0);
         let fields = status_fields(&out.stdout());
-        let mut sets = vec!["CapInh", "CapPrm", "CapEff", "CapAmb"];
-        if is_root(user) {
-            sets.push("CapBnd");
-        }
-        for set in sets {
+        // The bounding set is left alone: it bounds what an exec may grant, and with
+        // no_new_privs and NOROOT no exec grants anything
+        // (`a_file_capability_gains_nothing_as_root`).
+        for set in ["CapInh", "CapPrm", "CapEff", "CapAmb"] {
             assert_eq!(
                 fields.get(set).map(String::as_str),
                 Some("0000000000000000"),
@@ -1947,6 +1945,87 @@ fn a_setuid_program_gains_nothing() {
             );
         }
     }
+}
+
+/// A program with file capabilities gains none in the sandbox, as root too (no_new_privs,
+/// and the locked NOROOT securebit, which gate sets as root): a copy of `cat` given
+/// CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH reads another user's mode-0600 file when uid
+/// 65534 runs it outside gate (the control: the capability works), and cannot when root
+/// runs it at `safe`, where root without capabilities is refused that file like anyone.
+/// Also checked: the securebits inside are the four gate sets, locked.
+///
+/// Only root can give a file capabilities. Run as another user, the test checks what
+/// makes them powerless instead: NoNewPrivs is 1 in the sandbox.
+#[test]
+fn a_file_capability_gains_nothing_as_root() {
+    if !running_as_root() {
+        let env = Env::new(User::Current);
+        let out = sh(env.safe(), "grep NoNewPrivs /proc/self/status", &[]);
+        assert_eq!(
+            status_fields(&out.stdout()).get("NoNewPrivs").map(String::as_str),
+            Some("1"),
+            "{}",
+            out.report()
+        );
+        return;
+    }
+    let env = Env::new(User::Current);
+    let secret = env.t.work.join("not-roots.txt");
+    fs::write(&secret, "another user's secret\n").unwrap();
+    std::os::unix::fs::chown(&secret, Some(NOBODY - 1), Some(NOBODY - 1)).unwrap();
+    fs::set_permissions(&secret, fs::Permissions::from_mode(0o600)).unwrap();
+    let copy = env.t.work.join("cat-with-caps");
+    fs::copy(require_program("cat"), &copy).unwrap();
+    fs::set_permissions(&copy, fs::Permissions::from_mode(0o755)).unwrap();
+    // struct vfs_cap_data, revision 2, effective: CAP_DAC_OVERRIDE (1) and
+    // CAP_DAC_READ_SEARCH (2) permitted.
+    let mut xattr = Vec::new();
+    for word in [0x0200_0001u32, (1 << 1) | (1 << 2), 0, 0, 0] {
+        xattr.extend_from_slice(&word.to_le_bytes());
+    }
+    let name = std::ffi::CString::new("security.capability").unwrap();
+    let path = std::ffi::CString::new(copy.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: both strings are NUL-terminated and alive, and the value is `xattr`'s bytes.
+    let rc = unsafe {
+        libc::setxattr(
+            path.as_ptr(),
+            name.as_ptr(),
+            xattr.as_ptr().cast(),
+            xattr.len(),
+            0,
+        )
+    };
+    assert_eq!(rc, 0, "setxattr: {}", std::io::Error::last_os_error());
+
+    // The control: the capability works for a user who otherwise may not read the file.
+    let as_nobody = Env::new(User::Unprivileged);
+    as_nobody
+        .unmarked("env")
+        .arg("--")
+        .arg(&copy)
+        .arg(&secret)
+        .run()
+        .assert_code(0)
+        .assert_stdout("another user's secret\n");
+    env.safe()
+        .arg("--")
+        .arg(&copy)
+        .arg(&secret)
+        .run()
+        .assert_code(1)
+        .assert_stderr_contains("Permission denied");
+
+    // PR_GET_SECUREBITS is 27.
+    let (result, out) = attempt(
+        env.safe(),
+        "print('SECUREBITS %d' % _libc.prctl(27, 0, 0, 0, 0))",
+    );
+    assert_eq!(result, Try::Ok, "{}", out.report());
+    assert!(
+        out.stdout().contains("SECUREBITS 195\n"),
+        "securebits NOROOT, NOROOT_LOCKED, NO_CAP_AMBIENT_RAISE and its lock (0xc3)\n{}",
+        out.report()
+    );
 }
 
 // ---------------------------------------------------------------------------------------
