@@ -26,6 +26,7 @@ use landlock::{
     RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope,
 };
 
+use super::paths::{same, under};
 use super::{Feature, Kernel, Network, SandboxError, Spec};
 
 /// The ABI whose rights gate asks for: everything up to scoping.
@@ -352,13 +353,13 @@ impl Grants {
     ) -> Result<(), SandboxError> {
         let inside: Vec<PathBuf> = excluded
             .iter()
-            .filter(|e| e.starts_with(root))
+            .filter(|e| under(e, root))
             .cloned()
             .collect();
         if inside.is_empty() {
             return self.add(root, access, is_dir);
         }
-        if inside.iter().any(|e| e == root) {
+        if inside.iter().any(|e| same(e, root)) {
             return Ok(());
         }
         // One descriptor lists the directory, opens its entries and carries its own
@@ -394,7 +395,7 @@ impl Grants {
                 kind => kind == libc::DT_DIR,
             };
             let path = root.join(OsStr::from_bytes(name.to_bytes()));
-            if inside.iter().any(|e| e.starts_with(&path)) {
+            if inside.iter().any(|e| under(e, &path)) {
                 towards.push((path, is_dir));
             } else {
                 self.add_known(dir.as_fd(), name, access, is_dir);

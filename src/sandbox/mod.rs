@@ -42,6 +42,7 @@ mod caps;
 mod landlock;
 pub mod mark;
 mod mounts;
+mod paths;
 mod probe;
 mod seccomp;
 pub mod spec;
@@ -84,6 +85,9 @@ pub struct Spec {
     pub write: Vec<PathBuf>,
     /// Neither read nor write, wherever they are.
     pub deny_read: Vec<PathBuf>,
+    /// What each of `deny_read` was seen to be while the spec was built (true: a
+    /// directory). Covering needs to know; a path not listed here is looked at again.
+    pub hidden_kinds: Vec<(PathBuf, bool)>,
     /// Readable, never writable, even inside a writable directory (gate's own
     /// configuration and audit log, shell start-up files).
     pub deny_write: Vec<PathBuf>,
@@ -251,7 +255,7 @@ impl Hiding {
         if spec.deny_read.is_empty() {
             return Hiding::Landlock("nothing to hide".to_owned());
         }
-        match mounts::cover(&spec.deny_read) {
+        match mounts::cover(&spec.deny_read, &spec.hidden_kinds) {
             Ok(()) => Hiding::Mounts,
             Err(why) => {
                 tracing::debug!(%why, "hidden paths left to Landlock");
@@ -453,6 +457,7 @@ mod tests {
         Spec {
             write: vec![],
             deny_read: vec![],
+            hidden_kinds: Vec::new(),
             deny_write: vec![],
             unprotected: vec![],
             terminals: vec![],

@@ -36,7 +36,7 @@ use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 // linux/mount.h (the new mount API, Linux 5.2; mount_setattr, 5.12).
 const FSOPEN_CLOEXEC: libc::c_uint = 1;
@@ -91,7 +91,7 @@ fn check(rc: libc::c_long, step: &str) -> Result<(), String> {
 
 /// Cover each of `paths` (canonical, existing) in a new mount namespace of this process,
 /// or say why not. Only for a process that may mount (root); see the module doc.
-pub fn cover(paths: &[impl AsRef<Path>]) -> Result<(), String> {
+pub fn cover(paths: &[impl AsRef<Path>], kinds: &[(PathBuf, bool)]) -> Result<(), String> {
     // SAFETY: unshare takes a flag word and touches no memory of ours.
     if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
         return Err(failed("unshare(CLONE_NEWNS)"));
@@ -118,7 +118,11 @@ pub fn cover(paths: &[impl AsRef<Path>]) -> Result<(), String> {
     let mut a_directory = None;
     for path in paths {
         let path = path.as_ref();
-        if cover_one(&empty, path)? && a_directory.is_none() {
+        let known = kinds
+            .iter()
+            .find(|(p, _)| p.as_os_str() == path.as_os_str())
+            .map(|&(_, is_dir)| is_dir);
+        if cover_one(&empty, path, known)? && a_directory.is_none() {
             a_directory = Some(path);
         }
         // Check, never assume: the name now leads to the tmpfs.
@@ -241,10 +245,14 @@ fn empty_tmpfs() -> Result<OwnedFd, String> {
 }
 
 /// Mount a copy of the empty file or directory over `path`; whether it is a directory.
-fn cover_one(empty: &OwnedFd, path: &Path) -> Result<bool, String> {
-    let is_dir = std::fs::symlink_metadata(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?
-        .is_dir();
+/// `known`: whether it is a directory, when the spec saw it.
+fn cover_one(empty: &OwnedFd, path: &Path, known: Option<bool>) -> Result<bool, String> {
+    let is_dir = match known {
+        Some(is_dir) => is_dir,
+        None => std::fs::symlink_metadata(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?
+            .is_dir(),
+    };
     let source = cstring(if is_dir { EMPTY_DIR } else { EMPTY_FILE });
     let what = format!("covering {}", path.display());
     // SAFETY: `source` is a valid C string for the call; the flags are plain integers.
@@ -260,5 +268,8 @@ fn cover_one(empty: &OwnedFd, path: &Path) -> Result<bool, String> {
         &what,
     )?;
     attach(&tree, path)?;
+    // Left open for exec to close (close-on-exec): closing an attached mount's descriptor
+    // does nothing but cost a system call.
+    let _ = std::os::fd::IntoRawFd::into_raw_fd(tree);
     Ok(is_dir)
 }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
 
+use super::paths::{same, under};
 use super::{Domains, Network, SandboxError, Spec};
 use crate::config::SandboxSettings;
 
@@ -190,8 +191,9 @@ pub fn build(
     }
     let deny_read_wanted = deny_read;
     let mut resolved_parents = Resolved::new();
-    let (mut deny_read, missing_read) = canonical_split(&deny_read_wanted, &mut resolved_parents);
-    if let Some(secret) = deny_read.iter().find(|d| workspace.starts_with(d)) {
+    let (mut deny_read, missing_read, hidden_kinds) =
+        canonical_split(&deny_read_wanted, &mut resolved_parents);
+    if let Some(secret) = deny_read.iter().find(|d| under(&workspace, d)) {
         return Err(error(format!(
             "the working directory is inside {}, which the safe level hides; nothing was run",
             secret.display()
@@ -210,7 +212,7 @@ pub fn build(
         ])
         .chain(protect.iter().map(|p| cwd.join(p)))
         .collect();
-    let (mut deny_write, missing_write) =
+    let (mut deny_write, missing_write, _) =
         canonical_split(&deny_write_wanted, &mut resolved_parents);
 
     // A second mount of the same tree (a bind mount of HOME elsewhere) is another way to
@@ -237,7 +239,7 @@ pub fn build(
         .map(|(hidden, temp)| hidden_there(hidden, temp, &home));
     let (unprotected, deny_write): (Vec<PathBuf>, Vec<PathBuf>) = deny_write
         .into_iter()
-        .partition(|p| temporary.iter().any(|t| p.starts_with(t)));
+        .partition(|p| temporary.iter().any(|t| under(p, t)));
 
     // The workspace and the temporary directories are canonical already; only the rest
     // is resolved (each path costs a system call per component).
@@ -265,9 +267,9 @@ pub fn build(
         let Some(future) = not_yet(path, &mut resolved_parents) else {
             continue;
         };
-        if write.iter().any(|w| future.starts_with(w))
-            && !temporary_roots(&write).any(|t| future.starts_with(t))
-            && !deny_write.contains(&future)
+        if write.iter().any(|w| under(&future, w))
+            && !temporary_roots(&write).any(|t| under(&future, t))
+            && !deny_write.iter().any(|d| same(d, &future))
         {
             deny_write.push(future);
         }
@@ -293,6 +295,7 @@ pub fn build(
     Ok(Spec {
         write,
         deny_read,
+        hidden_kinds,
         deny_write,
         unprotected,
         terminals: handed_terminals(),
@@ -587,7 +590,7 @@ fn aliases(mounts: &[Mount], paths: &[PathBuf]) -> Vec<PathBuf> {
 
 fn extend_new(list: &mut Vec<PathBuf>, more: Vec<PathBuf>) {
     for path in more {
-        if !list.contains(&path) {
+        if !list.iter().any(|p| same(p, &path)) {
             list.push(path);
         }
     }
@@ -604,7 +607,7 @@ fn hidden_in_temporary<'a>(
     deny_read.iter().find_map(|hidden| {
         temporary
             .iter()
-            .find(|t| hidden.starts_with(t) && hidden != *t)
+            .find(|t| under(hidden, t) && !same(hidden, t))
             .map(|t| (hidden.as_path(), t.as_path()))
     })
 }
@@ -675,7 +678,7 @@ type Resolved = Vec<(PathBuf, Option<PathBuf>)>;
 /// too) and its name: one `lstat` per directory not seen before, where resolving it
 /// whole would read every component of it as a link again (`realpath`), for each path.
 fn canonical_dir(path: &Path, memo: &mut Resolved) -> Option<PathBuf> {
-    if let Some((_, known)) = memo.iter().find(|(p, _)| p == path) {
+    if let Some((_, known)) = memo.iter().find(|(p, _)| same(p, path)) {
         return known.clone();
     }
     let found = match (path.parent(), path.components().next_back()) {
@@ -698,9 +701,12 @@ fn canonical_dir(path: &Path, memo: &mut Resolved) -> Option<PathBuf> {
 /// symbolic link is its directory made canonical and its name: `parents` remembers each
 /// directory made canonical (most paths share `HOME` or `/etc`), which saves resolving
 /// every component of every path again.
-fn canonical_split(paths: &[PathBuf], parents: &mut Resolved) -> (Vec<PathBuf>, Vec<PathBuf>) {
+/// Also what each canonical path is (true: a directory), where that is known without
+/// another look-up (not through a symbolic link).
+fn canonical_split(paths: &[PathBuf], parents: &mut Resolved) -> Split {
     let mut out: Vec<PathBuf> = Vec::with_capacity(paths.len());
     let mut missing = Vec::new();
+    let mut kinds = Vec::new();
     for path in paths {
         let Ok(meta) = std::fs::symlink_metadata(path) else {
             missing.push(path.clone());
@@ -719,18 +725,25 @@ fn canonical_split(paths: &[PathBuf], parents: &mut Resolved) -> (Vec<PathBuf>, 
         let Some(canonical) = canonical else {
             continue;
         };
-        if !out.contains(&canonical) {
+        if !out.iter().any(|p| same(p, &canonical)) {
+            if !meta.file_type().is_symlink() {
+                kinds.push((canonical.clone(), meta.is_dir()));
+            }
             out.push(canonical);
         }
     }
-    (out, missing)
+    (out, missing, kinds)
 }
+
+/// What [`canonical_split`] found: the canonical paths, those that do not exist (as
+/// given), and what each of the first is (true: a directory) where that is known.
+type Split = (Vec<PathBuf>, Vec<PathBuf>, Vec<(PathBuf, bool)>);
 
 /// Canonical, existing, without duplicates, in the given order.
 fn canonical_set(paths: &[PathBuf]) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::with_capacity(paths.len());
     for path in paths.iter().filter_map(|p| existing(p)) {
-        if !out.contains(&path) {
+        if !out.iter().any(|p| same(p, &path)) {
             out.push(path);
         }
     }
@@ -931,12 +944,18 @@ mod tests {
             dir.path().join("link/missing"),
         ];
         let mut parents = Resolved::new();
-        let (found, missing) = canonical_split(&given, &mut parents);
+        let (found, missing, kinds) = canonical_split(&given, &mut parents);
         assert_eq!(
             found,
             vec![base.join("real/a"), base.join("real/b"), base.join("real")]
         );
         assert_eq!(missing, vec![dir.path().join("link/missing")]);
+        // What each is, where no link was in the last component (`real` came through
+        // one, so it is looked at again when covered).
+        assert_eq!(
+            kinds,
+            vec![(base.join("real/a"), false), (base.join("real/b"), false)]
+        );
     }
 
     #[test]
