@@ -1962,7 +1962,9 @@ fn a_file_capability_gains_nothing_as_root() {
         let env = Env::new(User::Current);
         let out = sh(env.safe(), "grep NoNewPrivs /proc/self/status", &[]);
         assert_eq!(
-            status_fields(&out.stdout()).get("NoNewPrivs").map(String::as_str),
+            status_fields(&out.stdout())
+                .get("NoNewPrivs")
+                .map(String::as_str),
             Some("1"),
             "{}",
             out.report()

@@ -5,10 +5,10 @@
 //! exec, ambient capabilities cannot be raised, both locked); then the ambient set; then
 //! effective, permitted and inheritable, all at once. The result is read back and
 //! checked. The bounding set is left as it is: it only bounds what an exec may grant,
-//! and with an empty permitted set, `NOROOT` locked and no_new_privs (set next, by the
-//! Landlock step, and checked there) no exec grants anything. Emptying it would cost a
-//! new set of credentials per capability (41 system calls, about a tenth of gate's
-//! work at `safe` as root) for no right the command could otherwise get back.
+//! and with an empty permitted set, `NOROOT` locked and no_new_privs (set here, before
+//! the check) no exec grants anything. Emptying it would cost a new set of credentials
+//! per capability (41 system calls, about a tenth of gate's work at `safe` as root) for
+//! no right the command could otherwise get back.
 
 use super::SandboxError;
 
@@ -90,7 +90,7 @@ const SECUREBITS: libc::c_ulong = SECBIT_NOROOT
     | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
 
 /// Drop every capability this process has, and make sure exec cannot bring any back
-/// (with no_new_privs, which the caller sets before any exec).
+/// (no_new_privs is set too).
 pub fn drop_all() -> Result<(), SandboxError> {
     let before = capget()?;
     let has_setpcap = before[0].effective & (1 << CAP_SETPCAP) != 0;
@@ -122,6 +122,13 @@ pub fn drop_all() -> Result<(), SandboxError> {
         return Err(error("capset", last_errno()));
     }
 
+    // No exec from here on may grant what was dropped (file capabilities, setuid): the
+    // bounding set is left as it was, so this is what stops them. The command's Landlock
+    // step sets it too; the supervisor, which never execs, gets it here all the same.
+    if prctl(libc::PR_SET_NO_NEW_PRIVS, 1) != 0 {
+        return Err(error("no_new_privs", last_errno()));
+    }
+
     // Check, never assume.
     if capget()? != empty {
         return Err(error("check", "capabilities remain after dropping them"));
@@ -131,6 +138,9 @@ pub fn drop_all() -> Result<(), SandboxError> {
         if bits < 0 || (bits as libc::c_ulong) & SECUREBITS != SECUREBITS {
             return Err(error("check", "the securebits did not hold"));
         }
+    }
+    if prctl(libc::PR_GET_NO_NEW_PRIVS, 0) != 1 {
+        return Err(error("check", "no_new_privs did not hold"));
     }
     Ok(())
 }

@@ -40,14 +40,25 @@ mod tests {
             ("/home/ab", "/home/a", false),
             ("/", "/etc", false),
         ] {
-            assert_eq!(under(Path::new(path), Path::new(dir)), expected, "{path} in {dir}");
-            assert_eq!(Path::new(path).starts_with(dir), expected, "{path} in {dir}");
+            assert_eq!(
+                under(Path::new(path), Path::new(dir)),
+                expected,
+                "{path} in {dir}"
+            );
+            assert_eq!(
+                Path::new(path).starts_with(dir),
+                expected,
+                "{path} in {dir}"
+            );
         }
     }
 
     fn canonical() -> impl Strategy<Value = String> {
-        prop::collection::vec(prop::sample::select(vec!["a", "ab", "b", ".x", "a.b"]), 0..5)
-            .prop_map(|parts| format!("/{}", parts.join("/")))
+        prop::collection::vec(
+            prop::sample::select(vec!["a", "ab", "b", ".x", "a.b"]),
+            0..5,
+        )
+        .prop_map(|parts| format!("/{}", parts.join("/")))
     }
 
     proptest! {
