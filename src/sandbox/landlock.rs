@@ -26,6 +26,7 @@ use landlock::{
     RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope,
 };
 
+use super::listing::for_each_entry;
 use super::paths::{same, under};
 use super::{Feature, Kernel, Network, SandboxError, Spec};
 
@@ -379,17 +380,17 @@ impl Grants {
         let mut towards: Vec<(PathBuf, bool)> = Vec::new();
         let listed = for_each_entry(dir.as_fd(), |name, kind| {
             if name.to_bytes() == b"." || name.to_bytes() == b".." {
-                return;
+                return true;
             }
             let is_dir = match kind {
                 // Symbolic links are not granted: access through one is decided where
                 // it points, and granting it would open the target (maybe a denied path).
-                libc::DT_LNK => return,
+                libc::DT_LNK => return true,
                 libc::DT_UNKNOWN => {
                     match nix::sys::stat::fstatat(dir.as_fd(), name, AtFlags::AT_SYMLINK_NOFOLLOW) {
-                        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFLNK => return,
+                        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFLNK => return true,
                         Ok(st) => st.st_mode & libc::S_IFMT == libc::S_IFDIR,
-                        Err(_) => return,
+                        Err(_) => return true,
                     }
                 }
                 kind => kind == libc::DT_DIR,
@@ -400,6 +401,7 @@ impl Grants {
             } else {
                 self.add_known(dir.as_fd(), name, access, is_dir);
             }
+            true
         });
         if let Err(e) = listed {
             // What was granted before the error stays granted: each is a sibling the
@@ -413,46 +415,6 @@ impl Grants {
             self.grant_typed(&path, Some(is_dir), access, &inside, list_ancestors)?;
         }
         Ok(())
-    }
-}
-
-/// Call `each` with the name and type (`DT_*`) of every entry of the directory `dir`
-/// (open for reading, at its start), read with `getdents64` directly.
-fn for_each_entry(
-    dir: BorrowedFd<'_>,
-    mut each: impl FnMut(&CStr, u8),
-) -> Result<(), nix::errno::Errno> {
-    // struct linux_dirent64: d_ino (8 bytes), d_off (8), d_reclen (2), d_type (1), then
-    // the name, NUL-terminated.
-    const NAME_AT: usize = 19;
-    let mut buf = vec![0u8; 32 * 1024];
-    loop {
-        // SAFETY: `buf` is writable for the length passed and outlives the call; the
-        // kernel writes whole records into it and returns how many bytes it wrote.
-        let n = unsafe {
-            libc::syscall(
-                libc::SYS_getdents64,
-                dir.as_raw_fd(),
-                buf.as_mut_ptr(),
-                buf.len(),
-            )
-        };
-        let n = usize::try_from(n).map_err(|_| nix::errno::Errno::last())?;
-        if n == 0 {
-            return Ok(());
-        }
-        let mut at = 0;
-        while at + NAME_AT < n {
-            let reclen = usize::from(u16::from_ne_bytes([buf[at + 16], buf[at + 17]]));
-            let record = buf
-                .get(at..at + reclen)
-                .filter(|r| r.len() > NAME_AT)
-                .ok_or(nix::errno::Errno::EIO)?;
-            let name = CStr::from_bytes_until_nul(&record[NAME_AT..])
-                .map_err(|_| nix::errno::Errno::EIO)?;
-            each(name, record[18]);
-            at += reclen;
-        }
     }
 }
 
@@ -503,7 +465,8 @@ mod tests {
         .unwrap();
         let mut seen = Vec::new();
         for_each_entry(fd.as_fd(), |name, kind| {
-            seen.push((name.to_str().unwrap().to_owned(), kind))
+            seen.push((name.to_str().unwrap().to_owned(), kind));
+            true
         })
         .unwrap();
         seen.sort();

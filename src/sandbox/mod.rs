@@ -40,6 +40,7 @@
 
 mod caps;
 mod landlock;
+mod listing;
 pub mod mark;
 mod mounts;
 mod paths;

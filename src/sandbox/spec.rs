@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
 
+use super::listing::{Listed, Listing};
 use super::paths::{same, under};
 use super::{Domains, Network, SandboxError, Spec};
 use crate::config::SandboxSettings;
@@ -191,6 +192,14 @@ pub fn build(
     }
     let deny_read_wanted = deny_read;
     let mut resolved_parents = Resolved::new();
+    // Some thirty of the names below are in HOME (and, as root, in /root), most of
+    // them missing: one listing answers for all (see `Listing`).
+    resolved_parents.listings.extend(Listing::of(&home));
+    if is_root && home != Path::new(ROOT_HOME) {
+        resolved_parents
+            .listings
+            .extend(Listing::of(Path::new(ROOT_HOME)));
+    }
     let (mut deny_read, missing_read, hidden_kinds) =
         canonical_split(&deny_read_wanted, &mut resolved_parents);
     if let Some(secret) = deny_read.iter().find(|d| under(&workspace, d)) {
@@ -670,30 +679,66 @@ pub fn in_temporary(path: &Path) -> bool {
     path.starts_with("/tmp") || path.starts_with("/dev/shm")
 }
 
-/// Directories by the name given and their canonical form (`None`: it does not exist).
-type Resolved = Vec<(PathBuf, Option<PathBuf>)>;
+/// What the spec has learnt of the filesystem while building: directories by the name
+/// given and their canonical form (`None`: it does not exist), and listings of the
+/// directories that hold many of the names looked up (`HOME`, root's home).
+#[derive(Default)]
+struct Resolved {
+    dirs: Vec<(PathBuf, Option<PathBuf>)>,
+    listings: Vec<Listing>,
+}
+
+impl Resolved {
+    fn new() -> Resolved {
+        Resolved::default()
+    }
+}
+
+/// What `lstat` would say of a path, as far as the spec needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    Missing,
+    Link,
+    Plain { is_dir: bool },
+}
+
+/// What `path` (as given) is, from a listing in `memo` when one can tell, else from
+/// `lstat`. A path that cannot be looked at counts as missing, as before.
+fn look(path: &Path, memo: &Resolved) -> Seen {
+    if let Some(listed) = memo.listings.iter().find_map(|l| l.lookup(path)) {
+        return match listed {
+            Listed::Missing => Seen::Missing,
+            Listed::Entry { is_dir } => Seen::Plain { is_dir },
+        };
+    }
+    match std::fs::symlink_metadata(path) {
+        Err(_) => Seen::Missing,
+        Ok(meta) if meta.file_type().is_symlink() => Seen::Link,
+        Ok(meta) => Seen::Plain {
+            is_dir: meta.is_dir(),
+        },
+    }
+}
 
 /// `path` (as given) made canonical, or `None` when it does not exist, remembered in
 /// `memo`. A path that is no symbolic link is its directory made canonical (remembered
 /// too) and its name: one `lstat` per directory not seen before, where resolving it
 /// whole would read every component of it as a link again (`realpath`), for each path.
 fn canonical_dir(path: &Path, memo: &mut Resolved) -> Option<PathBuf> {
-    if let Some((_, known)) = memo.iter().find(|(p, _)| same(p, path)) {
+    if let Some((_, known)) = memo.dirs.iter().find(|(p, _)| same(p, path)) {
         return known.clone();
     }
     let found = match (path.parent(), path.components().next_back()) {
         (None, Some(std::path::Component::RootDir)) => Some(PathBuf::from("/")),
-        (Some(parent), Some(std::path::Component::Normal(name))) => {
-            match std::fs::symlink_metadata(path) {
-                Err(_) => None,
-                Ok(meta) if meta.file_type().is_symlink() => path.canonicalize().ok(),
-                Ok(_) => canonical_dir(parent, memo).map(|dir| dir.join(name)),
-            }
-        }
+        (Some(parent), Some(std::path::Component::Normal(name))) => match look(path, memo) {
+            Seen::Missing => None,
+            Seen::Link => path.canonicalize().ok(),
+            Seen::Plain { .. } => canonical_dir(parent, memo).map(|dir| dir.join(name)),
+        },
         // `..` at the end, or a relative path: resolved whole.
         _ => existing(path),
     };
-    memo.push((path.to_path_buf(), found.clone()));
+    memo.dirs.push((path.to_path_buf(), found.clone()));
     found
 }
 
@@ -708,16 +753,13 @@ fn canonical_split(paths: &[PathBuf], parents: &mut Resolved) -> Split {
     let mut missing = Vec::new();
     let mut kinds = Vec::new();
     for path in paths {
-        let Ok(meta) = std::fs::symlink_metadata(path) else {
-            missing.push(path.clone());
-            continue;
-        };
-        let canonical = match (
-            meta.file_type().is_symlink(),
-            path.parent(),
-            path.file_name(),
-        ) {
-            (false, Some(parent), Some(name)) => {
+        let seen = look(path, parents);
+        let canonical = match (seen, path.parent(), path.file_name()) {
+            (Seen::Missing, _, _) => {
+                missing.push(path.clone());
+                continue;
+            }
+            (Seen::Plain { .. }, Some(parent), Some(name)) => {
                 canonical_dir(parent, parents).map(|d| d.join(name))
             }
             _ => path.canonicalize().ok(),
@@ -726,8 +768,8 @@ fn canonical_split(paths: &[PathBuf], parents: &mut Resolved) -> Split {
             continue;
         };
         if !out.iter().any(|p| same(p, &canonical)) {
-            if !meta.file_type().is_symlink() {
-                kinds.push((canonical.clone(), meta.is_dir()));
+            if let Seen::Plain { is_dir } = seen {
+                kinds.push((canonical.clone(), is_dir));
             }
             out.push(canonical);
         }
@@ -959,6 +1001,55 @@ mod tests {
     }
 
     #[test]
+    fn a_listing_of_home_answers_as_the_look_ups_would() {
+        let dir = home_dir();
+        let home = dir.path();
+        std::fs::create_dir_all(home.join(".config/gh")).unwrap();
+        std::fs::create_dir(home.join(".ssh")).unwrap();
+        std::fs::create_dir(home.join("dotfiles")).unwrap();
+        std::fs::write(home.join("dotfiles/bashrc"), "").unwrap();
+        std::fs::write(home.join(".netrc"), "").unwrap();
+        std::os::unix::fs::symlink("dotfiles/bashrc", home.join(".bashrc")).unwrap();
+        std::os::unix::fs::symlink("dotfiles", home.join(".cargo")).unwrap();
+        std::os::unix::fs::symlink("nowhere", home.join(".zshrc")).unwrap();
+        let mut wanted: Vec<PathBuf> = DEFAULT_DENY_READ
+            .iter()
+            .chain(DEFAULT_DENY_WRITE.iter())
+            .map(|p| home.join(p))
+            .collect();
+        wanted.extend(
+            [
+                ".cargo/bashrc",
+                ".local/state/gate",
+                "dotfiles/missing",
+                ".ssh/x/y",
+            ]
+            .iter()
+            .map(|p| home.join(p)),
+        );
+        let mut plain = Resolved::new();
+        let mut listed = Resolved::new();
+        listed.listings.extend(Listing::of(home));
+        assert_eq!(listed.listings.len(), 1);
+        let without = canonical_split(&wanted, &mut plain);
+        let with = canonical_split(&wanted, &mut listed);
+        assert_eq!(with, without);
+        assert!(
+            without
+                .0
+                .contains(&home.canonicalize().unwrap().join(".ssh"))
+        );
+        for path in &without.1 {
+            assert_eq!(
+                not_yet(path, &mut listed),
+                not_yet(path, &mut plain),
+                "{}",
+                path.display()
+            );
+        }
+    }
+
+    #[test]
     fn directories_are_made_canonical_through_their_parents() {
         let dir = home_dir();
         let base = dir.path().canonicalize().unwrap();
@@ -997,7 +1088,7 @@ mod tests {
     fn where_a_missing_path_would_be_made() {
         let dir = home_dir();
         let base = dir.path().canonicalize().unwrap();
-        let mut memo = Vec::new();
+        let mut memo = Resolved::new();
         assert_eq!(
             not_yet(&dir.path().join("a/b/c"), &mut memo),
             Some(base.join("a/b/c"))
