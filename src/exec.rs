@@ -294,7 +294,23 @@ pub fn without_shim_dirs(path: &OsStr) -> Option<OsString> {
     };
     let mut dirs: Vec<PathBuf> = std::env::split_paths(path).collect();
     let before = dirs.len();
-    dirs.retain(|d| !is_shim_dir(d));
+    // A directory named twice on PATH (it happens: profiles that prepend it again) is
+    // judged once.
+    let mut judged: Vec<(PathBuf, bool)> = Vec::with_capacity(dirs.len());
+    dirs.retain(|d| {
+        let shim = match judged
+            .iter()
+            .find(|(seen, _)| seen.as_os_str() == d.as_os_str())
+        {
+            Some(&(_, shim)) => shim,
+            None => {
+                let shim = is_shim_dir(d);
+                judged.push((d.clone(), shim));
+                shim
+            }
+        };
+        !shim
+    });
     if dirs.len() == before {
         return None;
     }
@@ -457,6 +473,23 @@ mod tests {
         .unwrap();
         assert!(found.is_absolute());
         assert!(found.ends_with("sh"));
+    }
+
+    #[test]
+    fn shim_directories_named_twice_on_path_go_both_times() {
+        let shims = tempfile::tempdir().unwrap();
+        // This test binary stands for gate: /proc/self/exe is what the search compares.
+        std::os::unix::fs::symlink(std::env::current_exe().unwrap(), shims.path().join("bash"))
+            .unwrap();
+        let real = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink("/bin/sh", real.path().join("sh")).unwrap();
+        let (s, r) = (shims.path().display(), real.path().display());
+        let path = format!("{s}:{r}:{s}:/nonexistent:{r}");
+        assert_eq!(
+            without_shim_dirs(OsStr::new(&path)),
+            Some(OsString::from(format!("{r}:/nonexistent:{r}")))
+        );
+        assert_eq!(without_shim_dirs(OsStr::new(&format!("{r}:{r}"))), None);
     }
 
     #[test]
