@@ -478,7 +478,13 @@ fn safe_level(settings: &Settings, kernel: &Kernel, root: bool) -> (bool, String
         best_effort: false,
         ..spec
     };
-    match sandbox::Sandbox::prepare(&strict) {
+    let notified = sandbox::Notified {
+        connect: strict.proxy.is_some(),
+        exec: false,
+    };
+    match sandbox::Sandbox::admit(&strict)
+        .and_then(|kernel| sandbox::Sandbox::prepare(&strict, kernel, notified))
+    {
         Ok(prepared) => (
             true,
             format!(
@@ -512,7 +518,7 @@ fn safe_level(settings: &Settings, kernel: &Kernel, root: bool) -> (bool, String
 fn domains(kernel: &Kernel, root: bool, ptrace_scope: Option<u8>) -> (bool, String) {
     let tcp = kernel.landlock_abi >= Feature::TcpRules.abi();
     let supervisor = if kernel.seccomp && kernel.user_notify {
-        sandbox::supervisor_supported()
+        crate::supervisor::kernel_supports()
     } else {
         Err("seccomp has no user notification".to_owned())
     };

@@ -27,6 +27,14 @@ pub mod start_files;
 pub struct Permit {
     /// The sandbox, kept alive (with its descriptors, closed by exec) until exec.
     sandbox: Option<crate::sandbox::Enforced>,
+    /// Network by domain: where the proxy listens, for the command's environment.
+    proxy: Option<std::net::SocketAddr>,
+    /// Deny rules at exec outside the sandbox: gate's supervisor, waiting for the
+    /// listener of the filter loaded right before exec, and where it records.
+    supervisor: Option<(
+        crate::supervisor::Supervisor,
+        Option<crate::supervisor::Audit>,
+    )>,
 }
 
 /// Why an allow decision could not become a [`Permit`] by itself.
@@ -51,15 +59,37 @@ impl Permit {
             // The gate it runs sandboxes the command at `safe`.
             | Allowed::Delegated
             | Allowed::ReadOnly { .. }
-            | Allowed::Compound { .. } => Ok(Permit { sandbox: None }),
+            | Allowed::Compound { .. } => Ok(Permit {
+                sandbox: None,
+                proxy: None,
+                supervisor: None,
+            }),
         }
+    }
+
+    /// With deny rules, the exec check: the permit's command runs under a filter that
+    /// hands each of its execs to `supervisor` (already started).
+    pub fn checked_at_exec(
+        mut self,
+        supervisor: crate::supervisor::Supervisor,
+        audit: Option<crate::supervisor::Audit>,
+    ) -> Permit {
+        self.supervisor = Some((supervisor, audit));
+        self
     }
 
     /// The permit for a command allowed inside the sandbox: only an enforced sandbox
     /// gives one.
-    pub fn inside(enforced: crate::sandbox::Enforced) -> Permit {
+    /// `proxy`: with network by domain, where the proxy listens (gate's supervisor has
+    /// the filter's listener already).
+    pub fn inside(
+        enforced: crate::sandbox::Enforced,
+        proxy: Option<std::net::SocketAddr>,
+    ) -> Permit {
         Permit {
             sandbox: Some(enforced),
+            proxy,
+            supervisor: None,
         }
     }
 }
@@ -117,6 +147,9 @@ pub struct ExecError {
     pub errno: Errno,
     /// The command could not be marked ([`crate::sandbox::mark`]), so it was not exec'd.
     pub unmarked: Option<crate::sandbox::MarkError>,
+    /// Deny rules at exec could not be put in force (the filter or the hand-over to the
+    /// supervisor failed), so it was not exec'd.
+    pub unchecked: Option<String>,
 }
 
 impl ExecError {
@@ -124,7 +157,7 @@ impl ExecError {
     /// including a real shell that is missing, is gate's failure to run it (125): 126
     /// always means "refused".
     pub fn exit_status(&self) -> i32 {
-        if self.unmarked.is_some() {
+        if self.unmarked.is_some() || self.unchecked.is_some() {
             125
         } else if self.kind == PlanKind::Program && self.errno == Errno::ENOENT {
             127
@@ -137,6 +170,9 @@ impl ExecError {
 impl fmt::Display for ExecError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(e) = &self.unmarked {
+            return write!(f, "{e}");
+        }
+        if let Some(e) = &self.unchecked {
             return write!(f, "{e}");
         }
         let name = self.program.to_string_lossy();
@@ -163,6 +199,7 @@ pub fn exec(plan: Plan, permit: Permit) -> ExecError {
         kind: plan.kind,
         errno,
         unmarked: None,
+        unchecked: None,
     };
     let program = match cstring(&plan.program) {
         Ok(p) => p,
@@ -185,7 +222,7 @@ pub fn exec(plan: Plan, permit: Permit) -> ExecError {
         }
     }
     // Network by domain: the command's tools are pointed at the proxy.
-    if let Some(addr) = permit.sandbox.as_ref().and_then(|s| s.proxy) {
+    if let Some(addr) = permit.proxy {
         for (name, value) in crate::netproxy::environment(addr) {
             // SAFETY: as above, single-threaded and right before exec.
             unsafe { std::env::set_var(name, value) };
@@ -219,6 +256,24 @@ pub fn exec(plan: Plan, permit: Permit) -> ExecError {
         if let Err(e) = crate::sandbox::mark::mark() {
             return ExecError {
                 unmarked: Some(e),
+                ..fail(Errno::EPERM)
+            };
+        }
+    }
+    // Deny rules at exec: the filter goes on after the mark (whose no_new_privs lets an
+    // unprivileged process load it), and its listener to the supervisor; from here on
+    // every exec, this one included, waits for the supervisor's answer.
+    if let Some((supervisor, audit)) = permit.supervisor {
+        let handed = crate::sandbox::load_exec_filter()
+            .map_err(|e| e.to_string())
+            .and_then(|listener| {
+                supervisor
+                    .hand_over(listener, audit)
+                    .map_err(|e| e.to_string())
+            });
+        if let Err(message) = handed {
+            return ExecError {
+                unchecked: Some(message),
                 ..fail(Errno::EPERM)
             };
         }
@@ -589,6 +644,7 @@ mod tests {
             kind,
             errno,
             unmarked: None,
+            unchecked: None,
         };
         assert_eq!(e(PlanKind::Program, Errno::ENOENT).exit_status(), 127);
         assert_eq!(

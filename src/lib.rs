@@ -10,6 +10,8 @@
 //! - [`netproxy`]: network by domain at `safe`: the domain policy and its proxy.
 //! - [`explain`]: decisions in words.
 //! - [`audit`], [`session`], [`diag`]: records and diagnostics.
+//! - [`supervisor`]: the process beside a command that needs one (deny rules at exec,
+//!   network by domain), answering the system calls its filter hands over.
 //! - [`exec`]: finding the real shell and replacing gate with it.
 //! - [`settings`]: the loaded settings and what the sandbox derives from them.
 //! - [`run`]: the sequence; it dispatches to the subcommands ([`doctor`],
@@ -35,6 +37,7 @@ pub mod run;
 pub mod sandbox;
 pub mod session;
 pub mod settings;
+pub mod supervisor;
 pub mod xdg;
 
 use std::ffi::OsString;

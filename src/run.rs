@@ -12,7 +12,7 @@ use crate::exec::{self, Permit, PermitError, Plan, PlanKind};
 use crate::explain::{self, Explanation};
 use crate::invocation::{self, Action, Invocation, Personality, ShellWork, Target};
 use crate::output::{REFUSED, fail, print_out as print, say};
-use crate::policy::{CommandText, Decision, Remembered, Request, decide};
+use crate::policy::{Allowed, CommandText, Decision, Remembered, Request, decide};
 use crate::sandbox;
 use crate::session;
 use crate::settings::{load_settings, protected_files, sandbox_settings};
@@ -298,19 +298,20 @@ impl Trail<'_> {
         audit::write(file, &line).map_err(|err| audit_error(path, &err))
     }
 
-    /// Where the domain proxy records the command's connections: the log this call's
-    /// records went to (a second descriptor of it), with the same ids. `None` when the
-    /// log is off or was never opened.
-    fn connection_audit(&self) -> Result<Option<crate::netproxy::Audit>, String> {
+    /// Where gate's supervisor records (the exec check's refusals, the domain proxy's
+    /// connections): the log this call's records went to (a second descriptor of it),
+    /// with the same ids. `None` when the log is off or was never opened.
+    fn supervisor_audit(&self) -> Result<Option<crate::supervisor::Audit>, String> {
         let file = self.file.borrow();
         let (Some((path, file)), Some(call_id)) = (file.as_ref(), self.call_id.get()) else {
             return Ok(None);
         };
         let file = file.try_clone().map_err(|err| audit_error(path, &err))?;
-        Ok(Some(crate::netproxy::Audit {
+        Ok(Some(crate::supervisor::Audit {
             file,
             call_id: call_id.clone(),
             session_id: session::session_id(self.settings.session.as_deref()),
+            level: self.settings.policy.level.as_str(),
         }))
     }
 
@@ -698,24 +699,35 @@ fn run_allowed(
             return fail(why);
         }
     }
-    // At `safe`, everything that can fail is prepared before the allow record, and the
-    // record carries what the sandbox will enforce.
-    let sandbox = match Permit::for_allowed(allowed) {
-        Ok(_) => None,
-        Err(PermitError::NeedsSandbox) => match prepare_sandbox(settings) {
-            Ok(sandbox) => {
+    // With deny rules, every exec of the command is checked by gate's supervisor. An
+    // agent's wrapper that runs gate again leaves that to the gate it runs.
+    let execs = (!settings.policy.deny.is_empty() && !matches!(allowed, Allowed::Delegated))
+        .then(|| crate::supervisor::Execs::new(settings.policy.deny.clone(), var("PATH")));
+    let refuse = |message: String| {
+        let e = Explanation {
+            decided_by: "error",
+            ..explanation.clone()
+        };
+        trail.refused(&e, &message);
+        fail(message)
+    };
+    // Everything that can fail is prepared before the allow record: at `safe` the
+    // sandbox (and the record carries what it will enforce), with deny rules the
+    // supervisor.
+    let (sandbox, supervisor) = match Permit::for_allowed(allowed) {
+        Ok(_) => match execs {
+            None => (None, None),
+            Some(execs) => match start_exec_checks(execs) {
+                Ok(supervisor) => (None, Some(supervisor)),
+                Err(message) => return refuse(message),
+            },
+        },
+        Err(PermitError::NeedsSandbox) => match prepare_sandbox(settings, execs) {
+            Ok((sandbox, supervisor)) => {
                 *trail.sandbox.borrow_mut() = Some(sandbox.summary().clone());
-                Some(sandbox)
+                (Some(sandbox), supervisor)
             }
-            Err(e) => {
-                let message = e.to_string();
-                let e = Explanation {
-                    decided_by: "error",
-                    ..explanation
-                };
-                trail.refused(&e, &message);
-                return fail(message);
-            }
+            Err(e) => return refuse(e.to_string()),
         },
     };
     if let Err(line) = trail.record("allow", &explanation, None) {
@@ -726,26 +738,30 @@ fn run_allowed(
         }
         say(&format!("gate: warning: {line}"));
     }
+    // The supervisor records what it refuses, and the proxy each connection, in this
+    // run's log.
+    let audit = match supervisor.as_ref().map(|_| trail.supervisor_audit()) {
+        None | Some(Ok(None)) => None,
+        Some(Ok(Some(audit))) => Some(audit),
+        Some(Err(line)) if settings.audit_required => {
+            trail.did_not_run(&explanation, &line);
+            return fail(format!(
+                "{line}; the configuration requires the audit log (audit.required), so \
+                 nothing was run"
+            ));
+        }
+        Some(Err(line)) => {
+            say(&format!("gate: warning: {line}"));
+            None
+        }
+    };
     let permit = match sandbox {
-        None => match Permit::for_allowed(allowed) {
-            Ok(permit) => permit,
-            Err(PermitError::NeedsSandbox) => unreachable!("prepared above"),
+        None => match (Permit::for_allowed(allowed), supervisor) {
+            (Ok(permit), None) => permit,
+            (Ok(permit), Some(supervisor)) => permit.checked_at_exec(supervisor, audit),
+            (Err(PermitError::NeedsSandbox), _) => unreachable!("prepared above"),
         },
-        Some(mut sandbox) => {
-            if sandbox.proxied() {
-                match trail.connection_audit() {
-                    Ok(Some(audit)) => sandbox.audit_connections(audit),
-                    Ok(None) => {}
-                    Err(line) if settings.audit_required => {
-                        trail.did_not_run(&explanation, &line);
-                        return fail(format!(
-                            "{line}; the configuration requires the audit log (audit.required), \
-                             so nothing was run"
-                        ));
-                    }
-                    Err(line) => say(&format!("gate: warning: {line}")),
-                }
-            }
+        Some(sandbox) => {
             if !sandbox.not_enforced.is_empty() {
                 say(&format!(
                     "gate: warning: --best-effort: the sandbox does not enforce {}",
@@ -757,10 +773,25 @@ fn run_allowed(
                         .join(", ")
                 ));
             }
-            match sandbox.enforce() {
-                Ok(enforced) => Permit::inside(enforced),
-                Err(e) => {
-                    let message = e.to_string();
+            let proxy = supervisor.as_ref().and_then(|s| s.proxy());
+            let enforced = sandbox
+                .enforce()
+                .map_err(|e| e.to_string())
+                .and_then(
+                    |mut enforced| match (supervisor, enforced.listener.take()) {
+                        (None, _) => Ok(enforced),
+                        (Some(supervisor), Some(listener)) => supervisor
+                            .hand_over(listener, audit)
+                            .map(|()| enforced)
+                            .map_err(|e| e.to_string()),
+                        (Some(_), None) => Err("the seccomp filter gave no listener for gate's \
+                                            supervisor; nothing was run"
+                            .to_owned()),
+                    },
+                );
+            match enforced {
+                Ok(enforced) => Permit::inside(enforced, proxy),
+                Err(message) => {
                     trail.did_not_run(&explanation, &message);
                     return fail(message);
                 }
@@ -822,8 +853,26 @@ fn sandbox_problem(settings: &Settings) -> Option<String> {
     ))
 }
 
-/// Build and prepare the sandbox for a run in the current directory.
-fn prepare_sandbox(settings: &Settings) -> Result<sandbox::Sandbox, sandbox::SandboxError> {
+/// Start gate's supervisor for deny rules at exec, outside the sandbox.
+fn start_exec_checks(
+    execs: crate::supervisor::Execs,
+) -> Result<crate::supervisor::Supervisor, String> {
+    let root = nix::unistd::geteuid().is_root();
+    crate::supervisor::readable(root).map_err(|why| format!("{why}; nothing was run"))?;
+    crate::supervisor::Supervisor::start(crate::supervisor::Duties {
+        execs: Some(execs),
+        proxy: None,
+        drop_capabilities: false,
+    })
+    .map_err(|e| e.to_string())
+}
+
+/// Build and prepare the sandbox for a run in the current directory, with gate's
+/// supervisor when the run needs one (network by domain, deny rules at exec).
+fn prepare_sandbox(
+    settings: &Settings,
+    execs: Option<crate::supervisor::Execs>,
+) -> Result<(sandbox::Sandbox, Option<crate::supervisor::Supervisor>), sandbox::SandboxError> {
     let cwd = std::env::current_dir().map_err(|e| {
         sandbox::SandboxError(format!(
             "cannot find the working directory ({e}); nothing was run"
@@ -839,7 +888,42 @@ fn prepare_sandbox(settings: &Settings) -> Result<sandbox::Sandbox, sandbox::San
         &protected_files(settings),
     )?;
     tracing::debug!(?spec, "sandbox");
-    sandbox::Sandbox::prepare(&spec)
+    let kernel = sandbox::Sandbox::admit(&spec)?;
+    let notified = sandbox::Notified {
+        connect: spec.proxy.is_some(),
+        exec: execs.is_some(),
+    };
+    // The supervisor is started first: gate is small then (the fork copies little, and
+    // the intermediate process is long gone when gate reaps it before exec), and it
+    // inherits none of the walk's descriptors.
+    let supervisor = if notified.connect || notified.exec {
+        let error = |e: String| sandbox::SandboxError(e);
+        if execs.is_some() {
+            crate::supervisor::readable(false)
+                .map_err(|why| error(format!("{why}; nothing was run")))?;
+        }
+        let proxy = match &spec.proxy {
+            None => None,
+            Some(domains) => {
+                let policy = crate::netproxy::Policy::new(&domains.allow, &domains.deny)
+                    .and_then(|p| p.with_resolve(&domains.resolve))
+                    .map_err(|e| error(format!("{e}; nothing was run")))?;
+                Some(crate::supervisor::Bound::bind(policy).map_err(|e| error(e.to_string()))?)
+            }
+        };
+        Some(
+            crate::supervisor::Supervisor::start(crate::supervisor::Duties {
+                execs,
+                proxy,
+                drop_capabilities: true,
+            })
+            .map_err(|e| error(e.to_string()))?,
+        )
+    } else {
+        None
+    };
+    let sandbox = sandbox::Sandbox::prepare(&spec, kernel, notified)?;
+    Ok((sandbox, supervisor))
 }
 
 /// What exactly to exec for an allowed target.

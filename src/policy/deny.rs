@@ -20,6 +20,13 @@ struct DenyRule {
     origin: Origin,
 }
 
+/// The deny rule that matched an exec.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecMatch {
+    pub rule: Box<str>,
+    pub origin: Origin,
+}
+
 /// A validated set of deny rules.
 #[derive(Debug, Clone, Default)]
 pub struct DenyRules {
@@ -123,6 +130,45 @@ impl DenyRules {
             Ok(()) => first,
             Err(scan::TooComplex) => Some(DenyMatch::TooComplex),
         }
+    }
+
+    /// The first deny rule that matches a program the kernel is about to run: `path` as
+    /// the caller passed it to `execve`, and `argv` literally (no shell reading, no
+    /// wrapper peeling: a wrapped program is an exec of its own). The program is known by
+    /// the last component of `path` and of `argv[0]` alike (a multi-call binary such as
+    /// busybox runs the program argv[0] names).
+    pub fn find_exec(&self, path: &[u8], argv: &[&[u8]]) -> Option<ExecMatch> {
+        if self.rules.is_empty() {
+            return None;
+        }
+        let word = |bytes: &[u8]| Word {
+            text: String::from_utf8_lossy(bytes).into_owned(),
+            dynamic: false,
+            source: None,
+            pattern: None,
+        };
+        let rest: Vec<Word> = argv.iter().skip(1).map(|a| word(a)).collect();
+        let mut programs = vec![path];
+        if let Some(first) = argv.first() {
+            if *first != path {
+                programs.push(first);
+            }
+        }
+        programs.into_iter().find_map(|program| {
+            let mut words = Vec::with_capacity(rest.len() + 1);
+            words.push(word(program));
+            words.extend(rest.iter().cloned());
+            self.find_in(&words).map(|rule| ExecMatch {
+                rule: rule.text.clone(),
+                origin: rule.origin.clone(),
+            })
+        })
+    }
+
+    /// The program names the rules start with (a path rule by its last component): an
+    /// exec of any other program matches no rule, whatever its arguments.
+    pub fn program_names(&self) -> impl Iterator<Item = &str> {
+        self.rules.iter().map(|r| scan::program_name(&r.words[0]))
     }
 
     fn find_in(&self, command: &[Word]) -> Option<&DenyRule> {

@@ -16,9 +16,10 @@
 //!   `socket()`), the kernel keyring, datagram socketpairs, TCP Fast Open past the
 //!   connect rule, `bind`/`listen` when nothing may serve, and, as root, opening up
 //!   files with group or other write bits or ACLs.
-//! - With a domain list, a **supervisor** ([`supervisor`]) outside the sandbox answers
-//!   every `connect()` (seccomp user notification): one to the proxy's own address gets
-//!   a connection the supervisor made; any other goes on to Landlock, which refuses it.
+//! - With a domain list, gate's **supervisor** ([`crate::supervisor`]) outside the
+//!   sandbox answers every `connect()` (seccomp user notification): one to the proxy's
+//!   own address gets a connection the supervisor made; any other goes on to Landlock,
+//!   which refuses it. With deny rules, it answers every `execve` too.
 //! - **no_new_privs**: setuid and file capabilities give nothing.
 //! - **capabilities** ([`caps`]): all dropped (bounding, permitted, effective, inheritable,
 //!   ambient), so root inside cannot mount, load modules, set the hostname or reboot.
@@ -47,7 +48,6 @@ mod paths;
 mod probe;
 mod seccomp;
 pub mod spec;
-mod supervisor;
 mod verify;
 
 use std::fmt;
@@ -217,10 +217,33 @@ pub fn proxy_lacks(spec: &Spec, missing: &[Feature]) -> Option<Vec<Feature>> {
     (!lacking.is_empty()).then_some(lacking)
 }
 
-/// Whether this kernel can run the supervisor of network by domain (a throwaway child
-/// loads a filter with a listener and tries descriptor installation on it).
-pub fn supervisor_supported() -> Result<(), String> {
-    supervisor::kernel_supports()
+/// Drop every capability of this process (for gate's supervisor, which reads what a
+/// command without capabilities sends).
+pub fn drop_capabilities() -> Result<(), SandboxError> {
+    caps::drop_all()
+}
+
+/// The filter of a command that runs outside the sandbox with deny rules: only its
+/// `execve` and `execveat` calls go to the supervisor (x32 calls are refused and other
+/// architectures killed, as in the sandbox's filter). Loaded right before exec, after
+/// the mark's no_new_privs; the listener comes back.
+pub fn load_exec_filter() -> Result<std::os::fd::OwnedFd, SandboxError> {
+    let filter = seccomp::Filter::exec_only()?;
+    match filter.load()? {
+        Some(listener) => Ok(listener),
+        None => Err(SandboxError(
+            "the seccomp filter gave no listener for the supervisor; nothing was run".to_owned(),
+        )),
+    }
+}
+
+/// Which calls of the command the sandbox's filter hands to gate's supervisor.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Notified {
+    /// `connect()`, for network by domain.
+    pub connect: bool,
+    /// `execve` and `execveat`, for deny rules at exec.
+    pub exec: bool,
 }
 
 /// Why the sandbox could not be set up: gate's own failure (exit 125), nothing ran.
@@ -280,10 +303,6 @@ pub struct Sandbox {
     /// The probes that show Landlock acts once restricted.
     check: verify::Check,
     filter: seccomp::Filter,
-    /// Network by domain: the supervisor, started, waiting for the listener.
-    supervisor: Option<supervisor::Supervisor>,
-    /// Where the proxy records each connection (the run's audit log), if anywhere.
-    connection_audit: Option<crate::netproxy::Audit>,
     summary: Value,
     /// What is not enforced (best effort only), for one warning line.
     pub not_enforced: Vec<Feature>,
@@ -294,15 +313,16 @@ pub struct Sandbox {
 #[derive(Debug)]
 pub struct Enforced {
     pub summary: Value,
-    /// Network by domain: where the proxy listens, for the command's environment.
-    pub proxy: Option<std::net::SocketAddr>,
+    /// The listener of the filter's notifications, for gate's supervisor.
+    pub listener: Option<std::os::fd::OwnedFd>,
     /// Descriptors the rules were made from, left for exec to close.
     _kept: Vec<std::os::fd::OwnedFd>,
 }
 
 impl Sandbox {
-    /// Check the kernel and build everything, enforcing nothing yet.
-    pub fn prepare(spec: &Spec) -> Result<Sandbox, SandboxError> {
+    /// Check that this kernel can enforce `spec` (or that best effort was asked for),
+    /// before anything is started or built.
+    pub fn admit(spec: &Spec) -> Result<Kernel, SandboxError> {
         let kernel = probe();
         let missing = missing(&required(spec), &kernel);
         if let Some(lacking) = proxy_lacks(spec, &missing) {
@@ -332,19 +352,18 @@ impl Sandbox {
                 kernel.landlock_abi
             )));
         }
-        // The proxy is bound and its supervisor forked first: gate is small then (the
-        // fork copies little, and the intermediate process is long gone when gate reaps
-        // it before exec), and the supervisor inherits none of the walk's descriptors.
-        let supervisor = match &spec.proxy {
-            None => None,
-            Some(domains) => {
-                let policy = crate::netproxy::Policy::new(&domains.allow, &domains.deny)
-                    .and_then(|p| p.with_resolve(&domains.resolve))
-                    .map_err(|e| SandboxError(format!("{e}; nothing was run")))?;
-                let bound = supervisor::Bound::bind(policy)?;
-                Some(supervisor::Supervisor::start(bound)?)
-            }
-        };
+        Ok(kernel)
+    }
+
+    /// Build everything, enforcing nothing yet, on a kernel [`Sandbox::admit`] admitted.
+    /// gate's supervisor, when there is one, is started before this (gate is small then,
+    /// and the supervisor inherits none of the walk's descriptors).
+    pub fn prepare(
+        spec: &Spec,
+        kernel: Kernel,
+        notified: Notified,
+    ) -> Result<Sandbox, SandboxError> {
+        let missing = missing(&required(spec), &kernel);
         let root = nix::unistd::geteuid().is_root();
         let hiding = Hiding::choose(spec, root);
         let walked: &[PathBuf] = match hiding {
@@ -360,7 +379,8 @@ impl Sandbox {
             network: &spec.network,
             unix_sockets: spec.unix_sockets,
             root,
-            proxied: spec.proxy.is_some(),
+            proxied: notified.connect,
+            exec_checked: notified.exec,
         };
         let filter = seccomp::Filter::build(&policy, kernel.seccomp)?;
         let mut network = match &spec.network {
@@ -397,8 +417,6 @@ impl Sandbox {
             ruleset,
             check,
             filter,
-            supervisor,
-            connection_audit: None,
             summary,
             not_enforced: missing,
         })
@@ -409,42 +427,18 @@ impl Sandbox {
         &self.summary
     }
 
-    /// Whether the command's network goes by domain (through the supervisor's proxy).
-    pub fn proxied(&self) -> bool {
-        self.supervisor.is_some()
-    }
-
-    /// With network by domain, the proxy writes one record per connection to `audit`
-    /// (the run's audit log, the command's call and session ids).
-    pub fn audit_connections(&mut self, audit: crate::netproxy::Audit) {
-        self.connection_audit = Some(audit);
-    }
-
     /// Enforce it on this process: drop capabilities, restrict with Landlock (which sets
     /// no_new_privs) and try that it acts ([`verify`]), then load the seccomp filter and
     /// try that too. After an error here the process must not exec: it is partly
     /// restricted and should exit.
     pub fn enforce(self) -> Result<Enforced, SandboxError> {
-        let proxy = self.supervisor.as_ref().map(|s| s.proxy());
         caps::drop_all()?;
         let kept = self.ruleset.restrict()?;
         self.check.run()?;
         let listener = self.filter.load()?;
-        match (self.supervisor, listener) {
-            (None, _) => {}
-            (Some(supervisor), Some(listener)) => {
-                supervisor.hand_over(listener, self.connection_audit)?
-            }
-            (Some(_), None) => {
-                return Err(SandboxError(
-                    "the seccomp filter gave no listener for the supervisor; nothing was run"
-                        .to_owned(),
-                ));
-            }
-        }
         Ok(Enforced {
             summary: self.summary,
-            proxy,
+            listener,
             _kept: kept,
         })
     }

@@ -9,7 +9,7 @@ pub struct Kernel {
     pub seccomp: bool,
     /// seccomp can hand system calls to a supervisor (user notification, Linux 5.0).
     /// Whether it can also install descriptors (ADDFD, 5.9) is tried on the listener
-    /// itself once the filter is loaded ([`super::supervisor`]), and by `gate doctor`.
+    /// itself once the filter is loaded ([`crate::supervisor`]), and by `gate doctor`.
     pub user_notify: bool,
 }
 

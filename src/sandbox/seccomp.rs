@@ -63,8 +63,10 @@ pub struct Policy<'a> {
     /// The command runs as uid 0.
     pub root: bool,
     /// Network by domain: every `connect()` goes to the supervisor
-    /// ([`super::supervisor`]) as a user notification.
+    /// ([`crate::supervisor`]) as a user notification.
     pub proxied: bool,
+    /// Deny rules at exec: every `execve` and `execveat` goes to the supervisor.
+    pub exec_checked: bool,
 }
 
 /// `setpriority`'s `which` for one process (linux/resource.h).
@@ -285,13 +287,20 @@ fn rules(policy: &Policy) -> BTreeMap<i64, Vec<Rule>> {
 /// either connects the caller to the proxy or lets the kernel, and so Landlock, decide).
 /// `sendto`/`sendmsg` need no notification: on a TCP socket the kernel ignores their
 /// address unless `MSG_FASTOPEN` (refused above) asks it to connect.
+/// With deny rules, `execve` and `execveat`: the supervisor reads what would run.
 fn notified(policy: &Policy) -> Vec<i64> {
+    let mut calls = Vec::new();
     if policy.proxied {
-        vec![libc::SYS_connect]
-    } else {
-        Vec::new()
+        calls.push(libc::SYS_connect);
     }
+    if policy.exec_checked {
+        calls.extend([libc::SYS_execve, libc::SYS_execveat]);
+    }
+    calls
 }
+
+/// The calls a filter outside the sandbox hands to the supervisor: only the execs.
+const EXEC_CALLS: [i64; 2] = [libc::SYS_execve, libc::SYS_execveat];
 
 // Classic BPF (linux/bpf_common.h, linux/seccomp.h).
 const LD_W_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
@@ -463,6 +472,9 @@ pub struct Filter {
     program: Option<Vec<sock_filter>>,
     /// Loaded with a listener for its user notifications.
     listener: bool,
+    /// Tried after loading by a call it refuses (the sandbox's filter; the exec-only
+    /// filter refuses nothing, and its listener is the proof it is in force).
+    probed: bool,
 }
 
 impl Filter {
@@ -476,11 +488,12 @@ impl Filter {
     /// instructions as they can be (one bit test for all the mode bits, one masked
     /// comparison per socket type allowed).
     pub fn build(policy: &Policy, available: bool) -> Result<Filter, SandboxError> {
-        let listener = policy.proxied;
+        let listener = policy.proxied || policy.exec_checked;
         if !available {
             return Ok(Filter {
                 program: None,
                 listener,
+                probed: true,
             });
         }
         let x32 = std::env::consts::ARCH == "x86_64";
@@ -491,6 +504,20 @@ impl Filter {
         Ok(Filter {
             program: Some(program),
             listener,
+            probed: true,
+        })
+    }
+
+    /// The filter of a command outside the sandbox with deny rules: the architecture
+    /// check, x32 refused, `execve` and `execveat` to the supervisor, everything else
+    /// allowed.
+    pub fn exec_only() -> Result<Filter, SandboxError> {
+        let x32 = std::env::consts::ARCH == "x86_64";
+        let program = compile(&BTreeMap::new(), &EXEC_CALLS, audit_arch()?, x32);
+        Ok(Filter {
+            program: Some(program),
+            listener: true,
+            probed: false,
         })
     }
 
@@ -532,8 +559,9 @@ impl Filter {
             let e = std::io::Error::last_os_error();
             return Err(if self.listener && e.raw_os_error() == Some(libc::EBUSY) {
                 error(
-                    "this process already runs under a seccomp supervisor (another sandbox \
-                     that answers system calls), and network by domain needs its own",
+                    "this process already runs under a seccomp supervisor (another gate's with \
+                     deny rules or a domain list, or another sandbox that answers system \
+                     calls), and gate's deny rules and network by domain need their own",
                 )
             } else {
                 error(e)
@@ -546,7 +574,9 @@ impl Filter {
         } else {
             None
         };
-        acts(probe())?;
+        if self.probed {
+            acts(probe())?;
+        }
         Ok(listener)
     }
 }
@@ -780,19 +810,27 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn the_compiled_filter_refuses_exactly_what_the_policy_says() {
-        for (network, unix_sockets, root, proxied) in policies() {
+        for ((network, unix_sockets, root, proxied), exec_checked) in policies()
+            .into_iter()
+            .flat_map(|p| [(p.clone(), false), (p, true)])
+        {
             let policy = Policy {
                 network: &network,
                 unix_sockets,
                 root,
                 proxied,
+                exec_checked,
             };
             let program = Filter::build(&policy, true).unwrap().program.unwrap();
             let table = rules(&policy);
             let notify = notified(&policy);
             assert_eq!(notify.contains(&libc::SYS_connect), proxied);
+            assert_eq!(notify.contains(&libc::SYS_execve), exec_checked);
+            assert_eq!(notify.contains(&libc::SYS_execveat), exec_checked);
             let expect = |nr: i64, args| {
-                if proxied && nr == libc::SYS_connect {
+                if (proxied && nr == libc::SYS_connect)
+                    || (exec_checked && EXEC_CALLS.contains(&nr))
+                {
                     SECCOMP_RET_USER_NOTIF
                 } else if must_refuse(&policy, nr, args) {
                     REFUSE
@@ -852,6 +890,7 @@ mod tests {
             unix_sockets: false,
             root: true,
             proxied: false,
+            exec_checked: false,
         };
         let program = Filter::build(&policy, true).unwrap().program.unwrap();
         let table = rules(&policy);
@@ -863,6 +902,30 @@ mod tests {
             .unwrap();
         assert!(longest <= 20, "{longest} instructions");
         assert!(program.len() < 170, "{} instructions", program.len());
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn outside_the_sandbox_only_the_execs_go_to_the_supervisor() {
+        let program = Filter::exec_only().unwrap().program.unwrap();
+        let arch = audit_arch().unwrap();
+        for nr in 0..600u32 {
+            let expect = if EXEC_CALLS.contains(&i64::from(nr)) {
+                SECCOMP_RET_USER_NOTIF
+            } else {
+                SECCOMP_RET_ALLOW
+            };
+            assert_eq!(run(&program, nr, arch, [0; 6]).0, expect, "call {nr}");
+        }
+        // x32's execve (520) and execveat (545), and every other x32 call, are refused;
+        // another architecture is killed.
+        for nr in [520, 545, 59 | X32_SYSCALL_BIT] {
+            assert_eq!(run(&program, nr | X32_SYSCALL_BIT, arch, [0; 6]).0, REFUSE);
+        }
+        assert_eq!(
+            run(&program, 11, ARCH_I386, [0; 6]).0,
+            SECCOMP_RET_KILL_PROCESS
+        );
     }
 
     #[test]
@@ -918,6 +981,7 @@ mod tests {
                 unix_sockets: false,
                 root,
                 proxied: false,
+                exec_checked: false,
             })
         };
         let (user, root) = (table(false), table(true));
@@ -939,6 +1003,7 @@ mod tests {
                 unix_sockets: false,
                 root: false,
                 proxied: false,
+                exec_checked: false,
             })
         };
         let tcp = Network::Tcp {
@@ -976,6 +1041,7 @@ mod tests {
                     unix_sockets: false,
                     root: false,
                     proxied: false,
+                    exec_checked: false,
                 },
                 false
             )

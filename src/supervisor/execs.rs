@@ -1,0 +1,668 @@
+//! The exec duty (deny rules at exec): every `execve`/`execveat` of the command and of
+//! everything it starts waits here while the supervisor reads what the kernel is about
+//! to run, and fails with EACCES when a deny rule matches it.
+//!
+//! What is judged, for each call:
+//! - the program, by the last component of the path the caller passed and of argv[0]
+//!   (a multi-call binary runs what argv[0] names), and by the file itself: at start the
+//!   supervisor looks up every program a rule names in the standard directories and the
+//!   command's `PATH` and keeps their (device, inode), so a link to a denied program, by
+//!   any name, is that program;
+//! - a script's interpreter (`#!`), which the kernel starts without another `execve`:
+//!   its first line is read, and the interpreter judged as if exec'd with the argv the
+//!   kernel gives it, up to the kernel's own depth;
+//! - only when a program is one the rules name, the whole argv, literally.
+//!
+//! A program no rule names goes on at once (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`), after
+//! the check that the call still waits. What cannot be read refuses the exec: a bad
+//! pointer fails as the kernel would fail it (EFAULT), and memory the supervisor may not
+//! read (Yama, a non-dumpable process) or an argv past [`MAX_ARGV_BYTES`] fails with
+//! EACCES and a line that says why.
+//!
+//! The check reads the caller's memory before the kernel does; a second thread of the
+//! caller, or a process sharing its memory, can change the strings in between. See
+//! docs/rules.md ("What stays outside"): the sandbox, not deny rules, is the wall
+//! against a command that works to get around them.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::io::Write;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use nix::errno::Errno;
+use serde_json::{Map, Value, json};
+
+use super::notify::{Answer, id_valid, read_into, respond};
+use crate::policy::{DenyRules, ExecMatch};
+
+/// The most argv bytes (strings and their pointers) read for a program the rules name.
+/// Far above what commands pass (Linux allows up to a quarter of the stack limit); an
+/// argv past it is refused rather than judged in part.
+pub const MAX_ARGV_BYTES: usize = 1 << 20;
+/// The longest path the kernel takes (PATH_MAX).
+const MAX_PATH: usize = 4096;
+/// How deep the kernel follows `#!` interpreters (binfmt's recursion limit).
+const MAX_INTERPRETERS: usize = 4;
+/// The kernel reads this much of a script's first line (BINPRM_BUF_SIZE).
+const SHEBANG_BYTES: usize = 256;
+/// Where programs are looked for besides the command's `PATH`.
+const STANDARD_DIRS: [&str; 6] = [
+    "/usr/local/sbin",
+    "/usr/local/bin",
+    "/usr/sbin",
+    "/usr/bin",
+    "/sbin",
+    "/bin",
+];
+
+/// The exec duty: the deny rules, and what the supervisor learns of the files they name.
+pub struct Execs {
+    rules: DenyRules,
+    /// The names the rules start with.
+    names: Vec<String>,
+    /// The directories to find those programs in (the command's `PATH`, then the
+    /// standard ones).
+    dirs: Vec<PathBuf>,
+    /// The files the named programs are, by (device, inode), with the name.
+    files: HashMap<(u64, u64), String>,
+}
+
+impl Execs {
+    /// The duty for `rules`, with the command's `PATH` (nothing is looked up yet: that
+    /// happens in the supervisor, [`Execs::learn`]).
+    pub fn new(rules: DenyRules, path: Option<OsString>) -> Execs {
+        let mut names: Vec<String> = rules.program_names().map(str::to_owned).collect();
+        names.sort();
+        names.dedup();
+        let mut dirs: Vec<PathBuf> = path
+            .map(|p| std::env::split_paths(&p).collect())
+            .unwrap_or_default();
+        dirs.extend(STANDARD_DIRS.iter().map(PathBuf::from));
+        dirs.retain(|d| d.is_absolute());
+        let mut seen = Vec::new();
+        dirs.retain(|d| {
+            let new = !seen.contains(d);
+            seen.push(d.clone());
+            new
+        });
+        Execs {
+            rules,
+            names,
+            dirs,
+            files: HashMap::new(),
+        }
+    }
+
+    /// Find the files the rules' programs are (in the supervisor, before it answers).
+    pub(super) fn learn(&mut self) {
+        for name in &self.names {
+            for dir in &self.dirs {
+                if let Ok(meta) = std::fs::metadata(dir.join(name)) {
+                    if meta.is_file() {
+                        self.files
+                            .entry((meta.dev(), meta.ino()))
+                            .or_insert_with(|| name.clone());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Where a refusal is recorded: the run's audit log and its ids.
+pub(super) struct Record {
+    pub file: std::fs::File,
+    pub call_id: String,
+    pub session_id: String,
+    pub level: String,
+}
+
+/// What the caller asks the kernel to run.
+struct Call {
+    pid: u32,
+    /// The path as passed (empty for `execveat` with `AT_EMPTY_PATH`).
+    path: Vec<u8>,
+    /// Where the file is, from the supervisor (a /proc path in the caller's view).
+    file: PathBuf,
+    argv_at: u64,
+}
+
+/// One program as the kernel will start it: the script's interpreters come first.
+struct Program {
+    /// The path judged (the caller's, or an interpreter's).
+    path: Vec<u8>,
+    /// Another name the file is known by, when it is a file a rule names.
+    known_as: Option<String>,
+    /// The words the kernel puts before the caller's argv[1..], for an interpreter
+    /// (its name, its one argument, the script's path); empty for the caller's program.
+    prefix: Vec<Vec<u8>>,
+}
+
+/// Why the exec was refused.
+enum Refusal {
+    Rule {
+        program: Vec<u8>,
+        argv: Vec<Vec<u8>>,
+        matched: ExecMatch,
+    },
+    Unreadable(Errno),
+    TooLong(Vec<u8>),
+}
+
+impl Execs {
+    /// Answer one notified `execve`/`execveat`.
+    pub(super) fn answer(
+        &self,
+        listener: BorrowedFd<'_>,
+        req: &libc::seccomp_notif,
+        record: Option<&mut Record>,
+    ) {
+        let answer = match self.judge(req) {
+            Ok(None) => {
+                if !id_valid(listener, req.id) {
+                    return;
+                }
+                Answer::Continue
+            }
+            // A bad pointer: the kernel's own answer.
+            Err(Errno::EFAULT) => Answer::Fail(Errno::EFAULT),
+            Err(Errno::ENAMETOOLONG) => Answer::Fail(Errno::ENAMETOOLONG),
+            Err(e) => {
+                if !id_valid(listener, req.id) {
+                    return;
+                }
+                self.refuse(req.pid, &Refusal::Unreadable(e), record);
+                Answer::Fail(Errno::EACCES)
+            }
+            Ok(Some(refusal)) => {
+                if !id_valid(listener, req.id) {
+                    return;
+                }
+                self.refuse(req.pid, &refusal, record);
+                Answer::Fail(Errno::EACCES)
+            }
+        };
+        respond(listener, req.id, answer);
+    }
+
+    /// `Ok(None)`: it may run. `Err`: its memory could not be read.
+    fn judge(&self, req: &libc::seccomp_notif) -> Result<Option<Refusal>, Errno> {
+        let call = read_call(req)?;
+        let argv0 = read_argv(call.pid, call.argv_at, 1)?.0.into_iter().next();
+        let programs = self.programs(&call);
+        let named = |p: &Program| {
+            p.known_as.is_some()
+                || self.names.iter().any(|n| n.as_bytes() == last(&p.path))
+                || (p.prefix.is_empty()
+                    && argv0
+                        .as_deref()
+                        .is_some_and(|a| self.names.iter().any(|n| n.as_bytes() == last(a))))
+        };
+        if !programs.iter().any(named) {
+            return Ok(None);
+        }
+        let (argv, complete) = read_argv(call.pid, call.argv_at, usize::MAX)?;
+        if !complete {
+            return Ok(Some(Refusal::TooLong(call.path)));
+        }
+        for program in &programs {
+            let words: Vec<Vec<u8>> = if program.prefix.is_empty() {
+                argv.clone()
+            } else {
+                program
+                    .prefix
+                    .iter()
+                    .cloned()
+                    .chain(argv.iter().skip(1).cloned())
+                    .collect()
+            };
+            let refs: Vec<&[u8]> = words.iter().map(Vec::as_slice).collect();
+            // A file a rule names, under another name, is judged by the rule's name.
+            let found = self.rules.find_exec(&program.path, &refs).or_else(|| {
+                let name = program.known_as.as_ref()?;
+                self.rules.find_exec(name.as_bytes(), &refs)
+            });
+            if let Some(matched) = found {
+                return Ok(Some(Refusal::Rule {
+                    program: program.path.clone(),
+                    argv: words,
+                    matched,
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The caller's program and the interpreters its `#!` line names, in turn.
+    fn programs(&self, call: &Call) -> Vec<Program> {
+        let mut out = vec![Program {
+            path: call.path.clone(),
+            known_as: self.known_as(&call.file),
+            prefix: Vec::new(),
+        }];
+        let mut file = call.file.clone();
+        let mut script = call.path.clone();
+        for _ in 0..MAX_INTERPRETERS {
+            let Some((interpreter, argument)) = shebang(&file) else {
+                break;
+            };
+            let mut prefix = vec![interpreter.clone()];
+            prefix.extend(argument);
+            prefix.push(script.clone());
+            file = in_root(call.pid, &interpreter);
+            out.push(Program {
+                known_as: self.known_as(&file),
+                path: interpreter.clone(),
+                prefix,
+            });
+            script = interpreter;
+        }
+        out
+    }
+
+    /// The rule's name for the file at `file`, when it is one of theirs.
+    fn known_as(&self, file: &std::path::Path) -> Option<String> {
+        if self.files.is_empty() {
+            return None;
+        }
+        let meta = std::fs::metadata(file).ok()?;
+        self.files.get(&(meta.dev(), meta.ino())).cloned()
+    }
+
+    /// Tell the process (one line on its standard error, where it could write itself)
+    /// and record the refusal.
+    fn refuse(&self, pid: u32, refusal: &Refusal, record: Option<&mut Record>) {
+        let line = match refusal {
+            Refusal::Rule {
+                program,
+                argv,
+                matched,
+            } => format!(
+                "gate: refused to run `{}` ({}): the deny rule `{}` (from {}) matches it; it \
+                 was not run. Do not try to run it another way; tell the user if it is needed.",
+                shown_argv(argv),
+                shown(program),
+                matched.rule,
+                matched.origin
+            ),
+            Refusal::Unreadable(e) => format!(
+                "gate: refused to run a program: deny rules are checked at exec, and gate's \
+                 supervisor may not read what this process asks to run ({e}; see `gate doctor`)"
+            ),
+            Refusal::TooLong(program) => format!(
+                "gate: refused to run {}: its arguments are longer than the {} bytes the deny \
+                 rules are checked on",
+                shown(program),
+                MAX_ARGV_BYTES
+            ),
+        };
+        tell(pid, &line);
+        if let Some(record) = record {
+            let line = encode(record, pid, refusal, &line, SystemTime::now());
+            let _ = crate::audit::write(&mut record.file, &line);
+        }
+    }
+}
+
+/// The path and argv pointer of a notified `execve` or `execveat`, and the file it names.
+fn read_call(req: &libc::seccomp_notif) -> Result<Call, Errno> {
+    let nr = i64::from(req.data.nr);
+    let args = req.data.args;
+    let (dirfd, path_at, argv_at, flags) = if nr == libc::SYS_execveat {
+        (args[0] as i32, args[1], args[2], args[4] as i32)
+    } else {
+        (libc::AT_FDCWD, args[0], args[1], 0)
+    };
+    let pid = req.pid;
+    let path = read_string(pid, path_at, MAX_PATH).map_err(|e| match e {
+        ReadError::Memory(e) => e,
+        ReadError::TooLong => Errno::ENAMETOOLONG,
+    })?;
+    let file = if path.is_empty() && flags & libc::AT_EMPTY_PATH != 0 {
+        PathBuf::from(format!("/proc/{pid}/fd/{dirfd}"))
+    } else if path.first() == Some(&b'/') {
+        in_root(pid, &path)
+    } else if dirfd == libc::AT_FDCWD {
+        let mut p = PathBuf::from(format!("/proc/{pid}/cwd"));
+        p.push(std::ffi::OsStr::from_bytes(&path));
+        p
+    } else {
+        let mut p = PathBuf::from(format!("/proc/{pid}/fd/{dirfd}"));
+        p.push(std::ffi::OsStr::from_bytes(&path));
+        p
+    };
+    // `fexecve` and friends: the path the descriptor was opened by.
+    let path = if path.is_empty() {
+        std::fs::read_link(&file)
+            .map(|p| p.into_os_string().into_vec())
+            .unwrap_or_default()
+    } else {
+        path
+    };
+    Ok(Call {
+        pid,
+        path,
+        file,
+        argv_at,
+    })
+}
+
+/// An absolute path as the process `pid` sees it.
+fn in_root(pid: u32, path: &[u8]) -> PathBuf {
+    let mut p = format!("/proc/{pid}/root").into_bytes();
+    if path.first() != Some(&b'/') {
+        p.push(b'/');
+    }
+    p.extend_from_slice(path);
+    PathBuf::from(OsString::from_vec(p))
+}
+
+/// The interpreter and its one argument, when the file starts with `#!` (the kernel's
+/// reading: blanks after `#!` skipped, the interpreter up to a blank, the rest of the
+/// line, trimmed, as one argument).
+fn shebang(file: &std::path::Path) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
+    let mut head = [0u8; SHEBANG_BYTES];
+    let n = {
+        use std::io::Read;
+        let mut f = std::fs::File::open(file).ok()?;
+        f.read(&mut head).ok()?
+    };
+    parse_shebang(&head[..n])
+}
+
+fn parse_shebang(head: &[u8]) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
+    let line = head.strip_prefix(b"#!")?;
+    let line = match line.iter().position(|&b| b == b'\n') {
+        Some(end) => &line[..end],
+        None => line,
+    };
+    let blank = |b: &u8| *b == b' ' || *b == b'\t';
+    let start = line.iter().position(|b| !blank(b))?;
+    let line = &line[start..];
+    let end = line.iter().position(blank).unwrap_or(line.len());
+    let interpreter = line[..end].to_vec();
+    let rest = &line[end..];
+    let argument = match rest.iter().position(|b| !blank(b)) {
+        Some(from) => {
+            let to = rest.iter().rposition(|b| !blank(b)).expect("found one");
+            Some(rest[from..=to].to_vec())
+        }
+        None => None,
+    };
+    if interpreter.is_empty() {
+        return None;
+    }
+    Some((interpreter, argument))
+}
+
+enum ReadError {
+    Memory(Errno),
+    TooLong,
+}
+
+/// A NUL-terminated string at `at` in `pid`, read a page at a time (a read never crosses
+/// into a page that may not be mapped), at most `max` bytes before the NUL.
+fn read_string(pid: u32, at: u64, max: usize) -> Result<Vec<u8>, ReadError> {
+    const PAGE: u64 = 4096;
+    let mut out = Vec::new();
+    let mut addr = at;
+    loop {
+        let room = (PAGE - addr % PAGE) as usize;
+        let mut chunk = [0u8; PAGE as usize];
+        let n = read_into(pid, addr, &mut chunk[..room]).map_err(ReadError::Memory)?;
+        if n == 0 {
+            return Err(ReadError::Memory(Errno::EFAULT));
+        }
+        if let Some(end) = chunk[..n].iter().position(|&b| b == 0) {
+            out.extend_from_slice(&chunk[..end]);
+            if out.len() > max {
+                return Err(ReadError::TooLong);
+            }
+            return Ok(out);
+        }
+        out.extend_from_slice(&chunk[..n]);
+        if out.len() > max {
+            return Err(ReadError::TooLong);
+        }
+        addr += n as u64;
+    }
+}
+
+/// Up to `count` argv strings at `at` (a NULL-terminated array of pointers), and whether
+/// that is all of them; past [`MAX_ARGV_BYTES`] the answer is `false`. A NULL array is
+/// an empty argv.
+fn read_argv(pid: u32, at: u64, count: usize) -> Result<(Vec<Vec<u8>>, bool), Errno> {
+    let mut out = Vec::new();
+    if at == 0 {
+        return Ok((out, true));
+    }
+    let mut used = 0usize;
+    let mut slot = at;
+    let mut pointers = Vec::new();
+    'pointers: loop {
+        // A page's worth of pointers at a time, never across a page.
+        let room = (4096 - slot % 4096) as usize;
+        let mut buf = vec![0u8; room.min(512)];
+        let n = read_into(pid, slot, &mut buf)?;
+        if n < 8 {
+            return Err(Errno::EFAULT);
+        }
+        for p in buf[..n - n % 8].chunks_exact(8) {
+            let ptr = u64::from_ne_bytes(p.try_into().expect("8 bytes"));
+            if ptr == 0 {
+                break 'pointers;
+            }
+            pointers.push(ptr);
+            used += 8;
+            if pointers.len() >= count {
+                break 'pointers;
+            }
+            if used > MAX_ARGV_BYTES {
+                return Ok((out, false));
+            }
+        }
+        slot += (n - n % 8) as u64;
+    }
+    let complete_list = pointers.len() < count || count == usize::MAX;
+    for ptr in pointers {
+        let room = MAX_ARGV_BYTES.saturating_sub(used);
+        match read_string(pid, ptr, room) {
+            Ok(s) => {
+                used += s.len() + 1;
+                out.push(s);
+            }
+            Err(ReadError::TooLong) => return Ok((out, false)),
+            Err(ReadError::Memory(e)) => return Err(e),
+        }
+    }
+    Ok((out, complete_list))
+}
+
+fn last(path: &[u8]) -> &[u8] {
+    match path.iter().rposition(|&b| b == b'/') {
+        Some(i) => &path[i + 1..],
+        None => path,
+    }
+}
+
+/// Bytes as one line of a message: invalid UTF-8 replaced, control characters escaped.
+fn shown(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes)
+        .chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
+}
+
+/// An argv as a message shows it, cut to a readable length.
+fn shown_argv(argv: &[Vec<u8>]) -> String {
+    const MAX: usize = 200;
+    let mut text = argv.iter().map(|a| shown(a)).collect::<Vec<_>>().join(" ");
+    if text.len() > MAX {
+        let mut end = MAX;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
+}
+
+/// Write `line` to the standard error of process `pid`, as that process could itself,
+/// and only when its descriptor 2 is open for writing. A regular file gets it through
+/// the process's own descriptor (its offset, so the line lands where the process's next
+/// message would, not under it); a pipe or a terminal through a new open of the same
+/// file that never blocks (a full pipe must not stop the supervisor); a socket without
+/// waiting.
+fn tell(pid: u32, line: &str) {
+    let fdinfo = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/2")).unwrap_or_default();
+    let Some(flags) = fdinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("flags:"))
+        .and_then(|v| i32::from_str_radix(v.trim(), 8).ok())
+    else {
+        return;
+    };
+    if flags & libc::O_ACCMODE == libc::O_RDONLY {
+        return;
+    }
+    let mut text = line.as_bytes().to_vec();
+    text.push(b'\n');
+    let path = format!("/proc/{pid}/fd/2");
+    let Ok(meta) = std::fs::metadata(&path) else {
+        return;
+    };
+    use std::os::unix::fs::FileTypeExt;
+    let kind = meta.file_type();
+    if kind.is_file() {
+        if let Some(fd) = descriptor_of(pid, 2) {
+            let _ = std::fs::File::from(fd).write_all(&text);
+        }
+    } else if kind.is_socket() {
+        if let Some(fd) = descriptor_of(pid, 2) {
+            // SAFETY: send reads `text`, alive for the call.
+            unsafe {
+                libc::send(
+                    fd.as_raw_fd(),
+                    text.as_ptr().cast(),
+                    text.len(),
+                    libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+                )
+            };
+        }
+    } else if let Ok(fd) = nix::fcntl::open(
+        path.as_str(),
+        nix::fcntl::OFlag::O_WRONLY
+            | nix::fcntl::OFlag::O_NONBLOCK
+            | nix::fcntl::OFlag::O_NOCTTY
+            | nix::fcntl::OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    ) {
+        let _ = std::fs::File::from(fd).write_all(&text);
+    }
+}
+
+/// A copy of descriptor `fd` of process `pid` (pidfd_getfd, Linux 5.6).
+fn descriptor_of(pid: u32, fd: i32) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    if pidfd < 0 {
+        return None;
+    }
+    // SAFETY: a new descriptor that nothing else owns.
+    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as i32) };
+    // SAFETY: pidfd_getfd takes descriptors and flags and returns a new descriptor.
+    let copy = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
+    if copy < 0 {
+        return None;
+    }
+    // SAFETY: as above, new and ours.
+    Some(unsafe { OwnedFd::from_raw_fd(copy as i32) })
+}
+
+/// The audit record of a refused exec.
+fn encode(record: &Record, pid: u32, refusal: &Refusal, message: &str, now: SystemTime) -> Vec<u8> {
+    let mut o = Map::new();
+    o.insert("time".into(), json!(crate::audit::rfc3339(now)));
+    o.insert("call_id".into(), json!(record.call_id));
+    o.insert("session_id".into(), json!(record.session_id));
+    o.insert("pid".into(), json!(pid));
+    o.insert("uid".into(), json!(nix::unistd::getuid().as_raw()));
+    o.insert("level".into(), json!(record.level));
+    o.insert("kind".into(), json!("exec"));
+    let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let (program, argv, rule, origin) = match refusal {
+        Refusal::Rule {
+            program,
+            argv,
+            matched,
+        } => (
+            Some(lossy(program)),
+            Some(argv.iter().map(|a| lossy(a)).collect::<Vec<_>>()),
+            Some(matched.rule.to_string()),
+            Some(matched.origin.to_string()),
+        ),
+        Refusal::TooLong(program) => (Some(lossy(program)), None, None, None),
+        Refusal::Unreadable(_) => (None, None, None, None),
+    };
+    o.insert("program".into(), json!(program));
+    o.insert("argv".into(), json!(argv));
+    o.insert("decision".into(), json!("deny"));
+    o.insert("decided_by".into(), json!("exec"));
+    o.insert("rule".into(), json!(rule));
+    o.insert("rule_origin".into(), json!(origin));
+    o.insert("message".into(), json!(message));
+    let mut line = serde_json::to_vec(&Value::Object(o)).expect("a JSON map always encodes");
+    line.push(b'\n');
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shebang_line_is_read_as_the_kernel_reads_it() {
+        assert_eq!(
+            parse_shebang(b"#!/bin/sh\necho"),
+            Some((b"/bin/sh".to_vec(), None))
+        );
+        assert_eq!(
+            parse_shebang(b"#! /usr/bin/env  -S rm -rf  \nx"),
+            Some((b"/usr/bin/env".to_vec(), Some(b"-S rm -rf".to_vec())))
+        );
+        assert_eq!(
+            parse_shebang(b"#!\t/bin/rm\t-rf"),
+            Some((b"/bin/rm".to_vec(), Some(b"-rf".to_vec())))
+        );
+        assert_eq!(parse_shebang(b"#!   \n"), None);
+        assert_eq!(parse_shebang(b"\x7fELF"), None);
+        assert_eq!(parse_shebang(b"# !/bin/sh"), None);
+    }
+
+    #[test]
+    fn a_message_is_one_line() {
+        assert_eq!(shown(b"rm\nx\ty"), "rm\\nx\\ty");
+        assert_eq!(shown(b"\xffrm"), "\u{fffd}rm");
+        let long = vec![b"a".repeat(300)];
+        assert!(shown_argv(&long).ends_with('…'));
+        assert!(shown_argv(&long).len() < 210);
+    }
+
+    #[test]
+    fn the_last_component_names_the_program() {
+        assert_eq!(last(b"/usr/bin/rm"), b"rm");
+        assert_eq!(last(b"rm"), b"rm");
+        assert_eq!(last(b"./d/"), b"");
+    }
+}

@@ -1,0 +1,98 @@
+//! The seccomp user-notification calls the supervisor makes on its listener: receive a
+//! notified call, check it is still waiting, answer it, and read the caller's memory.
+
+use std::os::fd::{AsRawFd, BorrowedFd};
+
+use nix::errno::Errno;
+
+/// How a notified call ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Answer {
+    /// It returns 0.
+    Success,
+    /// It fails with this error.
+    Fail(Errno),
+    /// It runs in the kernel as if not notified.
+    Continue,
+}
+
+/// The next notified call, or `None` when it went away before it could be received
+/// (ENOENT) or the listener failed.
+pub(super) fn receive(listener: BorrowedFd<'_>) -> Option<libc::seccomp_notif> {
+    // SAFETY: seccomp_notif is plain data; the kernel wants it zeroed.
+    let mut req: libc::seccomp_notif = unsafe { std::mem::zeroed() };
+    // SAFETY: the kernel writes one seccomp_notif into `req`, alive for the call.
+    let rc = unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_RECV,
+            &mut req as *mut libc::seccomp_notif,
+        )
+    };
+    (rc == 0).then_some(req)
+}
+
+pub(super) fn respond(listener: BorrowedFd<'_>, id: u64, answer: Answer) {
+    let (error, flags) = match answer {
+        Answer::Success => (0, 0),
+        Answer::Fail(e) => (-(e as i32), 0),
+        Answer::Continue => (0, libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32),
+    };
+    let resp = libc::seccomp_notif_resp {
+        id,
+        val: 0,
+        error,
+        flags,
+    };
+    // SAFETY: the kernel reads the struct, alive for the call. An error (the caller is
+    // gone) needs no answer.
+    unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_SEND,
+            &resp as *const libc::seccomp_notif_resp,
+        );
+    }
+}
+
+/// Whether the call `id` still waits (its process did not die, and the pid the
+/// notification names is still that process: check after reading its memory).
+pub(super) fn id_valid(listener: BorrowedFd<'_>, id: u64) -> bool {
+    // SAFETY: the kernel reads one u64, alive for the call.
+    let rc = unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_ID_VALID,
+            &id as *const u64,
+        )
+    };
+    rc == 0
+}
+
+/// Up to `len` bytes at `address` in process `pid`, or why they cannot be read (EFAULT:
+/// the address is bad; EPERM: reading is not permitted; ESRCH: the process is gone).
+pub(super) fn read_memory(pid: u32, address: u64, len: usize) -> Result<Vec<u8>, Errno> {
+    let mut buf = vec![0u8; len];
+    let n = read_into(pid, address, &mut buf)?;
+    buf.truncate(n);
+    Ok(buf)
+}
+
+/// Fill as much of `buf` as can be read at `address` in process `pid`.
+pub(super) fn read_into(pid: u32, address: u64, buf: &mut [u8]) -> Result<usize, Errno> {
+    let local = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let remote = libc::iovec {
+        iov_base: address as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    // SAFETY: the kernel writes at most `buf.len()` bytes into `buf` (alive, that long)
+    // and reads only the other process's memory; `remote` is never dereferenced here.
+    let n = unsafe { libc::process_vm_readv(pid as libc::pid_t, &local, 1, &remote, 1, 0) };
+    if n < 0 {
+        return Err(Errno::last());
+    }
+    Ok(n as usize)
+}
