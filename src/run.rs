@@ -353,6 +353,9 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
     if let Some(code) = agent_startup(target, &settings) {
         return code;
     }
+    if let Some(code) = startup_checked_at_exec(inv, target, &settings) {
+        return code;
+    }
     let judged = Judged::of(target, inv.gate == invocation::GateArgs::default());
     // No remembered approvals here: gate keeps none that a command could write. The
     // broker answers from its memory when it is asked (see docs/security.md).
@@ -419,6 +422,54 @@ fn agent_startup(target: &Target, settings: &Settings) -> Option<i32> {
             fail(format!("{why}; nothing was run"))
         }
     })
+}
+
+/// An agent's start-up call at `full` with deny rules that gate does not answer itself
+/// (Codex's snapshot capture): its script sources the user's start-up files, which the
+/// text stage cannot read (every deny rule would match it), so it runs, and each
+/// program it starts is judged at exec instead.
+fn startup_checked_at_exec(inv: &Invocation, target: &Target, settings: &Settings) -> Option<i32> {
+    let policy = &settings.policy;
+    if policy.level != crate::policy::Level::Full || policy.deny.is_empty() {
+        return None;
+    }
+    let Target::Shell { args, .. } = target else {
+        return None;
+    };
+    let call = crate::agents::startup(args, &var)?;
+    let judged = Judged {
+        kind: "agent-startup",
+        text: Some(join(args)),
+        wrapper: None,
+        execs_gate: false,
+        looks_like: None,
+    };
+    let explanation = Explanation {
+        decided_by: "agent-startup",
+        rule: None,
+        rule_origin: None,
+        matched: None,
+        reason: format!(
+            "{}: level \"full\" runs it; its script reads the user's start-up files, which \
+             the deny rules cannot check as text, so every program it starts is checked at \
+             exec",
+            call.kind
+        ),
+    };
+    let trail = Trail {
+        settings,
+        judged: &judged,
+        call_id: std::cell::OnceCell::new(),
+        file: std::cell::RefCell::new(None),
+        sandbox: std::cell::RefCell::new(None),
+    };
+    Some(run_allowed(
+        inv,
+        target,
+        &trail,
+        &Allowed::Level,
+        explanation,
+    ))
 }
 
 /// Whether gate answers `call` itself under `policy`: at `ask` and `safe` always. At

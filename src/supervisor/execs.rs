@@ -69,6 +69,10 @@ pub struct Execs {
     dirs: Vec<PathBuf>,
     /// The files the named programs are, by (device, inode), with the name.
     files: HashMap<(u64, u64), String>,
+    /// The last refusal told, by pid and a hash of its argv: a shell that finds the
+    /// program refused in one `PATH` directory tries the next ones (dash does), and the
+    /// person needs the line once.
+    last_told: std::cell::Cell<Option<(u32, u64)>>,
 }
 
 impl Execs {
@@ -94,6 +98,7 @@ impl Execs {
             names,
             dirs,
             files: HashMap::new(),
+            last_told: std::cell::Cell::new(None),
         }
     }
 
@@ -151,6 +156,20 @@ enum Refusal {
     },
     Unreadable(Errno),
     TooLong(Vec<u8>),
+}
+
+impl Refusal {
+    /// What makes two refusals the same to the person: the argv (or the reason).
+    fn hash(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        match self {
+            Refusal::Rule { argv, matched, .. } => (0u8, argv, &matched.rule).hash(&mut h),
+            Refusal::Unreadable(e) => (1u8, *e as i32).hash(&mut h),
+            Refusal::TooLong(program) => (2u8, last(program)).hash(&mut h),
+        }
+        h.finish()
+    }
 }
 
 impl Execs {
@@ -276,6 +295,10 @@ impl Execs {
     /// Tell the process (one line on its standard error, where it could write itself)
     /// and record the refusal.
     fn refuse(&self, pid: u32, refusal: &Refusal, record: Option<&mut Record>) {
+        let told = (pid, refusal.hash());
+        if self.last_told.replace(Some(told)) == Some(told) {
+            return;
+        }
         let line = match refusal {
             Refusal::Rule {
                 program,

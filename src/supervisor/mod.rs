@@ -111,8 +111,16 @@ pub struct Bound {
     own: Vec<RawFd>,
 }
 
+/// A failure to bind the proxy, worded for network by domain.
+fn proxy_error(e: impl std::fmt::Display) -> SupervisorError {
+    SupervisorError(format!(
+        "cannot set up network by domain (the supervisor): {e}; nothing was run"
+    ))
+}
+
 impl Bound {
     pub fn bind(policy: netproxy::Policy) -> Result<Bound, SupervisorError> {
+        let error = proxy_error;
         let before = open_fds();
         let proxy = netproxy::Proxy::bind(policy)
             .map_err(|e| error(format!("cannot start the proxy: {e}")))?;
