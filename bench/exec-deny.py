@@ -104,6 +104,7 @@ def main():
 
     if shutil.which("make") and shutil.which("cc"):
         project = make_project(scratch)
+        os.chdir(project)
         build = measure({
             "without deny rules": base + ["--", "/usr/bin/make", "-s", "-j2", "-B"],
             "with --deny rm": deny + ["--", "/usr/bin/make", "-s", "-j2", "-B"],

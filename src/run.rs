@@ -353,13 +353,15 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
     if let Some(code) = agent_startup(target, &settings) {
         return code;
     }
-    if let Some(code) = startup_checked_at_exec(inv, target, &settings) {
-        return code;
-    }
     let judged = Judged::of(target, inv.gate == invocation::GateArgs::default());
     // No remembered approvals here: gate keeps none that a command could write. The
     // broker answers from its memory when it is asked (see docs/security.md).
     let decision = decide(&settings.policy, &Remembered::new(), judged.request());
+    if let Decision::Deny(crate::policy::Denied::Rule(_)) = &decision {
+        if let Some(code) = startup_checked_at_exec(inv, target, &settings) {
+            return code;
+        }
+    }
     let mut explanation = explain::explain(&decision, &settings.policy, judged.text.as_ref());
     judged.annotate(&mut explanation);
     tracing::debug!(?decision, reason = %explanation.reason, "decided");
@@ -424,10 +426,10 @@ fn agent_startup(target: &Target, settings: &Settings) -> Option<i32> {
     })
 }
 
-/// An agent's start-up call at `full` with deny rules that gate does not answer itself
-/// (Codex's snapshot capture): its script sources the user's start-up files, which the
-/// text stage cannot read (every deny rule would match it), so it runs, and each
-/// program it starts is judged at exec instead.
+/// An agent's start-up call at `full` that the deny rules refuse as text, and that gate
+/// does not answer itself (Codex's snapshot capture): its script sources the user's
+/// start-up files, which the text stage cannot read (every deny rule matches it), so it
+/// runs, and each program it starts is judged at exec instead.
 fn startup_checked_at_exec(inv: &Invocation, target: &Target, settings: &Settings) -> Option<i32> {
     let policy = &settings.policy;
     if policy.level != crate::policy::Level::Full || policy.deny.is_empty() {

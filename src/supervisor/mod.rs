@@ -468,6 +468,7 @@ fn supervise(channel: OwnedFd, pidfd: OwnedFd, work: Work, inherited: &[RawFd]) 
         exit()
     };
     drop(channel);
+    notify::wake_up_synchronously(listener.as_fd());
     let mut record = None;
     let mut connects = None;
     if let Some(audit) = &audit {

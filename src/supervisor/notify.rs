@@ -16,6 +16,25 @@ pub(super) enum Answer {
     Continue,
 }
 
+/// `SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP` (linux/seccomp.h, Linux 6.6; not in the libc
+/// crate yet).
+const SYNC_WAKE_UP: u64 = 1;
+
+/// Ask the kernel to hand each notification to the supervisor on the caller's CPU and
+/// back (the caller waits anyway): one wake-up instead of two through the scheduler,
+/// which on a busy machine is most of a notified call's cost. Older kernels refuse the
+/// request (EINVAL), and the calls are answered as before.
+pub(super) fn wake_up_synchronously(listener: BorrowedFd<'_>) {
+    // SAFETY: the request takes its flags by value; no memory is passed.
+    unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_SET_FLAGS,
+            SYNC_WAKE_UP,
+        )
+    };
+}
+
 /// The next notified call, or `None` when it went away before it could be received
 /// (ENOENT) or the listener failed.
 pub(super) fn receive(listener: BorrowedFd<'_>) -> Option<libc::seccomp_notif> {
