@@ -10,9 +10,12 @@
 //!
 //! `tests/corpus/deny.tsv` holds commands that hide a denied program: behind assignments,
 //! wrappers, separators, substitutions, quoting, extra blanks, nested shells. At level
-//! `full` with the deny rule they must be refused the same way. Its `gap` cases are what
-//! docs/rules.md says a deny rule cannot see; they must still get through, so that the
-//! documentation stays true.
+//! `full` with the deny rule they must be refused the same way. Its `exec` cases hide the
+//! program where the text scanner cannot see it (a file, a pipe, a program's own code):
+//! the exec check refuses the program when it runs, so the side effect must not happen
+//! and stderr must say `gate: refused …`. Its `gap` cases are what docs/rules.md says a
+//! deny rule cannot see at all (work done without exec, a copy of the program under
+//! another name); they must still get through, so that the documentation stays true.
 //!
 //! Every case has a control: the same command at level `full` (without the deny rule)
 //! must produce the side effect, which proves the payload is real and the test can fail.
@@ -70,7 +73,7 @@ const NARROWED_MODES: [(&str, &[&str]); 2] = [
 
 /// Each family and the file it lives in. A family needs a test below; the well-formedness
 /// test checks that this list and the files agree.
-const FAMILIES: [(Corpus, &str); 27] = [
+const FAMILIES: [(Corpus, &str); 28] = [
     (Corpus::Bypasses, "separators"),
     (Corpus::Bypasses, "substitution"),
     (Corpus::Bypasses, "process-substitution"),
@@ -96,6 +99,7 @@ const FAMILIES: [(Corpus, &str); 27] = [
     (Corpus::Deny, "deny-quoting"),
     (Corpus::Deny, "deny-nested"),
     (Corpus::Deny, "deny-paths"),
+    (Corpus::Deny, "deny-exec"),
     (Corpus::Deny, "deny-gaps"),
     (Corpus::Deny, "deny-redirections"),
 ];
@@ -157,6 +161,8 @@ for_each_user! {
     fn deny_nested(user) { check_family(Corpus::Deny, "deny-nested", user) }
     /// Deny rules against a program named by its path.
     fn deny_paths(user) { check_family(Corpus::Deny, "deny-paths", user) }
+    /// What the text scanner cannot see and the exec check refuses when it runs.
+    fn deny_exec(user) { check_family(Corpus::Deny, "deny-exec", user) }
     /// What docs/rules.md says a deny rule cannot catch: each must still get through.
     fn deny_gaps(user) { check_family(Corpus::Deny, "deny-gaps", user) }
     /// Deny rules after redirections (`>-`, `<&-`, `{fd}>FILE`) and here-documents.
@@ -188,7 +194,7 @@ fn the_corpus_files_are_well_formed() {
                 Expect::RuleLimit,
                 Expect::Allowed,
             ][..],
-            Corpus::Deny => &[Expect::Refused, Expect::Gap][..],
+            Corpus::Deny => &[Expect::Refused, Expect::Exec, Expect::Gap][..],
         };
         assert!(
             allowed.contains(&case.expect),
@@ -325,6 +331,7 @@ enum Fixture {
     CwdSymlink,
     PgrepSymlink,
     Makefile,
+    Dir(String),
     File(String),
 }
 
@@ -332,6 +339,9 @@ impl Fixture {
     fn parse(text: &str) -> Option<Fixture> {
         if let Some(name) = text.strip_prefix("file=") {
             return (!name.is_empty()).then(|| Fixture::File(name.to_owned()));
+        }
+        if let Some(name) = text.strip_prefix("dir=") {
+            return (!name.is_empty()).then(|| Fixture::Dir(name.to_owned()));
         }
         Some(match text {
             "git" => Fixture::Git,
@@ -399,6 +409,10 @@ impl Fixture {
             ),
             Fixture::Makefile => {
                 "printf 'x := $(shell touch PWNED)\\nall:\\n\\t@true\\n' > Makefile".to_owned()
+            }
+            Fixture::Dir(name) => {
+                let name = shell_words::quote(name);
+                format!("mkdir -p {name}/sub && : > {name}/f && : > {name}/sub/g")
             }
             Fixture::File(name) => format!(": > {}", shell_words::quote(name)),
         }
@@ -498,6 +512,11 @@ enum Expect {
     Refused,
     /// gate may run it (it is harmless to the shell); the side effect must not happen.
     Inert,
+    /// Deny only: hidden from the text scanner, refused by the exec check when the
+    /// program runs (or by the scanner, should it learn to read it). The side effect
+    /// must not happen, and some step's stderr has a line starting `gate: refused`; the
+    /// exit status is the shell's.
+    Exec,
     /// A documented deny-rule gap: gate does not refuse it, and the side effect happens.
     Gap,
     /// Refused without `--readonly`; with it, the preset runs it and the side effect
@@ -633,6 +652,7 @@ fn parse(corpus: Corpus, text: &str) -> Vec<Case> {
             expect: match field("expect") {
                 "refused" => Expect::Refused,
                 "inert" => Expect::Inert,
+                "exec" => Expect::Exec,
                 "gap" => Expect::Gap,
                 "readonly-limit" => Expect::ReadonlyLimit,
                 "rule-limit" => Expect::RuleLimit,
@@ -754,6 +774,14 @@ struct Finished {
 impl Finished {
     fn refused(&self) -> bool {
         self.code == Some(common::REFUSED) && self.stderr.starts_with(b"gate: refused")
+    }
+
+    /// A line of stderr says `gate: refused …`: the scanner's refusal, or the exec
+    /// check's, which the denied program's stderr gets while its shell goes on.
+    fn says_refused(&self) -> bool {
+        self.stderr
+            .split(|b| *b == b'\n')
+            .any(|line| line.starts_with(b"gate: refused"))
     }
 
     fn describe(&self) -> String {
@@ -1415,6 +1443,18 @@ fn check_case(case: &Case, user: User, templates: &Templates) -> CaseReport {
             let observed = run_case(case, user, &ws, &setting);
             let refused = observed.steps.iter().any(Finished::refused);
             match case.expect {
+                Expect::Exec => {
+                    // Without the program (a control's `needs`), nothing runs to refuse.
+                    let said = observed.steps.iter().any(Finished::says_refused);
+                    if observed.effect || (missing.is_none() && !said) {
+                        let what = if observed.effect {
+                            "BYPASS: the denied program ran (the exec check must refuse it)"
+                        } else {
+                            "no `gate: refused` line on stderr"
+                        };
+                        failures.push(format!("{what} [--level full]\n{}", shown(&observed)));
+                    }
+                }
                 Expect::Gap => {
                     if refused || (missing.is_none() && !observed.effect) {
                         failures.push(format!(
