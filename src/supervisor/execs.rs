@@ -541,12 +541,20 @@ fn shown_argv(argv: &[Vec<u8>]) -> String {
     text
 }
 
-/// Write `line` to the standard error of process `pid`, as that process could itself,
-/// and only when its descriptor 2 is open for writing. A regular file gets it through
-/// the process's own descriptor (its offset, so the line lands where the process's next
-/// message would, not under it); a pipe or a terminal through a new open of the same
-/// file that never blocks (a full pipe must not stop the supervisor); a socket without
-/// waiting.
+/// Writers of a refusal line still blocked (a pipe nobody reads, a stopped terminal):
+/// past this many, further lines are not written (the refusal and its record stand).
+static STUCK_WRITERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+const MAX_STUCK_WRITERS: usize = 4;
+/// How long the supervisor waits for the line to be written before it answers the exec
+/// (the line then comes before the shell's own message about the failed exec).
+const WRITE_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Write `line` to the standard error of process `pid`, as that process could itself:
+/// only when its descriptor 2 is open for writing, through that very descriptor (a copy,
+/// `pidfd_getfd`: the same file, offset and flags, and no permission on the file beyond
+/// the process's own). A socket is sent to without waiting; anything else is written on
+/// a thread of its own, waited for a moment: a full pipe or a stopped terminal must not
+/// stop the supervisor.
 fn tell(pid: u32, line: &str) {
     let fdinfo = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/2")).unwrap_or_default();
     let Some(flags) = fdinfo
@@ -559,39 +567,49 @@ fn tell(pid: u32, line: &str) {
     if flags & libc::O_ACCMODE == libc::O_RDONLY {
         return;
     }
-    let mut text = line.as_bytes().to_vec();
-    text.push(b'\n');
-    let path = format!("/proc/{pid}/fd/2");
-    let Ok(meta) = std::fs::metadata(&path) else {
+    let Some(fd) = descriptor_of(pid, 2) else {
         return;
     };
-    use std::os::unix::fs::FileTypeExt;
-    let kind = meta.file_type();
-    if kind.is_file() {
-        if let Some(fd) = descriptor_of(pid, 2) {
-            let _ = std::fs::File::from(fd).write_all(&text);
+    let mut text = line.as_bytes().to_vec();
+    text.push(b'\n');
+    let file = std::fs::File::from(fd);
+    let is_socket = file.metadata().is_ok_and(|m| {
+        use std::os::unix::fs::FileTypeExt;
+        m.file_type().is_socket()
+    });
+    if is_socket {
+        // SAFETY: send reads `text`, alive for the call.
+        unsafe {
+            libc::send(
+                file.as_raw_fd(),
+                text.as_ptr().cast(),
+                text.len(),
+                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+            )
+        };
+        return;
+    }
+    use std::sync::atomic::Ordering;
+    if STUCK_WRITERS.fetch_add(1, Ordering::SeqCst) >= MAX_STUCK_WRITERS {
+        STUCK_WRITERS.fetch_sub(1, Ordering::SeqCst);
+        return;
+    }
+    let (done, written) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("tell".to_owned())
+        .spawn(move || {
+            let mut file = file;
+            let _ = file.write_all(&text);
+            STUCK_WRITERS.fetch_sub(1, Ordering::SeqCst);
+            let _ = done.send(());
+        });
+    match spawned {
+        Ok(_) => {
+            let _ = written.recv_timeout(WRITE_WAIT);
         }
-    } else if kind.is_socket() {
-        if let Some(fd) = descriptor_of(pid, 2) {
-            // SAFETY: send reads `text`, alive for the call.
-            unsafe {
-                libc::send(
-                    fd.as_raw_fd(),
-                    text.as_ptr().cast(),
-                    text.len(),
-                    libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
-                )
-            };
+        Err(_) => {
+            STUCK_WRITERS.fetch_sub(1, Ordering::SeqCst);
         }
-    } else if let Ok(fd) = nix::fcntl::open(
-        path.as_str(),
-        nix::fcntl::OFlag::O_WRONLY
-            | nix::fcntl::OFlag::O_NONBLOCK
-            | nix::fcntl::OFlag::O_NOCTTY
-            | nix::fcntl::OFlag::O_CLOEXEC,
-        nix::sys::stat::Mode::empty(),
-    ) {
-        let _ = std::fs::File::from(fd).write_all(&text);
     }
 }
 
