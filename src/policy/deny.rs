@@ -1,12 +1,15 @@
 //! Deny rules: checked at every level, against every simple command the text could run.
 //!
-//! A deny rule is a command prefix in words, validated like an allow rule. It matches a
-//! simple command (as found by [`super::scan`]) whose words start with the rule's words.
-//! The first word is compared by program name (`rm` also catches `/bin/rm`), and a word
-//! whose value is only known when the shell runs matches any rule word.
+//! A deny rule is a command in words, validated like an allow rule: a program, then
+//! operands and options. It matches a simple command (as found by [`super::scan`]) that
+//! runs that program with those operands first, in order, and those options anywhere
+//! before `--`, in any spelling the program accepts ([`super::options`]). The program is
+//! compared by name (`rm` also catches `/bin/rm`), and a word whose value is only known
+//! when the shell runs matches the rest of any rule.
 
 use std::collections::HashMap;
 
+use super::options::{Arg, RuleArgs};
 use super::rules::{RuleError, validate_rule};
 use super::scan::{self, Word};
 use super::{CommandText, Origin, RuleHashBuilder};
@@ -14,9 +17,11 @@ use super::{CommandText, Origin, RuleHashBuilder};
 #[derive(Debug, Clone)]
 struct DenyRule {
     text: Box<str>,
-    /// The rule's words after quote removal; the first is a program name unless it has
-    /// a slash.
-    words: Vec<String>,
+    /// The rule's first word after quote removal: a program name, or a path if it has a
+    /// slash.
+    program: String,
+    /// The rule's other words, read as the program reads them.
+    args: RuleArgs,
     origin: Origin,
 }
 
@@ -59,17 +64,18 @@ impl DenyRules {
             .and_then(|c| c.into_iter().next())
             .map(|c| c.into_iter().map(|w| w.text).collect())
             .unwrap_or_default();
-        if words.is_empty() {
+        let Some((program, rest)) = words.split_first() else {
             return Err(RuleError::NoProgram);
-        }
+        };
         let index = self.rules.len();
         self.by_program
-            .entry(words[0].clone())
+            .entry(program.clone())
             .or_default()
             .push(index);
         self.rules.push(DenyRule {
             text: text.into(),
-            words,
+            program: program.clone(),
+            args: RuleArgs::new(program, rest),
             origin,
         });
         Ok(())
@@ -82,7 +88,7 @@ impl DenyRules {
                 continue;
             }
             self.by_program
-                .entry(rule.words[0].clone())
+                .entry(rule.program.clone())
                 .or_default()
                 .push(self.rules.len());
             self.rules.push(rule);
@@ -127,25 +133,32 @@ impl DenyRules {
 
     fn find_in(&self, command: &[Word]) -> Option<&DenyRule> {
         let first = &command[0];
-        let matches = |rule: &&DenyRule| words_match(&rule.words, command);
-        if first.dynamic || first.pattern.is_some() {
-            // The program is computed at run time, or a glob: it could be any of them.
-            return self.rules.iter().find(matches);
+        if first.dynamic {
+            // The program is computed at run time: it could be any of them, with any
+            // words after it.
+            return self.rules.first();
         }
-        let by_name = self
-            .by_program
-            .get(scan::program_name(&first.text))
-            .into_iter()
-            .flatten();
-        let by_path = self
-            .by_program
-            .get(first.text.as_str())
+        let rest = || command[1..].iter().map(Arg::of_word);
+        if let Some(pattern) = &first.pattern {
+            // A glob: it could be any program it matches, and more words after it.
+            return self.rules.iter().find(|rule| {
+                (rule.program == first.text || glob_could_be(pattern, true, &rule.program))
+                    && rule
+                        .args
+                        .matched_by(std::iter::once(Arg::of_word(first)).chain(rest()))
+            });
+        }
+        let name = scan::program_name(&first.text);
+        let by_name = self.by_program.get(name).into_iter().flatten();
+        let by_path = (name != first.text)
+            .then(|| self.by_program.get(first.text.as_str()))
+            .flatten()
             .into_iter()
             .flatten();
         by_name
             .chain(by_path)
             .map(|&i| &self.rules[i])
-            .find(matches)
+            .find(|rule| rule.args.matched_by(rest()))
     }
 }
 
@@ -162,44 +175,6 @@ fn shown(command: &[Word]) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// Whether the command's words start with the rule's words. A word computed at run time
-/// may expand to any number of words, so from there on anything matches. A glob
-/// (`r[m]`, `-*`) stands for itself, or for one or more words that each match it, as
-/// the names of files it may match.
-fn words_match(rule: &[String], command: &[Word]) -> bool {
-    match_from(rule, 0, command, 0)
-}
-
-fn match_from(rule: &[String], ri: usize, command: &[Word], ci: usize) -> bool {
-    if ri == rule.len() {
-        return true;
-    }
-    let Some(w) = command.get(ci) else {
-        return false;
-    };
-    if w.dynamic {
-        return true;
-    }
-    let same = |ri: usize, text: &str| {
-        let r = &rule[ri];
-        r == text || (ri == 0 && !r.contains('/') && scan::program_name(text) == r)
-    };
-    if same(ri, &w.text) && match_from(rule, ri + 1, command, ci + 1) {
-        return true;
-    }
-    let Some(pattern) = &w.pattern else {
-        return false;
-    };
-    let mut k = ri;
-    while k < rule.len() && glob_could_be(pattern, k == 0, &rule[k]) {
-        k += 1;
-        if match_from(rule, k, command, ci + 1) {
-            return true;
-        }
-    }
-    false
 }
 
 /// Whether a glob could expand to the rule word `r`; as the program (`first`), a rule
@@ -279,6 +254,47 @@ mod tests {
             &["git push --force"],
             "git push --force-with-lease"
         ));
+    }
+
+    #[test]
+    fn options_in_another_order_or_spelling_are_caught() {
+        for command in [
+            "rm -fr x",
+            "rm -r -f x",
+            "rm x -rf",
+            "rm --recursive --force x",
+            "rm --rec --forc x",
+            "rm -Rf x",
+            "sudo rm -vfr x",
+            "bash -c 'rm -f -R x'",
+        ] {
+            assert!(caught(&["rm -rf"], command), "{command:?} was not caught");
+        }
+        for command in [
+            "git push -f",
+            "git push origin main --force",
+            "git push origin +main",
+            "git -C repo push --force",
+            "git -c core.askPass=x --no-pager push -fq origin",
+        ] {
+            assert!(
+                caught(&["git push --force"], command),
+                "{command:?} was not caught"
+            );
+        }
+        assert!(caught(&["git push"], "git -C repo push"));
+        assert!(!caught(&["rm -rf"], "rm -r x"));
+        assert!(!caught(&["rm -rf"], "rm -- -rf"));
+        assert!(!caught(&["git push --force"], "git push origin main"));
+        assert!(!caught(&["git push --force"], "git push -- -f"));
+    }
+
+    #[test]
+    fn a_glob_that_could_be_an_option_counts_as_that_option() {
+        assert!(caught(&["rm -rf"], "rm -[rR][f] x"));
+        assert!(caught(&["rm -rf"], "rm --rec* -f x"));
+        assert!(caught(&["rm -rf"], "rm -f -? x"));
+        assert!(!caught(&["rm -rf"], "rm -f -[v] x"));
     }
 
     #[test]

@@ -7,6 +7,7 @@
 pub mod compound;
 mod decide;
 mod deny;
+mod options;
 pub mod readonly;
 mod rules;
 pub mod scan;
