@@ -1,11 +1,12 @@
-//! Deny rules: checked at every level, against every simple command the text could run.
+//! Deny rules: checked at every level, against every simple command the text could run,
+//! and against every program about to be executed.
 //!
 //! A deny rule is a command in words, validated like an allow rule: a program, then
-//! operands and options. It matches a simple command (as found by [`super::scan`]) that
-//! runs that program with those operands first, in order, and those options anywhere
-//! before `--`, in any spelling the program accepts ([`super::options`]). The program is
-//! compared by name (`rm` also catches `/bin/rm`), and a word whose value is only known
-//! when the shell runs matches the rest of any rule.
+//! operands and options. It matches a simple command (as found by [`super::scan`]) or an
+//! exec (a path and its argv) that runs that program with those operands first, in order,
+//! and those options anywhere before `--`, in any spelling the program accepts
+//! ([`super::options`]). The program is compared by name (`rm` also catches `/bin/rm`),
+//! and a word whose value is only known when the shell runs matches the rest of any rule.
 
 use std::collections::HashMap;
 
@@ -13,6 +14,10 @@ use super::options::{Arg, RuleArgs};
 use super::rules::{RuleError, validate_rule};
 use super::scan::{self, Word};
 use super::{CommandText, Origin, RuleHashBuilder};
+
+/// Programs that run the program named by their first argument themselves, without an
+/// exec: `busybox rm x` removes `x` as `rm x` would.
+const MULTI_CALL: [&str; 3] = ["busybox", "toybox", "coreutils"];
 
 #[derive(Debug, Clone)]
 struct DenyRule {
@@ -47,6 +52,13 @@ pub enum DenyMatch {
     /// The text is too large or too deeply wrapped to check in bounded time, so it
     /// cannot be shown to be free of denied commands.
     TooComplex,
+}
+
+/// The deny rule that matches a program about to be executed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecMatch {
+    pub rule: Box<str>,
+    pub origin: Origin,
 }
 
 impl DenyRules {
@@ -107,6 +119,17 @@ impl DenyRules {
         self.rules.iter().map(|r| (&*r.text, &r.origin))
     }
 
+    /// Each program the rules name, once, in the order of the rules: a name (`rm`), or
+    /// a path when the rule's first word has a slash (`/bin/rm`). For recognising a
+    /// denied program under another name by what file it is; [`DenyRules::find_exec`]
+    /// given that program's path then checks its arguments.
+    pub fn program_names(&self) -> impl Iterator<Item = &str> {
+        self.rules.iter().enumerate().filter_map(|(i, rule)| {
+            let first = self.by_program.get(rule.program.as_str())?.first();
+            (first == Some(&i)).then_some(rule.program.as_str())
+        })
+    }
+
     /// The first deny rule that catches any simple command in `command`.
     pub fn find(&self, command: &CommandText) -> Option<DenyMatch> {
         if self.rules.is_empty() {
@@ -160,6 +183,63 @@ impl DenyRules {
             .map(|&i| &self.rules[i])
             .find(|rule| rule.args.matched_by(rest()))
     }
+
+    /// The first deny rule that matches a program the kernel is about to run: the file
+    /// `path` with the argument vector `argv`, read literally (no shell, no wrappers:
+    /// a program that another one starts is an exec of its own).
+    ///
+    /// The program is known by the last component of `path` and by that of `argv[0]`
+    /// (a multi-call binary such as busybox runs `rm` when `argv[0]` says `rm`); a rule
+    /// whose first word has a slash matches `path` or `argv[0]` exactly. `busybox`,
+    /// `toybox` and `coreutils` also run the program their first argument names. With
+    /// an empty `argv` the program is `path`'s, with no arguments. Bytes that are not
+    /// UTF-8 are compared as bytes.
+    pub fn find_exec(&self, path: &[u8], argv: &[&[u8]]) -> Option<ExecMatch> {
+        let rule = self.exec_rule(path, argv)?;
+        Some(ExecMatch {
+            rule: rule.text.clone(),
+            origin: rule.origin.clone(),
+        })
+    }
+
+    fn exec_rule(&self, path: &[u8], argv: &[&[u8]]) -> Option<&DenyRule> {
+        if self.rules.is_empty() {
+            return None;
+        }
+        let (arg0, args) = match argv.split_first() {
+            Some((arg0, args)) => (Some(*arg0), args),
+            None => (None, &[][..]),
+        };
+        let names = [Some(path), arg0];
+        let programs = names
+            .into_iter()
+            .flatten()
+            .flat_map(|p| [last_component(p), p])
+            .map(|p| (p, args));
+        let applet = names
+            .into_iter()
+            .flatten()
+            .any(|p| MULTI_CALL.iter().any(|m| m.as_bytes() == last_component(p)))
+            .then(|| args.split_first())
+            .flatten();
+        let applets = applet
+            .into_iter()
+            .flat_map(|(program, args)| [(last_component(program), args), (*program, args)]);
+        programs.chain(applets).find_map(|(program, args)| {
+            let program = std::str::from_utf8(program).ok()?;
+            let literal = || args.iter().map(|a| Arg::literal(a));
+            self.by_program
+                .get(program)?
+                .iter()
+                .map(|&i| &self.rules[i])
+                .find(|rule| rule.args.matched_by(literal()))
+        })
+    }
+}
+
+/// The last component of a path, as bytes (`rm` for `/bin/rm`).
+fn last_component(path: &[u8]) -> &[u8] {
+    path.rsplit(|&b| b == b'/').next().unwrap_or(path)
 }
 
 /// A simple command as a refusal shows it: its words, each computed one as it was
@@ -295,6 +375,92 @@ mod tests {
         assert!(caught(&["rm -rf"], "rm --rec* -f x"));
         assert!(caught(&["rm -rf"], "rm -f -? x"));
         assert!(!caught(&["rm -rf"], "rm -f -[v] x"));
+    }
+
+    fn exec(rules: &[&str], path: &[u8], argv: &[&[u8]]) -> Option<String> {
+        deny(rules).find_exec(path, argv).map(|m| m.rule.into())
+    }
+
+    #[test]
+    fn an_exec_is_known_by_its_path_and_by_argv0() {
+        let rules = ["rm -rf"];
+        assert_eq!(
+            exec(&rules, b"/usr/bin/rm", &[b"rm", b"-fr", b"/"]),
+            Some("rm -rf".into())
+        );
+        assert_eq!(
+            exec(&rules, b"/usr/bin/rm", &[b"x", b"-r", b"-f"]),
+            Some("rm -rf".into())
+        );
+        // busybox runs the applet argv[0] names, or its first argument.
+        assert!(exec(&rules, b"/bin/busybox", &[b"rm", b"-rf", b"/"]).is_some());
+        assert!(exec(&rules, b"/bin/busybox", &[b"busybox", b"rm", b"-rf", b"/"]).is_some());
+        assert!(
+            exec(
+                &rules,
+                b"/bin/toybox",
+                &[b"toybox", b"/bin/rm", b"-rf", b"/"]
+            )
+            .is_some()
+        );
+        assert!(exec(&rules, b"/bin/busybox", &[b"busybox", b"ls", b"-rf"]).is_none());
+        assert!(exec(&rules, b"/usr/bin/rm", &[b"rm", b"-r", b"x"]).is_none());
+        assert!(exec(&rules, b"/usr/bin/ls", &[b"ls", b"-rf"]).is_none());
+    }
+
+    #[test]
+    fn an_exec_reads_its_argv_literally() {
+        // No shell, no wrappers, nothing computed: each program another starts is an
+        // exec of its own, checked then.
+        assert!(exec(&["rm"], b"/bin/sh", &[b"sh", b"-c", b"rm -rf /"]).is_none());
+        assert!(exec(&["rm"], b"/usr/bin/env", &[b"env", b"rm", b"x"]).is_none());
+        assert!(exec(&["rm -rf"], b"/bin/rm", &[b"rm", b"$FLAGS", b"/"]).is_none());
+        assert!(exec(&["rm -rf"], b"/bin/rm", &[b"rm", b"-*", b"/"]).is_none());
+        assert!(exec(&["env"], b"/usr/bin/env", &[b"env", b"rm", b"x"]).is_some());
+        let push = ["git push --force"];
+        let argv: [&[u8]; 6] = [b"git", b"-C", b"repo", b"push", b"origin", b"+main"];
+        assert!(exec(&push, b"/usr/bin/git", &argv).is_some());
+        let argv: [&[u8]; 3] = [b"git", b"push", b"--force-with-lease"];
+        assert!(exec(&push, b"/usr/bin/git", &argv).is_none());
+    }
+
+    #[test]
+    fn an_exec_rule_with_a_slash_matches_that_path_or_argv0_exactly() {
+        let rules = ["/bin/rm"];
+        assert!(exec(&rules, b"/bin/rm", &[b"rm", b"x"]).is_some());
+        assert!(exec(&rules, b"/bin/busybox", &[b"/bin/rm", b"x"]).is_some());
+        assert!(exec(&rules, b"/usr/bin/rm", &[b"rm", b"x"]).is_none());
+        assert!(exec(&rules, b"./bin/rm", &[b"bin/rm"]).is_none());
+    }
+
+    #[test]
+    fn an_exec_with_an_empty_argv_is_its_path_alone() {
+        assert!(exec(&["rm"], b"/bin/rm", &[]).is_some());
+        assert!(exec(&["rm -rf"], b"/bin/rm", &[]).is_none());
+        assert!(exec(&["rm"], b"", &[]).is_none());
+        assert!(exec(&["rm"], b"/", &[b""]).is_none());
+    }
+
+    #[test]
+    fn an_exec_that_is_not_utf8_is_compared_as_bytes() {
+        let rules = ["rm -rf", "git push origin"];
+        assert!(exec(&rules, b"/bin/rm", &[b"rm", b"-rf", b"\xff\xfe"]).is_some());
+        assert!(exec(&rules, b"/bin/\xffrm", &[b"rm", b"-rf"]).is_some());
+        assert!(exec(&rules, b"/bin/\xffrm", &[b"\xffrm", b"-rf"]).is_none());
+        // A byte rm does not know in a cluster is still a cluster.
+        assert!(exec(&rules, b"/bin/rm", &[b"rm", b"-\xffrf"]).is_some());
+        assert!(exec(&rules, b"/bin/rm", &[b"rm", b"-\xff", b"-r"]).is_none());
+        let argv: [&[u8]; 3] = [b"git", b"push", b"orig\xffin"];
+        assert!(exec(&rules, b"/usr/bin/git", &argv).is_none());
+        assert!(exec(&rules, b"\xff", &[b"\xff", b"-\xff", b"--\xff=\xff"]).is_none());
+    }
+
+    #[test]
+    fn the_program_names_are_each_rules_first_word_once() {
+        let rules = deny(&["rm -rf", "git push --force", "rm", "/bin/rm", "git push"]);
+        let names: Vec<&str> = rules.program_names().collect();
+        assert_eq!(names, ["rm", "git", "/bin/rm"]);
+        assert_eq!(DenyRules::new().program_names().count(), 0);
     }
 
     #[test]
