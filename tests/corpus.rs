@@ -70,7 +70,7 @@ const NARROWED_MODES: [(&str, &[&str]); 2] = [
 
 /// Each family and the file it lives in. A family needs a test below; the well-formedness
 /// test checks that this list and the files agree.
-const FAMILIES: [(Corpus, &str); 27] = [
+const FAMILIES: [(Corpus, &str); 28] = [
     (Corpus::Bypasses, "separators"),
     (Corpus::Bypasses, "substitution"),
     (Corpus::Bypasses, "process-substitution"),
@@ -98,6 +98,7 @@ const FAMILIES: [(Corpus, &str); 27] = [
     (Corpus::Deny, "deny-paths"),
     (Corpus::Deny, "deny-gaps"),
     (Corpus::Deny, "deny-redirections"),
+    (Corpus::Deny, "deny-options"),
 ];
 
 // ---------------------------------------------------------------------------------------
@@ -161,6 +162,8 @@ for_each_user! {
     fn deny_gaps(user) { check_family(Corpus::Deny, "deny-gaps", user) }
     /// Deny rules after redirections (`>-`, `<&-`, `{fd}>FILE`) and here-documents.
     fn deny_redirections(user) { check_family(Corpus::Deny, "deny-redirections", user) }
+    /// Deny rules against their options in another order or spelling.
+    fn deny_options(user) { check_family(Corpus::Deny, "deny-options", user) }
 }
 
 #[test]
