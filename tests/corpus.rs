@@ -102,6 +102,7 @@ const FAMILIES: [(Corpus, &str); 28] = [
     (Corpus::Deny, "deny-exec"),
     (Corpus::Deny, "deny-gaps"),
     (Corpus::Deny, "deny-redirections"),
+    (Corpus::Deny, "deny-options"),
 ];
 
 // ---------------------------------------------------------------------------------------
@@ -167,6 +168,8 @@ for_each_user! {
     fn deny_gaps(user) { check_family(Corpus::Deny, "deny-gaps", user) }
     /// Deny rules after redirections (`>-`, `<&-`, `{fd}>FILE`) and here-documents.
     fn deny_redirections(user) { check_family(Corpus::Deny, "deny-redirections", user) }
+    /// Deny rules against their options in another order or spelling.
+    fn deny_options(user) { check_family(Corpus::Deny, "deny-options", user) }
 }
 
 #[test]

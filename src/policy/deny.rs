@@ -1,30 +1,33 @@
-//! Deny rules: checked at every level, against every simple command the text could run.
+//! Deny rules: checked at every level, against every simple command the text could run,
+//! and against every program about to be executed.
 //!
-//! A deny rule is a command prefix in words, validated like an allow rule. It matches a
-//! simple command (as found by [`super::scan`]) whose words start with the rule's words.
-//! The first word is compared by program name (`rm` also catches `/bin/rm`), and a word
-//! whose value is only known when the shell runs matches any rule word.
+//! A deny rule is a command in words, validated like an allow rule: a program, then
+//! operands and options. It matches a simple command (as found by [`super::scan`]) or an
+//! exec (a path and its argv) that runs that program with those operands first, in order,
+//! and those options anywhere before `--`, in any spelling the program accepts
+//! ([`super::options`]). The program is compared by name (`rm` also catches `/bin/rm`),
+//! and a word whose value is only known when the shell runs matches the rest of any rule.
 
 use std::collections::HashMap;
 
+use super::options::{Arg, RuleArgs};
 use super::rules::{RuleError, validate_rule};
 use super::scan::{self, Word};
 use super::{CommandText, Origin, RuleHashBuilder};
 
+/// Programs that run the program named by their first argument themselves, without an
+/// exec: `busybox rm x` removes `x` as `rm x` would.
+pub const MULTI_CALL: [&str; 3] = ["busybox", "toybox", "coreutils"];
+
 #[derive(Debug, Clone)]
 struct DenyRule {
     text: Box<str>,
-    /// The rule's words after quote removal; the first is a program name unless it has
-    /// a slash.
-    words: Vec<String>,
+    /// The rule's first word after quote removal: a program name, or a path if it has a
+    /// slash.
+    program: String,
+    /// The rule's other words, read as the program reads them.
+    args: RuleArgs,
     origin: Origin,
-}
-
-/// The deny rule that matched an exec.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExecMatch {
-    pub rule: Box<str>,
-    pub origin: Origin,
 }
 
 /// A validated set of deny rules.
@@ -51,6 +54,13 @@ pub enum DenyMatch {
     TooComplex,
 }
 
+/// The deny rule that matches a program about to be executed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecMatch {
+    pub rule: Box<str>,
+    pub origin: Origin,
+}
+
 impl DenyRules {
     pub fn new() -> Self {
         Self::default()
@@ -66,17 +76,18 @@ impl DenyRules {
             .and_then(|c| c.into_iter().next())
             .map(|c| c.into_iter().map(|w| w.text).collect())
             .unwrap_or_default();
-        if words.is_empty() {
+        let Some((program, rest)) = words.split_first() else {
             return Err(RuleError::NoProgram);
-        }
+        };
         let index = self.rules.len();
         self.by_program
-            .entry(words[0].clone())
+            .entry(program.clone())
             .or_default()
             .push(index);
         self.rules.push(DenyRule {
             text: text.into(),
-            words,
+            program: program.clone(),
+            args: RuleArgs::new(program, rest),
             origin,
         });
         Ok(())
@@ -89,7 +100,7 @@ impl DenyRules {
                 continue;
             }
             self.by_program
-                .entry(rule.words[0].clone())
+                .entry(rule.program.clone())
                 .or_default()
                 .push(self.rules.len());
             self.rules.push(rule);
@@ -106,6 +117,17 @@ impl DenyRules {
 
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Origin)> {
         self.rules.iter().map(|r| (&*r.text, &r.origin))
+    }
+
+    /// Each program the rules name, once, in the order of the rules: a name (`rm`), or
+    /// a path when the rule's first word has a slash (`/bin/rm`). For recognising a
+    /// denied program under another name by what file it is; [`DenyRules::find_exec`]
+    /// given that program's path then checks its arguments.
+    pub fn program_names(&self) -> impl Iterator<Item = &str> {
+        self.rules.iter().enumerate().filter_map(|(i, rule)| {
+            let first = self.by_program.get(rule.program.as_str())?.first();
+            (first == Some(&i)).then_some(rule.program.as_str())
+        })
     }
 
     /// The first deny rule that catches any simple command in `command`.
@@ -132,67 +154,92 @@ impl DenyRules {
         }
     }
 
-    /// The first deny rule that matches a program the kernel is about to run: `path` as
-    /// the caller passed it to `execve`, and `argv` literally (no shell reading, no
-    /// wrapper peeling: a wrapped program is an exec of its own). The program is known by
-    /// the last component of `path` and of `argv[0]` alike (a multi-call binary such as
-    /// busybox runs the program argv[0] names).
-    pub fn find_exec(&self, path: &[u8], argv: &[&[u8]]) -> Option<ExecMatch> {
-        if self.rules.is_empty() {
-            return None;
-        }
-        let word = |bytes: &[u8]| Word {
-            text: String::from_utf8_lossy(bytes).into_owned(),
-            dynamic: false,
-            source: None,
-            pattern: None,
-        };
-        let rest: Vec<Word> = argv.iter().skip(1).map(|a| word(a)).collect();
-        let mut programs = vec![path];
-        if let Some(first) = argv.first() {
-            if *first != path {
-                programs.push(first);
-            }
-        }
-        programs.into_iter().find_map(|program| {
-            let mut words = Vec::with_capacity(rest.len() + 1);
-            words.push(word(program));
-            words.extend(rest.iter().cloned());
-            self.find_in(&words).map(|rule| ExecMatch {
-                rule: rule.text.clone(),
-                origin: rule.origin.clone(),
-            })
-        })
-    }
-
-    /// The program names the rules start with (a path rule by its last component): an
-    /// exec of any other program matches no rule, whatever its arguments.
-    pub fn program_names(&self) -> impl Iterator<Item = &str> {
-        self.rules.iter().map(|r| scan::program_name(&r.words[0]))
-    }
-
     fn find_in(&self, command: &[Word]) -> Option<&DenyRule> {
         let first = &command[0];
-        let matches = |rule: &&DenyRule| words_match(&rule.words, command);
-        if first.dynamic || first.pattern.is_some() {
-            // The program is computed at run time, or a glob: it could be any of them.
-            return self.rules.iter().find(matches);
+        if first.dynamic {
+            // The program is computed at run time: it could be any of them, with any
+            // words after it.
+            return self.rules.first();
         }
-        let by_name = self
-            .by_program
-            .get(scan::program_name(&first.text))
-            .into_iter()
-            .flatten();
-        let by_path = self
-            .by_program
-            .get(first.text.as_str())
+        let rest = || command[1..].iter().map(Arg::of_word);
+        if let Some(pattern) = &first.pattern {
+            // A glob: it could be any program it matches, and more words after it.
+            return self.rules.iter().find(|rule| {
+                (rule.program == first.text || glob_could_be(pattern, true, &rule.program))
+                    && rule
+                        .args
+                        .matched_by(std::iter::once(Arg::of_word(first)).chain(rest()))
+            });
+        }
+        let name = scan::program_name(&first.text);
+        let by_name = self.by_program.get(name).into_iter().flatten();
+        let by_path = (name != first.text)
+            .then(|| self.by_program.get(first.text.as_str()))
+            .flatten()
             .into_iter()
             .flatten();
         by_name
             .chain(by_path)
             .map(|&i| &self.rules[i])
-            .find(matches)
+            .find(|rule| rule.args.matched_by(rest()))
     }
+
+    /// The first deny rule that matches a program the kernel is about to run: the file
+    /// `path` with the argument vector `argv`, read literally (no shell, no wrappers:
+    /// a program that another one starts is an exec of its own).
+    ///
+    /// The program is known by the last component of `path` and by that of `argv[0]`
+    /// (a multi-call binary such as busybox runs `rm` when `argv[0]` says `rm`); a rule
+    /// whose first word has a slash matches `path` or `argv[0]` exactly. `busybox`,
+    /// `toybox` and `coreutils` also run the program their first argument names. With
+    /// an empty `argv` the program is `path`'s, with no arguments. Bytes that are not
+    /// UTF-8 are compared as bytes.
+    pub fn find_exec(&self, path: &[u8], argv: &[&[u8]]) -> Option<ExecMatch> {
+        let rule = self.exec_rule(path, argv)?;
+        Some(ExecMatch {
+            rule: rule.text.clone(),
+            origin: rule.origin.clone(),
+        })
+    }
+
+    fn exec_rule(&self, path: &[u8], argv: &[&[u8]]) -> Option<&DenyRule> {
+        if self.rules.is_empty() {
+            return None;
+        }
+        let (arg0, args) = match argv.split_first() {
+            Some((arg0, args)) => (Some(*arg0), args),
+            None => (None, &[][..]),
+        };
+        let names = [Some(path), arg0];
+        let programs = names
+            .into_iter()
+            .flatten()
+            .flat_map(|p| [last_component(p), p])
+            .map(|p| (p, args));
+        let applet = names
+            .into_iter()
+            .flatten()
+            .any(|p| MULTI_CALL.iter().any(|m| m.as_bytes() == last_component(p)))
+            .then(|| args.split_first())
+            .flatten();
+        let applets = applet
+            .into_iter()
+            .flat_map(|(program, args)| [(last_component(program), args), (*program, args)]);
+        programs.chain(applets).find_map(|(program, args)| {
+            let program = std::str::from_utf8(program).ok()?;
+            let literal = || args.iter().map(|a| Arg::literal(a));
+            self.by_program
+                .get(program)?
+                .iter()
+                .map(|&i| &self.rules[i])
+                .find(|rule| rule.args.matched_by(literal()))
+        })
+    }
+}
+
+/// The last component of a path, as bytes (`rm` for `/bin/rm`).
+fn last_component(path: &[u8]) -> &[u8] {
+    path.rsplit(|&b| b == b'/').next().unwrap_or(path)
 }
 
 /// A simple command as a refusal shows it: its words, each computed one as it was
@@ -208,44 +255,6 @@ fn shown(command: &[Word]) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// Whether the command's words start with the rule's words. A word computed at run time
-/// may expand to any number of words, so from there on anything matches. A glob
-/// (`r[m]`, `-*`) stands for itself, or for one or more words that each match it, as
-/// the names of files it may match.
-fn words_match(rule: &[String], command: &[Word]) -> bool {
-    match_from(rule, 0, command, 0)
-}
-
-fn match_from(rule: &[String], ri: usize, command: &[Word], ci: usize) -> bool {
-    if ri == rule.len() {
-        return true;
-    }
-    let Some(w) = command.get(ci) else {
-        return false;
-    };
-    if w.dynamic {
-        return true;
-    }
-    let same = |ri: usize, text: &str| {
-        let r = &rule[ri];
-        r == text || (ri == 0 && !r.contains('/') && scan::program_name(text) == r)
-    };
-    if same(ri, &w.text) && match_from(rule, ri + 1, command, ci + 1) {
-        return true;
-    }
-    let Some(pattern) = &w.pattern else {
-        return false;
-    };
-    let mut k = ri;
-    while k < rule.len() && glob_could_be(pattern, k == 0, &rule[k]) {
-        k += 1;
-        if match_from(rule, k, command, ci + 1) {
-            return true;
-        }
-    }
-    false
 }
 
 /// Whether a glob could expand to the rule word `r`; as the program (`first`), a rule
@@ -325,6 +334,133 @@ mod tests {
             &["git push --force"],
             "git push --force-with-lease"
         ));
+    }
+
+    #[test]
+    fn options_in_another_order_or_spelling_are_caught() {
+        for command in [
+            "rm -fr x",
+            "rm -r -f x",
+            "rm x -rf",
+            "rm --recursive --force x",
+            "rm --rec --forc x",
+            "rm -Rf x",
+            "sudo rm -vfr x",
+            "bash -c 'rm -f -R x'",
+        ] {
+            assert!(caught(&["rm -rf"], command), "{command:?} was not caught");
+        }
+        for command in [
+            "git push -f",
+            "git push origin main --force",
+            "git push origin +main",
+            "git -C repo push --force",
+            "git -c core.askPass=x --no-pager push -fq origin",
+        ] {
+            assert!(
+                caught(&["git push --force"], command),
+                "{command:?} was not caught"
+            );
+        }
+        assert!(caught(&["git push"], "git -C repo push"));
+        assert!(!caught(&["rm -rf"], "rm -r x"));
+        assert!(!caught(&["rm -rf"], "rm -- -rf"));
+        assert!(!caught(&["git push --force"], "git push origin main"));
+        assert!(!caught(&["git push --force"], "git push -- -f"));
+    }
+
+    #[test]
+    fn a_glob_that_could_be_an_option_counts_as_that_option() {
+        assert!(caught(&["rm -rf"], "rm -[rR][f] x"));
+        assert!(caught(&["rm -rf"], "rm --rec* -f x"));
+        assert!(caught(&["rm -rf"], "rm -f -? x"));
+        assert!(!caught(&["rm -rf"], "rm -f -[v] x"));
+    }
+
+    fn exec(rules: &[&str], path: &[u8], argv: &[&[u8]]) -> Option<String> {
+        deny(rules).find_exec(path, argv).map(|m| m.rule.into())
+    }
+
+    #[test]
+    fn an_exec_is_known_by_its_path_and_by_argv0() {
+        let rules = ["rm -rf"];
+        assert_eq!(
+            exec(&rules, b"/usr/bin/rm", &[b"rm", b"-fr", b"/"]),
+            Some("rm -rf".into())
+        );
+        assert_eq!(
+            exec(&rules, b"/usr/bin/rm", &[b"x", b"-r", b"-f"]),
+            Some("rm -rf".into())
+        );
+        // busybox runs the applet argv[0] names, or its first argument.
+        assert!(exec(&rules, b"/bin/busybox", &[b"rm", b"-rf", b"/"]).is_some());
+        assert!(exec(&rules, b"/bin/busybox", &[b"busybox", b"rm", b"-rf", b"/"]).is_some());
+        assert!(
+            exec(
+                &rules,
+                b"/bin/toybox",
+                &[b"toybox", b"/bin/rm", b"-rf", b"/"]
+            )
+            .is_some()
+        );
+        assert!(exec(&rules, b"/bin/busybox", &[b"busybox", b"ls", b"-rf"]).is_none());
+        assert!(exec(&rules, b"/usr/bin/rm", &[b"rm", b"-r", b"x"]).is_none());
+        assert!(exec(&rules, b"/usr/bin/ls", &[b"ls", b"-rf"]).is_none());
+    }
+
+    #[test]
+    fn an_exec_reads_its_argv_literally() {
+        // No shell, no wrappers, nothing computed: each program another starts is an
+        // exec of its own, checked then.
+        assert!(exec(&["rm"], b"/bin/sh", &[b"sh", b"-c", b"rm -rf /"]).is_none());
+        assert!(exec(&["rm"], b"/usr/bin/env", &[b"env", b"rm", b"x"]).is_none());
+        assert!(exec(&["rm -rf"], b"/bin/rm", &[b"rm", b"$FLAGS", b"/"]).is_none());
+        assert!(exec(&["rm -rf"], b"/bin/rm", &[b"rm", b"-*", b"/"]).is_none());
+        assert!(exec(&["env"], b"/usr/bin/env", &[b"env", b"rm", b"x"]).is_some());
+        let push = ["git push --force"];
+        let argv: [&[u8]; 6] = [b"git", b"-C", b"repo", b"push", b"origin", b"+main"];
+        assert!(exec(&push, b"/usr/bin/git", &argv).is_some());
+        let argv: [&[u8]; 3] = [b"git", b"push", b"--force-with-lease"];
+        assert!(exec(&push, b"/usr/bin/git", &argv).is_none());
+    }
+
+    #[test]
+    fn an_exec_rule_with_a_slash_matches_that_path_or_argv0_exactly() {
+        let rules = ["/bin/rm"];
+        assert!(exec(&rules, b"/bin/rm", &[b"rm", b"x"]).is_some());
+        assert!(exec(&rules, b"/bin/busybox", &[b"/bin/rm", b"x"]).is_some());
+        assert!(exec(&rules, b"/usr/bin/rm", &[b"rm", b"x"]).is_none());
+        assert!(exec(&rules, b"./bin/rm", &[b"bin/rm"]).is_none());
+    }
+
+    #[test]
+    fn an_exec_with_an_empty_argv_is_its_path_alone() {
+        assert!(exec(&["rm"], b"/bin/rm", &[]).is_some());
+        assert!(exec(&["rm -rf"], b"/bin/rm", &[]).is_none());
+        assert!(exec(&["rm"], b"", &[]).is_none());
+        assert!(exec(&["rm"], b"/", &[b""]).is_none());
+    }
+
+    #[test]
+    fn an_exec_that_is_not_utf8_is_compared_as_bytes() {
+        let rules = ["rm -rf", "git push origin"];
+        assert!(exec(&rules, b"/bin/rm", &[b"rm", b"-rf", b"\xff\xfe"]).is_some());
+        assert!(exec(&rules, b"/bin/\xffrm", &[b"rm", b"-rf"]).is_some());
+        assert!(exec(&rules, b"/bin/\xffrm", &[b"\xffrm", b"-rf"]).is_none());
+        // A byte rm does not know in a cluster is still a cluster.
+        assert!(exec(&rules, b"/bin/rm", &[b"rm", b"-\xffrf"]).is_some());
+        assert!(exec(&rules, b"/bin/rm", &[b"rm", b"-\xff", b"-r"]).is_none());
+        let argv: [&[u8]; 3] = [b"git", b"push", b"orig\xffin"];
+        assert!(exec(&rules, b"/usr/bin/git", &argv).is_none());
+        assert!(exec(&rules, b"\xff", &[b"\xff", b"-\xff", b"--\xff=\xff"]).is_none());
+    }
+
+    #[test]
+    fn the_program_names_are_each_rules_first_word_once() {
+        let rules = deny(&["rm -rf", "git push --force", "rm", "/bin/rm", "git push"]);
+        let names: Vec<&str> = rules.program_names().collect();
+        assert_eq!(names, ["rm", "git", "/bin/rm"]);
+        assert_eq!(DenyRules::new().program_names().count(), 0);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 pub mod compound;
 mod decide;
 mod deny;
+mod options;
 pub mod readonly;
 mod rules;
 pub mod scan;
@@ -18,7 +19,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use decide::{Allowed, Decision, Denied, Policy, Remembered, Request, decide, find_rule};
-pub use deny::{DenyMatch, DenyRules, ExecMatch};
+pub use deny::{DenyMatch, DenyRules, ExecMatch, MULTI_CALL};
 pub use rules::{
     AllowRules, RuleError, SHELL_CHARS, allow_rule_matches, describe_char, first_shell_char,
     first_unmatchable_char, trim_blanks, validate_rule,

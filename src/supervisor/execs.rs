@@ -79,7 +79,13 @@ impl Execs {
     /// The duty for `rules`, with the command's `PATH` (nothing is looked up yet: that
     /// happens in the supervisor, [`Execs::learn`]).
     pub fn new(rules: DenyRules, path: Option<OsString>) -> Execs {
-        let mut names: Vec<String> = rules.program_names().map(str::to_owned).collect();
+        // By last component (a path rule too: the file is looked at, the rule decides),
+        // and the multi-call binaries, which run the program their argv names.
+        let mut names: Vec<String> = rules
+            .program_names()
+            .map(|n| String::from_utf8_lossy(last(n.as_bytes())).into_owned())
+            .chain(crate::policy::MULTI_CALL.iter().map(|m| (*m).to_owned()))
+            .collect();
         names.sort();
         names.dedup();
         let mut dirs: Vec<PathBuf> = path
