@@ -73,7 +73,7 @@ const NARROWED_MODES: [(&str, &[&str]); 2] = [
 
 /// Each family and the file it lives in. A family needs a test below; the well-formedness
 /// test checks that this list and the files agree.
-const FAMILIES: [(Corpus, &str); 28] = [
+const FAMILIES: [(Corpus, &str); 29] = [
     (Corpus::Bypasses, "separators"),
     (Corpus::Bypasses, "substitution"),
     (Corpus::Bypasses, "process-substitution"),
