@@ -7,6 +7,7 @@
 pub mod compound;
 mod decide;
 mod deny;
+mod patterns;
 pub mod readonly;
 mod rules;
 pub mod scan;
