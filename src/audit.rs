@@ -1,14 +1,20 @@
 //! The audit log: one JSON object per line for every decision, allow or deny.
 //!
 //! Each record is built in memory and appended with a single `write` on a file opened
-//! with `O_APPEND`, so records from concurrent gates never interleave. A log that cannot
-//! be written is reported by the caller: a warning, or a refusal when the configuration
-//! says the log is required.
+//! with `O_APPEND`, so records from concurrent gates never interleave. Only a regular
+//! file is written, reached without following a link at its name or its directory's
+//! and opened without waiting, so nothing put at the path can hang gate or send the
+//! records elsewhere. A log that cannot be written is reported by the caller: a
+//! warning, or a refusal when the configuration says the log is required.
 
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::{self, Write};
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+
+use nix::errno::Errno;
+use nix::fcntl::{AtFlags, FcntlArg, OFlag, fcntl, openat};
+use nix::sys::stat::{Mode, fstatat};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -132,19 +138,18 @@ pub fn encode_for(record: &Record<'_>, now: SystemTime, pid: u64, cwd: Option<&s
 
 /// Open the log for appending, creating the file (0600).
 ///
+/// Only a regular file is written: the last component of the path is never followed
+/// as a link, and anything else found there (a FIFO, a device, a socket, a directory)
+/// is an error rather than something to wait on or write to; see [`open_regular`]. The
+/// directories above it are taken as they are, links included.
+///
 /// Missing directories (0700) are made only for a log in gate's own state directory
 /// (see [`state_dir`]; the default log, or the same place named explicitly), and only
 /// below an existing `XDG_STATE_HOME` or `HOME`. A log anywhere else must be put in a
 /// directory that exists: a mistyped path must not leave directories behind, at the
 /// root of the file system or anywhere.
 pub fn open(path: &Path, var: Var<'_>) -> io::Result<File> {
-    let open = || {
-        OpenOptions::new()
-            .append(true)
-            .create(true)
-            .mode(0o600)
-            .open(path)
-    };
+    let open = || open_regular(path);
     match open() {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) else {
@@ -186,18 +191,114 @@ pub fn open(path: &Path, var: Var<'_>) -> io::Result<File> {
     }
 }
 
+/// Open `path` for appending if it is a regular file, or create it (0600) if nothing is
+/// there.
+///
+/// A FIFO at the path would make a plain `open` wait for a reader forever, in every
+/// later gate of the user; a link would send the records wherever it points; a device
+/// may act on being opened. So the log's directory is opened first without following a
+/// link at its own name ([`open_dir`]); in it, what is at the log's name is looked at
+/// without following or opening it, and opened only when it is a regular file (or
+/// absent). The open itself follows no link (`O_NOFOLLOW`) and does not wait
+/// (`O_NONBLOCK`), and what it opened is checked again, for a name swapped in between.
+/// The descriptor is close-on-exec, so the command never inherits it.
+fn open_regular(path: &Path) -> io::Result<File> {
+    let (dir, name) = open_dir(path)?;
+    match fstatat(&dir, name, AtFlags::AT_SYMLINK_NOFOLLOW) {
+        Ok(stat) => only_regular(stat.st_mode)?,
+        Err(Errno::ENOENT) => {}
+        Err(e) => return Err(e.into()),
+    }
+    let flags = OFlag::O_WRONLY
+        | OFlag::O_APPEND
+        | OFlag::O_CREAT
+        | OFlag::O_NOFOLLOW
+        | OFlag::O_NONBLOCK
+        | OFlag::O_NOCTTY
+        | OFlag::O_CLOEXEC;
+    let fd = openat(&dir, name, flags, Mode::from_bits_truncate(0o600)).map_err(|e| match e {
+        // A link put there since the look above.
+        Errno::ELOOP => not_regular("a symbolic link"),
+        // A FIFO put there since, with no reader.
+        Errno::ENXIO => not_regular("a FIFO (named pipe)"),
+        e => e.into(),
+    })?;
+    let file = File::from(fd);
+    only_regular(file.metadata()?.mode())?;
+    // Writes block again, as on any regular file (where O_NONBLOCK changes nothing
+    // today, but a record must never be cut short by it).
+    fcntl(&file, FcntlArg::F_SETFL(OFlag::O_APPEND))?;
+    Ok(file)
+}
+
+/// The directory of the log at `path`, opened (`O_PATH`) without following a link at
+/// its own name, and the log's name in it. The directories above it are followed: a
+/// home or state directory reached through a link is common. The log's own directory
+/// is not, so that a command that may write the directory above it (at `safe`, when
+/// that is in `/tmp`) cannot swap it for a link that sends the records elsewhere.
+fn open_dir(path: &Path) -> io::Result<(OwnedFd, &std::ffi::OsStr)> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the path names no file"))?;
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let fd = nix::fcntl::open(dir, flags, Mode::empty()).map_err(|e| {
+        // O_PATH with O_NOFOLLOW reaches the link itself, which is no directory.
+        let link = e == Errno::ENOTDIR
+            && std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink());
+        if link {
+            io::Error::other(format!(
+                "its directory {} is a symbolic link, and gate follows none at the log's \
+                 own directory; name the directory it points to instead",
+                dir.display()
+            ))
+        } else {
+            e.into()
+        }
+    })?;
+    Ok((fd, name))
+}
+
+/// `Ok` for the mode of a regular file; otherwise the error that says what is there.
+fn only_regular(mode: u32) -> io::Result<()> {
+    let what = match mode & libc::S_IFMT {
+        libc::S_IFREG => return Ok(()),
+        libc::S_IFLNK => "a symbolic link",
+        libc::S_IFDIR => "a directory",
+        libc::S_IFIFO => "a FIFO (named pipe)",
+        libc::S_IFCHR => "a character device",
+        libc::S_IFBLK => "a block device",
+        libc::S_IFSOCK => "a socket",
+        _ => "not a regular file",
+    };
+    Err(not_regular(what))
+}
+
+fn not_regular(what: &str) -> io::Error {
+    io::Error::other(format!(
+        "it is {what}; gate writes records only to a regular file, and follows no link \
+         there; remove it or choose another path (`off` for no log)"
+    ))
+}
+
 /// The log is this user's own file but its owner may not write it: a command took the
 /// write bit away (`chmod 000`, which Landlock does not mediate), so that later runs
 /// would go unrecorded. Put the mode back to 0600, say so, and open it again. The file
 /// is pinned first (`O_PATH | O_NOFOLLOW`, then checked on the descriptor), so a link
 /// swapped in meanwhile is never followed. `Ok(None)` when it is not such a file.
 fn restore_mode(path: &Path) -> Result<Option<File>, String> {
-    use std::os::unix::fs::MetadataExt;
-    let pinned = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_PATH | libc::O_NOFOLLOW)
-        .open(path)
-        .map_err(|e| format!("cannot look at it: {e}"))?;
+    let (dir, name) = open_dir(path).map_err(|e| format!("cannot look at it: {e}"))?;
+    let pinned = openat(
+        &dir,
+        name,
+        OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map(File::from)
+    .map_err(|e| format!("cannot look at it: {e}"))?;
     let meta = pinned
         .metadata()
         .map_err(|e| format!("cannot look at it: {e}"))?;
@@ -435,6 +536,32 @@ mod tests {
         // A directory that exists takes the file.
         std::fs::create_dir_all(dir.path().join("logs/a")).unwrap();
         append(&elsewhere, &env, b"{}\n").unwrap();
+    }
+
+    #[test]
+    fn only_a_regular_file_reached_without_a_link_is_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = vars(vec![("HOME", dir.path().to_owned())]);
+        let at = |name: &str| dir.path().join(name);
+        nix::unistd::mkfifo(&at("fifo"), nix::sys::stat::Mode::from_bits_truncate(0o600))
+            .unwrap();
+        std::fs::write(at("file"), "").unwrap();
+        std::os::unix::fs::symlink(at("file"), at("link")).unwrap();
+        std::fs::create_dir(at("dir")).unwrap();
+        std::os::unix::fs::symlink(dir.path(), at("linked-dir")).unwrap();
+        for (path, what) in [
+            (at("fifo"), "it is a FIFO"),
+            (at("link"), "it is a symbolic link"),
+            (at("dir"), "it is a directory"),
+            (PathBuf::from("/dev/null"), "it is a character device"),
+            (at("linked-dir/file"), "is a symbolic link, and gate follows none"),
+        ] {
+            let e = append(&path, &env, b"{}\n").unwrap_err().to_string();
+            assert!(e.contains(what), "{}: {e}", path.display());
+        }
+        assert_eq!(std::fs::read(at("file")).unwrap(), b"");
+        append(&at("file"), &env, b"{}\n").unwrap();
+        assert_eq!(std::fs::read(at("file")).unwrap(), b"{}\n");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 mod common;
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -565,4 +565,163 @@ fn a_log_whose_write_bit_a_command_took_away_is_restored_and_recorded_next_time(
     assert_eq!(mode, 0o600);
     let last = audit_records(&log).pop().unwrap();
     assert_eq!(last["command"], "echo next", "{last}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Something other than a regular file at the log's path. Before the fix gate opened the
+// path with a plain open(2): a FIFO there made every later gate of the user wait in
+// open() for a reader that never came (as root, checked once by hand: `timeout 3` ended
+// it with 124; as uid 65534 the same with a FIFO it owns), a link was followed (the
+// record went to the file it points to, with no warning), and /dev/null swallowed every
+// record without a word. Now each is a warning, or status 125 when the log is required,
+// and every run ends at once.
+
+/// What stands at the log's path instead of a regular file.
+#[derive(Debug, Clone, Copy)]
+enum NotALog {
+    Fifo,
+    LinkToAFile,
+    Directory,
+    /// `/dev/null`, named as the log.
+    CharDevice,
+    /// gate's state directory is a link to another directory.
+    LinkedDirectory,
+}
+
+const NOT_A_LOG: [NotALog; 5] = [
+    NotALog::Fifo,
+    NotALog::LinkToAFile,
+    NotALog::Directory,
+    NotALog::CharDevice,
+    NotALog::LinkedDirectory,
+];
+
+/// Long enough for a busy machine, far shorter than a hang.
+const PROMPTLY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Put `what` at the log's path for `user`. Returns the `--audit-log` option's value (the
+/// default log's path when `None`), what the warning says, and a file that must stay
+/// untouched (where a followed link would have put the record).
+fn plant(env: &TestEnv, user: User, what: NotALog) -> (Option<PathBuf>, &'static str, PathBuf) {
+    let uid = uid_of(user);
+    let own = |path: &Path| std::os::unix::fs::chown(path, Some(uid), Some(uid)).unwrap();
+    let state_dir = env.state.join("gate");
+    let elsewhere = env.root.join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    own(&elsewhere);
+    let untouched = elsewhere.join("audit.jsonl");
+    if !matches!(what, NotALog::LinkedDirectory) {
+        std::fs::create_dir(&state_dir).unwrap();
+        own(&state_dir);
+    }
+    let log = env.default_audit_log();
+    let said = match what {
+        NotALog::Fifo => {
+            let status = std::process::Command::new(require_program("mkfifo"))
+                .arg(&log)
+                .status()
+                .unwrap();
+            assert!(status.success(), "mkfifo failed");
+            own(&log);
+            "it is a FIFO (named pipe)"
+        }
+        NotALog::LinkToAFile => {
+            std::fs::write(&untouched, "").unwrap();
+            own(&untouched);
+            std::os::unix::fs::symlink(&untouched, &log).unwrap();
+            "it is a symbolic link"
+        }
+        NotALog::Directory => {
+            std::fs::create_dir(&log).unwrap();
+            own(&log);
+            "it is a directory"
+        }
+        NotALog::CharDevice => {
+            return (
+                Some(PathBuf::from("/dev/null")),
+                "it is a character device",
+                untouched,
+            );
+        }
+        NotALog::LinkedDirectory => {
+            std::os::unix::fs::symlink(&elsewhere, &state_dir).unwrap();
+            "is a symbolic link, and gate follows none at the log's own directory"
+        }
+    };
+    (None, said, untouched)
+}
+
+fn gate_with_log(env: &TestEnv, user: User, log: &Option<PathBuf>) -> Gate {
+    let gate = env.gate().user(user).deadline(PROMPTLY);
+    match log {
+        Some(path) => gate.arg("--audit-log").arg(path),
+        None => gate,
+    }
+}
+
+for_each_user! {
+    fn a_log_path_that_is_not_a_regular_file_is_not_written_and_the_command_runs(user) {
+        for what in NOT_A_LOG {
+            let env = TestEnv::new();
+            let (log, said, untouched) = plant(&env, user, what);
+            let out = gate_with_log(&env, user, &log)
+                .args(["--no-config", "--level", "full", "-c", "echo ran"])
+                .run();
+            out.assert_code(0)
+                .assert_stdout("ran\n")
+                .assert_stderr_contains("gate: warning: cannot write the audit log")
+                .assert_stderr_contains(said);
+            assert!(
+                std::fs::read(&untouched).unwrap_or_default().is_empty(),
+                "{what:?}: a record went through the link"
+            );
+            // A refusal stays one, as promptly.
+            let out = gate_with_log(&env, user, &log)
+                .args(["--no-config", "--level", "deny", "-c", "touch F"])
+                .run();
+            assert_absent(&env.file("F"), &out);
+            out.assert_code(REFUSED)
+                .assert_stderr_contains("gate: refused")
+                .assert_stderr_contains(said);
+        }
+    }
+
+    fn a_required_log_whose_path_is_not_a_regular_file_runs_nothing(user) {
+        for what in NOT_A_LOG {
+            let env = TestEnv::new();
+            let (log, said, untouched) = plant(&env, user, what);
+            let config = env.write("required.toml", "level = \"full\"\n[audit]\nrequired = true\n");
+            let out = gate_with_log(&env, user, &log)
+                .arg("--config")
+                .arg(&config)
+                .args(["-c", "touch F"])
+                .run();
+            assert_absent(&env.file("F"), &out);
+            out.assert_gate_error()
+                .assert_stderr_contains(said)
+                .assert_stderr_contains("the configuration requires the audit log");
+            assert!(
+                std::fs::read(&untouched).unwrap_or_default().is_empty(),
+                "{what:?}: a record went through the link"
+            );
+        }
+    }
+}
+
+/// The control for the tests above: a regular file at the same place, made the same way,
+/// is written.
+#[test]
+fn a_regular_log_file_made_by_its_user_is_written() {
+    for user in [User::Current, User::Unprivileged] {
+        let env = TestEnv::new();
+        let state_dir = env.state.join("gate");
+        std::fs::create_dir(&state_dir).unwrap();
+        std::os::unix::fs::chown(&state_dir, Some(uid_of(user)), Some(uid_of(user))).unwrap();
+        gate_with_log(&env, user, &None)
+            .args(["--no-config", "--level", "full", "-c", "echo ran"])
+            .run()
+            .assert_code(0)
+            .assert_stderr_empty();
+        assert_eq!(only_record(&env.default_audit_log())["command"], "echo ran");
+    }
 }
