@@ -543,8 +543,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let env = vars(vec![("HOME", dir.path().to_owned())]);
         let at = |name: &str| dir.path().join(name);
-        nix::unistd::mkfifo(&at("fifo"), nix::sys::stat::Mode::from_bits_truncate(0o600))
-            .unwrap();
+        nix::unistd::mkfifo(&at("fifo"), nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
         std::fs::write(at("file"), "").unwrap();
         std::os::unix::fs::symlink(at("file"), at("link")).unwrap();
         std::fs::create_dir(at("dir")).unwrap();
@@ -554,7 +553,10 @@ mod tests {
             (at("link"), "it is a symbolic link"),
             (at("dir"), "it is a directory"),
             (PathBuf::from("/dev/null"), "it is a character device"),
-            (at("linked-dir/file"), "is a symbolic link, and gate follows none"),
+            (
+                at("linked-dir/file"),
+                "is a symbolic link, and gate follows none",
+            ),
         ] {
             let e = append(&path, &env, b"{}\n").unwrap_err().to_string();
             assert!(e.contains(what), "{}: {e}", path.display());

@@ -725,3 +725,40 @@ fn a_regular_log_file_made_by_its_user_is_written() {
         assert_eq!(only_record(&env.default_audit_log())["command"], "echo ran");
     }
 }
+
+for_each_user! {
+    /// With `XDG_STATE_HOME` in /tmp, gate's state directory stays writable at `safe`
+    /// (docs/sandbox.md: protection stops at /tmp). Before the fix a command there could
+    /// put a link to ~/.bashrc in place of the log, and the next gate, outside any
+    /// sandbox, appended its record to ~/.bashrc: JSON whose `command` the model wrote,
+    /// and in which a `$(...)` runs when a shell reads the file (checked once by hand).
+    fn a_command_at_safe_cannot_send_the_next_records_through_a_link(user) {
+        let env = TestEnv::new_in("/var/tmp");
+        let tmp = tempfile::Builder::new()
+            .prefix("gate-test-state-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        let bashrc = env.home.join(".bashrc");
+        std::fs::write(&bashrc, "# rc\n").unwrap();
+        let uid = uid_of(user);
+        std::os::unix::fs::chown(&bashrc, Some(uid), Some(uid)).unwrap();
+        let gate = || env.gate().user(user).env("XDG_STATE_HOME", tmp.path());
+        // The attack, at safe: the sandbox lets it (the control: the link is in place).
+        gate()
+            .args(["--no-config", "--level", "safe", "-c"])
+            .arg("rm \"$XDG_STATE_HOME/gate/audit.jsonl\" && ln -s \"$HOME/.bashrc\" \"$XDG_STATE_HOME/gate/audit.jsonl\"")
+            .run()
+            .assert_code(0);
+        let log = tmp.path().join("gate/audit.jsonl");
+        assert!(std::fs::symlink_metadata(&log).unwrap().file_type().is_symlink());
+        // The next gate runs its command, says why it records nothing, and leaves
+        // ~/.bashrc alone.
+        gate()
+            .args(["--no-config", "--level", "full", "-c", "true \"$(echo x)\""])
+            .run()
+            .assert_code(0)
+            .assert_stderr_contains("it is a symbolic link");
+        assert_eq!(std::fs::read_to_string(&bashrc).unwrap(), "# rc\n");
+    }
+}
