@@ -10,7 +10,7 @@
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 
 use nix::errno::Errno;
 use nix::fcntl::{AtFlags, FcntlArg, OFlag, fcntl, openat};
@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
 
 use crate::config::AuditLog;
 
@@ -46,6 +47,10 @@ pub struct Record<'a> {
     /// The agent whose wrapper `command` looks like although gate judged it whole (a
     /// version gate does not know, or files that did not check out), if any.
     pub looks_like: Option<&'a str>,
+    /// For a `script` request: the SHA-256 of the script's content when gate judged it
+    /// ([`script_sha256`]), or `Some(None)` when it could not be read. `None` for every
+    /// other kind.
+    pub script_sha256: Option<Option<&'a str>>,
 }
 
 type Var<'a> = &'a dyn Fn(&str) -> Option<std::ffi::OsString>;
@@ -55,6 +60,11 @@ type Var<'a> = &'a dyn Fn(&str) -> Option<std::ffi::OsString>;
 /// with `…`, and its full length recorded as `command_bytes`: the record stays one
 /// small line, and a recognised wrapper is recorded as its inner command anyway.
 pub const MAX_COMMAND_BYTES: usize = 2048;
+
+/// The largest script whose content gate hashes for the record: read once, in pieces,
+/// so the cost is bounded by this (a few milliseconds with the CPU's SHA instructions,
+/// tens without). A script is a few kilobytes; a larger file gets no hash.
+pub const MAX_SCRIPT_BYTES: u64 = 16 << 20;
 
 /// gate's own state directory, where the default log goes: `$XDG_STATE_HOME/gate`, or
 /// `~/.local/state/gate` when `XDG_STATE_HOME` is unset or not absolute. With it, the
@@ -103,6 +113,15 @@ pub fn encode_for(record: &Record<'_>, now: SystemTime, pid: u64, cwd: Option<&s
     object.insert("cwd".into(), json!(cwd));
     object.insert("level".into(), json!(record.level));
     object.insert("kind".into(), json!(record.kind));
+    // The hash of the whole text, so that a record whose text is cut still names exactly
+    // one command.
+    object.insert(
+        "command_sha256".into(),
+        json!(record.command.map(|c| sha256_hex(c.as_bytes()))),
+    );
+    if let Some(script) = record.script_sha256 {
+        object.insert("script_sha256".into(), json!(script));
+    }
     match record.command {
         Some(command) if command.len() > MAX_COMMAND_BYTES => {
             let mut end = MAX_COMMAND_BYTES;
@@ -134,6 +153,61 @@ pub fn encode_for(record: &Record<'_>, now: SystemTime, pid: u64, cwd: Option<&s
     let mut line = serde_json::to_vec(&Value::Object(object)).expect("a JSON map always encodes");
     line.push(b'\n');
     line
+}
+
+/// SHA-256 of `bytes`, in lower-case hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+fn hex(digest: &[u8]) -> String {
+    use std::fmt::Write as _;
+    digest.iter().fold(String::with_capacity(64), |mut out, b| {
+        let _ = write!(out, "{b:02x}");
+        out
+    })
+}
+
+/// SHA-256 of the content of the script at `path` (relative to the working directory,
+/// where the shell will look for it first), or `None` when it is not a regular file
+/// (a FIFO, a device), cannot be read, or is larger than [`MAX_SCRIPT_BYTES`]. A link
+/// is followed, as the shell follows it. What is there is looked at before it is
+/// opened, and opened without waiting, so nothing at the path can make gate hang (a
+/// FIFO would wait for a writer) or act on being opened (a device); the file is read
+/// once, in pieces, and hashed as it is read.
+pub fn script_sha256(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let regular_and_small =
+        |meta: &std::fs::Metadata| meta.is_file() && meta.len() <= MAX_SCRIPT_BYTES;
+    if !regular_and_small(&std::fs::metadata(path).ok()?) {
+        return None;
+    }
+    let mut file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .ok()?;
+    if !regular_and_small(&file.metadata().ok()?) {
+        return None;
+    }
+    let mut hasher = Sha256::new();
+    let mut buf = [0u8; 16 * 1024];
+    let mut total: u64 = 0;
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => return None,
+        };
+        total += n as u64;
+        // It grew while being read.
+        if total > MAX_SCRIPT_BYTES {
+            return None;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Some(hex(&hasher.finalize()))
 }
 
 /// Open the log for appending, creating the file (0600).
@@ -394,9 +468,11 @@ mod tests {
                 sandbox: None,
                 wrapper: None,
                 looks_like: None,
+                script_sha256: None,
             };
             let line = encode(&record, UNIX_EPOCH);
             let v: Value = serde_json::from_slice(&line).unwrap();
+            assert_eq!(v["command_sha256"], sha256_hex(command.as_bytes()));
             if cut {
                 assert!(line.len() < MAX_COMMAND_BYTES + 1024);
                 assert_eq!(v["command_bytes"], command.len());
@@ -462,6 +538,7 @@ mod tests {
             sandbox: None,
             wrapper: None,
             looks_like: None,
+            script_sha256: None,
         };
         let line = encode(&record, UNIX_EPOCH);
         assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
@@ -564,6 +641,51 @@ mod tests {
         assert_eq!(std::fs::read(at("file")).unwrap(), b"");
         append(&at("file"), &env, b"{}\n").unwrap();
         assert_eq!(std::fs::read(at("file")).unwrap(), b"{}\n");
+    }
+
+    #[test]
+    fn sha256_gives_the_fips_180_2_examples() {
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(
+            sha256_hex(b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+        );
+        assert_eq!(
+            sha256_hex(b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+
+    #[test]
+    fn a_script_is_hashed_only_when_it_is_a_regular_file_of_bounded_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |name: &str| dir.path().join(name);
+        std::fs::write(at("s.sh"), b"abc").unwrap();
+        std::os::unix::fs::symlink(at("s.sh"), at("link.sh")).unwrap();
+        for path in [at("s.sh"), at("link.sh")] {
+            assert_eq!(script_sha256(&path).as_deref(), Some(&*sha256_hex(b"abc")));
+        }
+        // Streamed in pieces: the same as hashing the whole at once.
+        let big: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(at("big.sh"), &big).unwrap();
+        assert_eq!(script_sha256(&at("big.sh")), Some(sha256_hex(&big)));
+        // Nothing to wait on or read without end: a FIFO, a device, a directory; and
+        // a file over the bound (sparse: nothing is read to find out).
+        nix::unistd::mkfifo(&at("fifo"), nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        let huge = File::create(at("huge.sh")).unwrap();
+        huge.set_len(MAX_SCRIPT_BYTES + 1).unwrap();
+        for path in [
+            at("fifo"),
+            PathBuf::from("/dev/zero"),
+            dir.path().to_owned(),
+            at("huge.sh"),
+            at("missing.sh"),
+        ] {
+            assert_eq!(script_sha256(&path), None, "{}", path.display());
+        }
     }
 
     #[test]

@@ -762,3 +762,96 @@ for_each_user! {
         assert_eq!(std::fs::read_to_string(&bashrc).unwrap(), "# rc\n");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Hashes. A command's text is cut at 2 KB in the record, and a script run by path was
+// recorded by its name only; before these fields the build wrote neither hash, so these
+// tests fail on it at the first look-up of the field.
+
+/// SHA-256 of `bytes` by `sha256sum`: an implementation other than gate's.
+fn sha256sum(bytes: &[u8]) -> String {
+    let mut child = std::process::Command::new(require_program("sha256sum"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), bytes).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "sha256sum failed");
+    String::from_utf8(out.stdout).unwrap()[..64].to_owned()
+}
+
+#[test]
+fn a_long_command_is_cut_in_the_record_but_its_sha256_covers_the_whole_text() {
+    let env = TestEnv::new();
+    let long = format!(": {}", "0123456789abcdef".repeat(320));
+    assert!(long.len() > 5000);
+    for command in [long.as_str(), "echo short"] {
+        let log = env.root.join("hash.jsonl");
+        let _ = std::fs::remove_file(&log);
+        env.gate()
+            .args(["--no-config", "--level", "full", "--audit-log"])
+            .arg(&log)
+            .args(["-c", command])
+            .run()
+            .assert_code(0);
+        let r = only_record(&log);
+        assert_eq!(r["command_sha256"], sha256sum(command.as_bytes()), "{r}");
+        if command.len() > 2048 {
+            assert_eq!(r["command_bytes"], command.len(), "{r}");
+            assert!(r["command"].as_str().unwrap().len() < 2100, "{r}");
+        }
+        assert!(r.get("script_sha256").is_none(), "{r}");
+    }
+}
+
+#[test]
+fn a_script_run_by_path_is_recorded_with_the_sha256_of_its_content_when_judged() {
+    let env = TestEnv::new();
+    // The script changes itself when it runs: the record keeps what gate judged.
+    let content = "echo ran\necho '# changed' >> \"$0\"\n";
+    let log = env.root.join("script.jsonl");
+    let run = |gate: Gate| {
+        std::fs::write(env.file("job.sh"), content).unwrap();
+        let _ = std::fs::remove_file(&log);
+        gate.run().assert_code(0).assert_stdout("ran\n");
+        assert_ne!(
+            std::fs::read_to_string(env.file("job.sh")).unwrap(),
+            content
+        );
+        only_record(&log)
+    };
+    // `gate job.sh`, and a `bash` shim given the script.
+    let direct = run(env
+        .gate()
+        .args(["--no-config", "--level", "full", "--audit-log"])
+        .arg(&log)
+        .arg("job.sh"));
+    let shims = shim_dir(&env, &["bash"]);
+    let real_path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
+    let mut path = vec![shims.clone()];
+    path.extend(std::env::split_paths(&real_path));
+    let shim = run(env
+        .gate()
+        .program(shims.join("bash"))
+        .arg0("bash")
+        .env("PATH", std::env::join_paths(path).unwrap())
+        .env("GATE_CONFIG", env.write("empty.toml", ""))
+        .env("GATE_LEVEL", "full")
+        .env("GATE_AUDIT_LOG", &log)
+        .arg("job.sh"));
+    for r in [direct, shim] {
+        assert_eq!(r["kind"], "script", "{r}");
+        assert_eq!(r["script_sha256"], sha256sum(content.as_bytes()), "{r}");
+        assert_eq!(r["command_sha256"], sha256sum(b"job.sh"), "{r}");
+    }
+    // A script that is not there has no content to hash.
+    let _ = std::fs::remove_file(&log);
+    env.gate()
+        .args(["--no-config", "--level", "full", "--audit-log"])
+        .arg(&log)
+        .arg("missing.sh")
+        .run();
+    let r = only_record(&log);
+    assert!(r["script_sha256"].is_null(), "{r}");
+}
