@@ -541,9 +541,9 @@ mod tests {
             command in "[^;&|<>$`(){}\\\\\\p{C}]{1,40}",
         ) {
             prop_assert!(first_shell_char(&command).is_none());
-            // Blank commands and those with invisible white space at an end are not
-            // valid rules; every other command is one, and matches itself.
-            // Nor are those with a glob character.
+            // Blank commands, those with invisible white space at an end and those with
+            // a glob character outside quotes are not valid rules; every other command
+            // is one, and matches itself.
             match validate_rule(&command) {
                 Ok(_) => prop_assert!(matches(&command, &command)),
                 Err(e) => prop_assert!(
