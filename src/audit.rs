@@ -1,18 +1,25 @@
 //! The audit log: one JSON object per line for every decision, allow or deny.
 //!
 //! Each record is built in memory and appended with a single `write` on a file opened
-//! with `O_APPEND`, so records from concurrent gates never interleave. A log that cannot
-//! be written is reported by the caller: a warning, or a refusal when the configuration
-//! says the log is required.
+//! with `O_APPEND`, so records from concurrent gates never interleave. Only a regular
+//! file is written, reached without following a link at its name or its directory's
+//! and opened without waiting, so nothing put at the path can hang gate or send the
+//! records elsewhere. A log that cannot be written is reported by the caller: a
+//! warning, or a refusal when the configuration says the log is required.
 
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::{self, Write};
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+
+use nix::errno::Errno;
+use nix::fcntl::{AtFlags, FcntlArg, OFlag, fcntl, openat};
+use nix::sys::stat::{Mode, fstatat};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
 
 use crate::config::AuditLog;
 
@@ -40,6 +47,10 @@ pub struct Record<'a> {
     /// The agent whose wrapper `command` looks like although gate judged it whole (a
     /// version gate does not know, or files that did not check out), if any.
     pub looks_like: Option<&'a str>,
+    /// For a `script` request: the SHA-256 of the script's content when gate judged it
+    /// ([`script_sha256`]), or `Some(None)` when it could not be read. `None` for every
+    /// other kind.
+    pub script_sha256: Option<Option<&'a str>>,
 }
 
 type Var<'a> = &'a dyn Fn(&str) -> Option<std::ffi::OsString>;
@@ -49,6 +60,11 @@ type Var<'a> = &'a dyn Fn(&str) -> Option<std::ffi::OsString>;
 /// with `…`, and its full length recorded as `command_bytes`: the record stays one
 /// small line, and a recognised wrapper is recorded as its inner command anyway.
 pub const MAX_COMMAND_BYTES: usize = 2048;
+
+/// The largest script whose content gate hashes for the record: read once, in pieces,
+/// so the cost is bounded by this (a few milliseconds with the CPU's SHA instructions,
+/// tens without). A script is a few kilobytes; a larger file gets no hash.
+pub const MAX_SCRIPT_BYTES: u64 = 16 << 20;
 
 /// gate's own state directory, where the default log goes: `$XDG_STATE_HOME/gate`, or
 /// `~/.local/state/gate` when `XDG_STATE_HOME` is unset or not absolute. With it, the
@@ -97,6 +113,15 @@ pub fn encode_for(record: &Record<'_>, now: SystemTime, pid: u64, cwd: Option<&s
     object.insert("cwd".into(), json!(cwd));
     object.insert("level".into(), json!(record.level));
     object.insert("kind".into(), json!(record.kind));
+    // The hash of the whole text, so that a record whose text is cut still names exactly
+    // one command.
+    object.insert(
+        "command_sha256".into(),
+        json!(record.command.map(|c| sha256_hex(c.as_bytes()))),
+    );
+    if let Some(script) = record.script_sha256 {
+        object.insert("script_sha256".into(), json!(script));
+    }
     match record.command {
         Some(command) if command.len() > MAX_COMMAND_BYTES => {
             let mut end = MAX_COMMAND_BYTES;
@@ -130,7 +155,67 @@ pub fn encode_for(record: &Record<'_>, now: SystemTime, pid: u64, cwd: Option<&s
     line
 }
 
+/// SHA-256 of `bytes`, in lower-case hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+fn hex(digest: &[u8]) -> String {
+    use std::fmt::Write as _;
+    digest.iter().fold(String::with_capacity(64), |mut out, b| {
+        let _ = write!(out, "{b:02x}");
+        out
+    })
+}
+
+/// SHA-256 of the content of the script at `path` (relative to the working directory,
+/// where the shell will look for it first), or `None` when it is not a regular file
+/// (a FIFO, a device), cannot be read, or is larger than [`MAX_SCRIPT_BYTES`]. A link
+/// is followed, as the shell follows it. What is there is looked at before it is
+/// opened, and opened without waiting, so nothing at the path can make gate hang (a
+/// FIFO would wait for a writer) or act on being opened (a device); the file is read
+/// once, in pieces, and hashed as it is read.
+pub fn script_sha256(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let regular_and_small =
+        |meta: &std::fs::Metadata| meta.is_file() && meta.len() <= MAX_SCRIPT_BYTES;
+    if !regular_and_small(&std::fs::metadata(path).ok()?) {
+        return None;
+    }
+    let mut file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .ok()?;
+    if !regular_and_small(&file.metadata().ok()?) {
+        return None;
+    }
+    let mut hasher = Sha256::new();
+    let mut buf = [0u8; 16 * 1024];
+    let mut total: u64 = 0;
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => return None,
+        };
+        total += n as u64;
+        // It grew while being read.
+        if total > MAX_SCRIPT_BYTES {
+            return None;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Some(hex(&hasher.finalize()))
+}
+
 /// Open the log for appending, creating the file (0600).
+///
+/// Only a regular file is written: the last component of the path is never followed
+/// as a link, and anything else found there (a FIFO, a device, a socket, a directory)
+/// is an error rather than something to wait on or write to; see [`open_regular`]. The
+/// directories above it are taken as they are, links included.
 ///
 /// Missing directories (0700) are made only for a log in gate's own state directory
 /// (see [`state_dir`]; the default log, or the same place named explicitly), and only
@@ -138,13 +223,7 @@ pub fn encode_for(record: &Record<'_>, now: SystemTime, pid: u64, cwd: Option<&s
 /// directory that exists: a mistyped path must not leave directories behind, at the
 /// root of the file system or anywhere.
 pub fn open(path: &Path, var: Var<'_>) -> io::Result<File> {
-    let open = || {
-        OpenOptions::new()
-            .append(true)
-            .create(true)
-            .mode(0o600)
-            .open(path)
-    };
+    let open = || open_regular(path);
     match open() {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) else {
@@ -186,18 +265,114 @@ pub fn open(path: &Path, var: Var<'_>) -> io::Result<File> {
     }
 }
 
+/// Open `path` for appending if it is a regular file, or create it (0600) if nothing is
+/// there.
+///
+/// A FIFO at the path would make a plain `open` wait for a reader forever, in every
+/// later gate of the user; a link would send the records wherever it points; a device
+/// may act on being opened. So the log's directory is opened first without following a
+/// link at its own name ([`open_dir`]); in it, what is at the log's name is looked at
+/// without following or opening it, and opened only when it is a regular file (or
+/// absent). The open itself follows no link (`O_NOFOLLOW`) and does not wait
+/// (`O_NONBLOCK`), and what it opened is checked again, for a name swapped in between.
+/// The descriptor is close-on-exec, so the command never inherits it.
+fn open_regular(path: &Path) -> io::Result<File> {
+    let (dir, name) = open_dir(path)?;
+    match fstatat(&dir, name, AtFlags::AT_SYMLINK_NOFOLLOW) {
+        Ok(stat) => only_regular(stat.st_mode)?,
+        Err(Errno::ENOENT) => {}
+        Err(e) => return Err(e.into()),
+    }
+    let flags = OFlag::O_WRONLY
+        | OFlag::O_APPEND
+        | OFlag::O_CREAT
+        | OFlag::O_NOFOLLOW
+        | OFlag::O_NONBLOCK
+        | OFlag::O_NOCTTY
+        | OFlag::O_CLOEXEC;
+    let fd = openat(&dir, name, flags, Mode::from_bits_truncate(0o600)).map_err(|e| match e {
+        // A link put there since the look above.
+        Errno::ELOOP => not_regular("a symbolic link"),
+        // A FIFO put there since, with no reader.
+        Errno::ENXIO => not_regular("a FIFO (named pipe)"),
+        e => e.into(),
+    })?;
+    let file = File::from(fd);
+    only_regular(file.metadata()?.mode())?;
+    // Writes block again, as on any regular file (where O_NONBLOCK changes nothing
+    // today, but a record must never be cut short by it).
+    fcntl(&file, FcntlArg::F_SETFL(OFlag::O_APPEND))?;
+    Ok(file)
+}
+
+/// The directory of the log at `path`, opened (`O_PATH`) without following a link at
+/// its own name, and the log's name in it. The directories above it are followed: a
+/// home or state directory reached through a link is common. The log's own directory
+/// is not, so that a command that may write the directory above it (at `safe`, when
+/// that is in `/tmp`) cannot swap it for a link that sends the records elsewhere.
+fn open_dir(path: &Path) -> io::Result<(OwnedFd, &std::ffi::OsStr)> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the path names no file"))?;
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let fd = nix::fcntl::open(dir, flags, Mode::empty()).map_err(|e| {
+        // O_PATH with O_NOFOLLOW reaches the link itself, which is no directory.
+        let link = e == Errno::ENOTDIR
+            && std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink());
+        if link {
+            io::Error::other(format!(
+                "its directory {} is a symbolic link, and gate follows none at the log's \
+                 own directory; name the directory it points to instead",
+                dir.display()
+            ))
+        } else {
+            e.into()
+        }
+    })?;
+    Ok((fd, name))
+}
+
+/// `Ok` for the mode of a regular file; otherwise the error that says what is there.
+fn only_regular(mode: u32) -> io::Result<()> {
+    let what = match mode & libc::S_IFMT {
+        libc::S_IFREG => return Ok(()),
+        libc::S_IFLNK => "a symbolic link",
+        libc::S_IFDIR => "a directory",
+        libc::S_IFIFO => "a FIFO (named pipe)",
+        libc::S_IFCHR => "a character device",
+        libc::S_IFBLK => "a block device",
+        libc::S_IFSOCK => "a socket",
+        _ => "not a regular file",
+    };
+    Err(not_regular(what))
+}
+
+fn not_regular(what: &str) -> io::Error {
+    io::Error::other(format!(
+        "it is {what}; gate writes records only to a regular file, and follows no link \
+         there; remove it or choose another path (`off` for no log)"
+    ))
+}
+
 /// The log is this user's own file but its owner may not write it: a command took the
 /// write bit away (`chmod 000`, which Landlock does not mediate), so that later runs
 /// would go unrecorded. Put the mode back to 0600, say so, and open it again. The file
 /// is pinned first (`O_PATH | O_NOFOLLOW`, then checked on the descriptor), so a link
 /// swapped in meanwhile is never followed. `Ok(None)` when it is not such a file.
 fn restore_mode(path: &Path) -> Result<Option<File>, String> {
-    use std::os::unix::fs::MetadataExt;
-    let pinned = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_PATH | libc::O_NOFOLLOW)
-        .open(path)
-        .map_err(|e| format!("cannot look at it: {e}"))?;
+    let (dir, name) = open_dir(path).map_err(|e| format!("cannot look at it: {e}"))?;
+    let pinned = openat(
+        &dir,
+        name,
+        OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map(File::from)
+    .map_err(|e| format!("cannot look at it: {e}"))?;
     let meta = pinned
         .metadata()
         .map_err(|e| format!("cannot look at it: {e}"))?;
@@ -293,9 +468,11 @@ mod tests {
                 sandbox: None,
                 wrapper: None,
                 looks_like: None,
+                script_sha256: None,
             };
             let line = encode(&record, UNIX_EPOCH);
             let v: Value = serde_json::from_slice(&line).unwrap();
+            assert_eq!(v["command_sha256"], sha256_hex(command.as_bytes()));
             if cut {
                 assert!(line.len() < MAX_COMMAND_BYTES + 1024);
                 assert_eq!(v["command_bytes"], command.len());
@@ -361,6 +538,7 @@ mod tests {
             sandbox: None,
             wrapper: None,
             looks_like: None,
+            script_sha256: None,
         };
         let line = encode(&record, UNIX_EPOCH);
         assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
@@ -435,6 +613,79 @@ mod tests {
         // A directory that exists takes the file.
         std::fs::create_dir_all(dir.path().join("logs/a")).unwrap();
         append(&elsewhere, &env, b"{}\n").unwrap();
+    }
+
+    #[test]
+    fn only_a_regular_file_reached_without_a_link_is_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = vars(vec![("HOME", dir.path().to_owned())]);
+        let at = |name: &str| dir.path().join(name);
+        nix::unistd::mkfifo(&at("fifo"), nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        std::fs::write(at("file"), "").unwrap();
+        std::os::unix::fs::symlink(at("file"), at("link")).unwrap();
+        std::fs::create_dir(at("dir")).unwrap();
+        std::os::unix::fs::symlink(dir.path(), at("linked-dir")).unwrap();
+        for (path, what) in [
+            (at("fifo"), "it is a FIFO"),
+            (at("link"), "it is a symbolic link"),
+            (at("dir"), "it is a directory"),
+            (PathBuf::from("/dev/null"), "it is a character device"),
+            (
+                at("linked-dir/file"),
+                "is a symbolic link, and gate follows none",
+            ),
+        ] {
+            let e = append(&path, &env, b"{}\n").unwrap_err().to_string();
+            assert!(e.contains(what), "{}: {e}", path.display());
+        }
+        assert_eq!(std::fs::read(at("file")).unwrap(), b"");
+        append(&at("file"), &env, b"{}\n").unwrap();
+        assert_eq!(std::fs::read(at("file")).unwrap(), b"{}\n");
+    }
+
+    #[test]
+    fn sha256_gives_the_fips_180_2_examples() {
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(
+            sha256_hex(b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+        );
+        assert_eq!(
+            sha256_hex(b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+
+    #[test]
+    fn a_script_is_hashed_only_when_it_is_a_regular_file_of_bounded_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |name: &str| dir.path().join(name);
+        std::fs::write(at("s.sh"), b"abc").unwrap();
+        std::os::unix::fs::symlink(at("s.sh"), at("link.sh")).unwrap();
+        for path in [at("s.sh"), at("link.sh")] {
+            assert_eq!(script_sha256(&path).as_deref(), Some(&*sha256_hex(b"abc")));
+        }
+        // Streamed in pieces: the same as hashing the whole at once.
+        let big: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(at("big.sh"), &big).unwrap();
+        assert_eq!(script_sha256(&at("big.sh")), Some(sha256_hex(&big)));
+        // Nothing to wait on or read without end: a FIFO, a device, a directory; and
+        // a file over the bound (sparse: nothing is read to find out).
+        nix::unistd::mkfifo(&at("fifo"), nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        let huge = File::create(at("huge.sh")).unwrap();
+        huge.set_len(MAX_SCRIPT_BYTES + 1).unwrap();
+        for path in [
+            at("fifo"),
+            PathBuf::from("/dev/zero"),
+            dir.path().to_owned(),
+            at("huge.sh"),
+            at("missing.sh"),
+        ] {
+            assert_eq!(script_sha256(&path), None, "{}", path.display());
+        }
     }
 
     #[test]

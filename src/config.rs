@@ -301,8 +301,13 @@ fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(
                 for item in items {
                     let rule = expect_str(cx, name, item)?;
                     let item_origin = cx.origin(item.span());
-                    add_rule(layer, name, rule, item_origin.clone())
-                        .map_err(|e| ConfigError::at(&item_origin, name, e))?;
+                    add_rule(layer, name, rule, item_origin.clone()).map_err(|e| {
+                        ConfigError::at(
+                            &item_origin,
+                            name,
+                            format!("`{}`: {e}", rule.escape_debug()),
+                        )
+                    })?;
                 }
             }
             "compound" => layer.compound = Some((expect_bool(cx, name, value)?, origin)),
@@ -1446,12 +1451,15 @@ required = true
         let e = err(file(
             "allow = [\n  \"git status\",\n  \"git status; ls\",\n]\n",
         ));
-        assert!(e.starts_with("/etc/gate/config.toml:3: key `allow`: a rule cannot contain the shell character ';'"), "{e}");
+        assert!(e.starts_with("/etc/gate/config.toml:3: key `allow`: `git status; ls`: a rule cannot contain the shell character ';'"), "{e}");
         let e = err(file("deny = [\"  \"]\n"));
-        assert!(e.contains(":1: key `deny`: a rule cannot be blank"), "{e}");
+        assert!(
+            e.contains(":1: key `deny`: `  `: a rule cannot be blank"),
+            "{e}"
+        );
         let e = err(file("deny = [\"FOO=1\"]\n"));
         assert!(
-            e.contains(":1: key `deny`: a deny rule must name a program"),
+            e.contains(":1: key `deny`: `FOO=1`: a deny rule must name a program"),
             "{e}"
         );
     }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use crate::audit;
-use crate::config::{DEFAULT_SHELL, Settings};
+use crate::config::{AuditLog, DEFAULT_SHELL, Settings};
 use crate::exec::{self, Permit, PermitError, Plan, PlanKind};
 use crate::explain::{self, Explanation};
 use crate::invocation::{self, Action, Invocation, Personality, ShellWork, Target};
@@ -99,6 +99,9 @@ struct Judged {
     /// (said in the reason, by `gate check` and in the audit record, so that a user
     /// knows why nothing the agent runs is allowed).
     looks_like: Option<(&'static str, String)>,
+    /// For a script: the SHA-256 of its content when it was judged (`Some(None)`: it
+    /// could not be read), for the record; see [`Judged::hash_script`].
+    script_sha256: Option<Option<String>>,
 }
 
 impl Judged {
@@ -111,6 +114,7 @@ impl Judged {
             wrapper: None,
             execs_gate: false,
             looks_like: None,
+            script_sha256: None,
         };
         match target {
             Target::Shell { work, args, .. } => match work {
@@ -131,6 +135,7 @@ impl Judged {
                                         wrapper: Some((outer.clone(), template)),
                                         execs_gate: trust.execs_gate && same_settings,
                                         looks_like: None,
+                                        script_sha256: None,
                                     };
                                 }
                                 Err(why) => {
@@ -163,6 +168,19 @@ impl Judged {
                 ShellWork::Info => plain("info", None),
             },
             Target::Program { argv } => plain("program", Some(join(argv))),
+        }
+    }
+
+    /// For a script run by path, hash its content now, as it is when judged: the record
+    /// shows only its name (and that cut at 2 KB), and the file may change afterwards.
+    fn hash_script(&mut self, target: &Target) {
+        if let Target::Shell {
+            work: ShellWork::Script(operands),
+            ..
+        } = target
+        {
+            let script = operands.first().map(std::path::Path::new);
+            self.script_sha256 = Some(script.and_then(audit::script_sha256));
         }
     }
 
@@ -293,6 +311,7 @@ impl Trail<'_> {
             sandbox: self.sandbox.borrow().clone(),
             wrapper: self.judged.wrapper.as_ref().map(|(_, t)| *t),
             looks_like: self.judged.looks_like.as_ref().map(|(agent, _)| *agent),
+            script_sha256: self.judged.script_sha256.as_ref().map(Option::as_deref),
         };
         let line = audit::encode(&record, SystemTime::now());
         audit::write(file, &line).map_err(|err| audit_error(path, &err))
@@ -353,7 +372,10 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
     if let Some(code) = agent_startup(target, &settings) {
         return code;
     }
-    let judged = Judged::of(target, inv.gate == invocation::GateArgs::default());
+    let mut judged = Judged::of(target, inv.gate == invocation::GateArgs::default());
+    if settings.audit_log != AuditLog::Off {
+        judged.hash_script(target);
+    }
     // No remembered approvals here: gate keeps none that a command could write. The
     // broker answers from its memory when it is asked (see docs/security.md).
     let decision = decide(&settings.policy, &Remembered::new(), judged.request());
@@ -445,6 +467,7 @@ fn startup_checked_at_exec(inv: &Invocation, target: &Target, settings: &Setting
         wrapper: None,
         execs_gate: false,
         looks_like: None,
+        script_sha256: None,
     };
     let explanation = Explanation {
         decided_by: "agent-startup",
@@ -548,6 +571,7 @@ fn recognise_startup<'t>(
         wrapper: None,
         execs_gate: false,
         looks_like: None,
+        script_sha256: None,
     };
     let e = Explanation {
         decided_by: "agent-startup",

@@ -5,7 +5,7 @@
 mod common;
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -565,4 +565,293 @@ fn a_log_whose_write_bit_a_command_took_away_is_restored_and_recorded_next_time(
     assert_eq!(mode, 0o600);
     let last = audit_records(&log).pop().unwrap();
     assert_eq!(last["command"], "echo next", "{last}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Something other than a regular file at the log's path. Before the fix gate opened the
+// path with a plain open(2): a FIFO there made every later gate of the user wait in
+// open() for a reader that never came (as root, checked once by hand: `timeout 3` ended
+// it with 124; as uid 65534 the same with a FIFO it owns), a link was followed (the
+// record went to the file it points to, with no warning), and /dev/null swallowed every
+// record without a word. Now each is a warning, or status 125 when the log is required,
+// and every run ends at once.
+
+/// What stands at the log's path instead of a regular file.
+#[derive(Debug, Clone, Copy)]
+enum NotALog {
+    Fifo,
+    LinkToAFile,
+    Directory,
+    /// `/dev/null`, named as the log.
+    CharDevice,
+    /// gate's state directory is a link to another directory.
+    LinkedDirectory,
+}
+
+const NOT_A_LOG: [NotALog; 5] = [
+    NotALog::Fifo,
+    NotALog::LinkToAFile,
+    NotALog::Directory,
+    NotALog::CharDevice,
+    NotALog::LinkedDirectory,
+];
+
+/// Long enough for a busy machine, far shorter than a hang.
+const PROMPTLY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Put `what` at the log's path for `user`. Returns the `--audit-log` option's value (the
+/// default log's path when `None`), what the warning says, and a file that must stay
+/// untouched (where a followed link would have put the record).
+fn plant(env: &TestEnv, user: User, what: NotALog) -> (Option<PathBuf>, &'static str, PathBuf) {
+    let uid = uid_of(user);
+    let own = |path: &Path| std::os::unix::fs::chown(path, Some(uid), Some(uid)).unwrap();
+    let state_dir = env.state.join("gate");
+    let elsewhere = env.root.join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    own(&elsewhere);
+    let untouched = elsewhere.join("audit.jsonl");
+    if !matches!(what, NotALog::LinkedDirectory) {
+        std::fs::create_dir(&state_dir).unwrap();
+        own(&state_dir);
+    }
+    let log = env.default_audit_log();
+    let said = match what {
+        NotALog::Fifo => {
+            let status = std::process::Command::new(require_program("mkfifo"))
+                .arg(&log)
+                .status()
+                .unwrap();
+            assert!(status.success(), "mkfifo failed");
+            own(&log);
+            "it is a FIFO (named pipe)"
+        }
+        NotALog::LinkToAFile => {
+            std::fs::write(&untouched, "").unwrap();
+            own(&untouched);
+            std::os::unix::fs::symlink(&untouched, &log).unwrap();
+            "it is a symbolic link"
+        }
+        NotALog::Directory => {
+            std::fs::create_dir(&log).unwrap();
+            own(&log);
+            "it is a directory"
+        }
+        NotALog::CharDevice => {
+            return (
+                Some(PathBuf::from("/dev/null")),
+                "it is a character device",
+                untouched,
+            );
+        }
+        NotALog::LinkedDirectory => {
+            std::os::unix::fs::symlink(&elsewhere, &state_dir).unwrap();
+            "is a symbolic link, and gate follows none at the log's own directory"
+        }
+    };
+    (None, said, untouched)
+}
+
+fn gate_with_log(env: &TestEnv, user: User, log: &Option<PathBuf>) -> Gate {
+    let gate = env.gate().user(user).deadline(PROMPTLY);
+    match log {
+        Some(path) => gate.arg("--audit-log").arg(path),
+        None => gate,
+    }
+}
+
+for_each_user! {
+    fn a_log_path_that_is_not_a_regular_file_is_not_written_and_the_command_runs(user) {
+        for what in NOT_A_LOG {
+            let env = TestEnv::new();
+            let (log, said, untouched) = plant(&env, user, what);
+            let out = gate_with_log(&env, user, &log)
+                .args(["--no-config", "--level", "full", "-c", "echo ran"])
+                .run();
+            out.assert_code(0)
+                .assert_stdout("ran\n")
+                .assert_stderr_contains("gate: warning: cannot write the audit log")
+                .assert_stderr_contains(said);
+            assert!(
+                std::fs::read(&untouched).unwrap_or_default().is_empty(),
+                "{what:?}: a record went through the link"
+            );
+            // A refusal stays one, as promptly.
+            let out = gate_with_log(&env, user, &log)
+                .args(["--no-config", "--level", "deny", "-c", "touch F"])
+                .run();
+            assert_absent(&env.file("F"), &out);
+            out.assert_code(REFUSED)
+                .assert_stderr_contains("gate: refused")
+                .assert_stderr_contains(said);
+        }
+    }
+
+    fn a_required_log_whose_path_is_not_a_regular_file_runs_nothing(user) {
+        for what in NOT_A_LOG {
+            let env = TestEnv::new();
+            let (log, said, untouched) = plant(&env, user, what);
+            let config = env.write("required.toml", "level = \"full\"\n[audit]\nrequired = true\n");
+            let out = gate_with_log(&env, user, &log)
+                .arg("--config")
+                .arg(&config)
+                .args(["-c", "touch F"])
+                .run();
+            assert_absent(&env.file("F"), &out);
+            out.assert_gate_error()
+                .assert_stderr_contains(said)
+                .assert_stderr_contains("the configuration requires the audit log");
+            assert!(
+                std::fs::read(&untouched).unwrap_or_default().is_empty(),
+                "{what:?}: a record went through the link"
+            );
+        }
+    }
+}
+
+/// The control for the tests above: a regular file at the same place, made the same way,
+/// is written.
+#[test]
+fn a_regular_log_file_made_by_its_user_is_written() {
+    for user in [User::Current, User::Unprivileged] {
+        let env = TestEnv::new();
+        let state_dir = env.state.join("gate");
+        std::fs::create_dir(&state_dir).unwrap();
+        std::os::unix::fs::chown(&state_dir, Some(uid_of(user)), Some(uid_of(user))).unwrap();
+        gate_with_log(&env, user, &None)
+            .args(["--no-config", "--level", "full", "-c", "echo ran"])
+            .run()
+            .assert_code(0)
+            .assert_stderr_empty();
+        assert_eq!(only_record(&env.default_audit_log())["command"], "echo ran");
+    }
+}
+
+for_each_user! {
+    /// With `XDG_STATE_HOME` in /tmp, gate's state directory stays writable at `safe`
+    /// (docs/sandbox.md: protection stops at /tmp). Before the fix a command there could
+    /// put a link to ~/.bashrc in place of the log, and the next gate, outside any
+    /// sandbox, appended its record to ~/.bashrc: JSON whose `command` the model wrote,
+    /// and in which a `$(...)` runs when a shell reads the file (checked once by hand).
+    fn a_command_at_safe_cannot_send_the_next_records_through_a_link(user) {
+        let env = TestEnv::new_in("/var/tmp");
+        let tmp = tempfile::Builder::new()
+            .prefix("gate-test-state-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        let bashrc = env.home.join(".bashrc");
+        std::fs::write(&bashrc, "# rc\n").unwrap();
+        let uid = uid_of(user);
+        std::os::unix::fs::chown(&bashrc, Some(uid), Some(uid)).unwrap();
+        let gate = || env.gate().user(user).env("XDG_STATE_HOME", tmp.path());
+        // The attack, at safe: the sandbox lets it (the control: the link is in place).
+        gate()
+            .args(["--no-config", "--level", "safe", "-c"])
+            .arg("rm \"$XDG_STATE_HOME/gate/audit.jsonl\" && ln -s \"$HOME/.bashrc\" \"$XDG_STATE_HOME/gate/audit.jsonl\"")
+            .run()
+            .assert_code(0);
+        let log = tmp.path().join("gate/audit.jsonl");
+        assert!(std::fs::symlink_metadata(&log).unwrap().file_type().is_symlink());
+        // The next gate runs its command, says why it records nothing, and leaves
+        // ~/.bashrc alone.
+        gate()
+            .args(["--no-config", "--level", "full", "-c", "true \"$(echo x)\""])
+            .run()
+            .assert_code(0)
+            .assert_stderr_contains("it is a symbolic link");
+        assert_eq!(std::fs::read_to_string(&bashrc).unwrap(), "# rc\n");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Hashes. A command's text is cut at 2 KB in the record, and a script run by path was
+// recorded by its name only; before these fields the build wrote neither hash, so these
+// tests fail on it at the first look-up of the field.
+
+/// SHA-256 of `bytes` by `sha256sum`: an implementation other than gate's.
+fn sha256sum(bytes: &[u8]) -> String {
+    let mut child = std::process::Command::new(require_program("sha256sum"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), bytes).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "sha256sum failed");
+    String::from_utf8(out.stdout).unwrap()[..64].to_owned()
+}
+
+#[test]
+fn a_long_command_is_cut_in_the_record_but_its_sha256_covers_the_whole_text() {
+    let env = TestEnv::new();
+    let long = format!(": {}", "0123456789abcdef".repeat(320));
+    assert!(long.len() > 5000);
+    for command in [long.as_str(), "echo short"] {
+        let log = env.root.join("hash.jsonl");
+        let _ = std::fs::remove_file(&log);
+        env.gate()
+            .args(["--no-config", "--level", "full", "--audit-log"])
+            .arg(&log)
+            .args(["-c", command])
+            .run()
+            .assert_code(0);
+        let r = only_record(&log);
+        assert_eq!(r["command_sha256"], sha256sum(command.as_bytes()), "{r}");
+        if command.len() > 2048 {
+            assert_eq!(r["command_bytes"], command.len(), "{r}");
+            assert!(r["command"].as_str().unwrap().len() < 2100, "{r}");
+        }
+        assert!(r.get("script_sha256").is_none(), "{r}");
+    }
+}
+
+#[test]
+fn a_script_run_by_path_is_recorded_with_the_sha256_of_its_content_when_judged() {
+    let env = TestEnv::new();
+    // The script changes itself when it runs: the record keeps what gate judged.
+    let content = "echo ran\necho '# changed' >> \"$0\"\n";
+    let log = env.root.join("script.jsonl");
+    let run = |gate: Gate| {
+        std::fs::write(env.file("job.sh"), content).unwrap();
+        let _ = std::fs::remove_file(&log);
+        gate.run().assert_code(0).assert_stdout("ran\n");
+        assert_ne!(
+            std::fs::read_to_string(env.file("job.sh")).unwrap(),
+            content
+        );
+        only_record(&log)
+    };
+    // `gate job.sh`, and a `bash` shim given the script.
+    let direct = run(env
+        .gate()
+        .args(["--no-config", "--level", "full", "--audit-log"])
+        .arg(&log)
+        .arg("job.sh"));
+    let shims = shim_dir(&env, &["bash"]);
+    let real_path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
+    let mut path = vec![shims.clone()];
+    path.extend(std::env::split_paths(&real_path));
+    let shim = run(env
+        .gate()
+        .program(shims.join("bash"))
+        .arg0("bash")
+        .env("PATH", std::env::join_paths(path).unwrap())
+        .env("GATE_CONFIG", env.write("empty.toml", ""))
+        .env("GATE_LEVEL", "full")
+        .env("GATE_AUDIT_LOG", &log)
+        .arg("job.sh"));
+    for r in [direct, shim] {
+        assert_eq!(r["kind"], "script", "{r}");
+        assert_eq!(r["script_sha256"], sha256sum(content.as_bytes()), "{r}");
+        assert_eq!(r["command_sha256"], sha256sum(b"job.sh"), "{r}");
+    }
+    // A script that is not there has no content to hash.
+    let _ = std::fs::remove_file(&log);
+    env.gate()
+        .args(["--no-config", "--level", "full", "--audit-log"])
+        .arg(&log)
+        .arg("missing.sh")
+        .run();
+    let r = only_record(&log);
+    assert!(r["script_sha256"].is_null(), "{r}");
 }

@@ -111,7 +111,7 @@ fn a_rule_with_a_shell_character_is_named_with_its_file_line_and_key() {
         "level = \"full\"\nallow = [\n  \"echo hello\",\n  \"echo hello; touch F\",\n]\n",
     );
     out.assert_stderr_contains(&format!(
-        "{path}:4: key `allow`: a rule cannot contain the shell character ';'"
+        "{path}:4: key `allow`: `echo hello; touch F`: a rule cannot contain the shell character ';'"
     ));
 }
 
@@ -120,7 +120,9 @@ fn a_blank_rule_is_named_with_its_file_line_and_key() {
     let env = TestEnv::new();
     let (out, path) =
         run_with_bad_config(&env, User::Current, "level = \"full\"\ndeny = [\"\\t\"]\n");
-    out.assert_stderr_contains(&format!("{path}:2: key `deny`: a rule cannot be blank"));
+    out.assert_stderr_contains(&format!(
+        "{path}:2: key `deny`: `\\t`: a rule cannot be blank"
+    ));
 }
 
 #[test]
@@ -525,4 +527,172 @@ fn the_shell_from_the_file_runs_the_command() {
         .run()
         .assert_code(0)
         .assert_stdout("bash\n");
+}
+
+// ---------------------------------------------------------------------------------------
+// Rules written as patterns (a glob, an agent's own syntax) are load errors, from every
+// source. Without that, gate compared them as plain words, which no command carries, so
+// they were accepted and never matched: `deny = ["rm -rf:*"]` let `rm -rf` run. Each
+// case's control is the rule gate writes for it (or the rule without the glob), through
+// the same source: it loads and matches, so the glob is all that stood in the way.
+
+/// Where a rule is given.
+#[derive(Debug, Clone, Copy)]
+enum RuleSource {
+    /// The user's configuration file.
+    File,
+    /// `--allow` / `--deny`.
+    Flag,
+    /// A file named by `GATE_CONFIG` (there are no variables for rules themselves).
+    GateConfig,
+}
+
+/// One rule written as a pattern, the rule that works in its place, and a command the
+/// working rule matches.
+struct PatternCase {
+    kind: &'static str,
+    pattern: &'static str,
+    /// The rule gate names in its message, if it has one.
+    written: Option<&'static str>,
+    control: &'static str,
+    /// `touch F` or `rm -f F` (F made first): whether it ran shows in F.
+    command: &'static str,
+}
+
+const PATTERN_CASES: [PatternCase; 7] = [
+    PatternCase {
+        kind: "deny",
+        pattern: "rm -f:*",
+        written: Some("rm -f"),
+        control: "rm -f",
+        command: "rm -f F",
+    },
+    PatternCase {
+        kind: "deny",
+        pattern: "touch *",
+        written: None,
+        control: "touch",
+        command: "touch F",
+    },
+    PatternCase {
+        kind: "deny",
+        pattern: "touch [F]",
+        written: None,
+        control: "touch F",
+        command: "touch F",
+    },
+    PatternCase {
+        kind: "deny",
+        pattern: "Bash(touch:*)",
+        written: Some("touch"),
+        control: "touch",
+        command: "touch F",
+    },
+    PatternCase {
+        kind: "allow",
+        pattern: "touch:*",
+        written: Some("touch"),
+        control: "touch",
+        command: "touch F",
+    },
+    PatternCase {
+        kind: "allow",
+        pattern: "touch ?",
+        written: None,
+        control: "touch",
+        command: "touch F",
+    },
+    PatternCase {
+        kind: "allow",
+        pattern: "Bash(touch F *)",
+        written: Some("touch F"),
+        control: "touch F",
+        command: "touch F",
+    },
+];
+
+/// Run a case's command with `rule` from `source`: deny rules at level full, allow rules
+/// at level ask with nobody to ask. Returns the run and whether the command ran.
+fn run_with_rule(
+    env: &TestEnv,
+    user: User,
+    source: RuleSource,
+    case: &PatternCase,
+    rule: &str,
+) -> (Outcome, bool) {
+    let removes = case.command.starts_with("rm");
+    let f = env.file("F");
+    let _ = std::fs::remove_file(&f);
+    if removes {
+        std::fs::write(&f, "").unwrap();
+        std::fs::set_permissions(&f, std::os::unix::fs::PermissionsExt::from_mode(0o666)).unwrap();
+    }
+    let level = if case.kind == "deny" { "full" } else { "ask" };
+    let toml = format!("{} = [{:?}]\n", case.kind, rule);
+    let mut gate = env
+        .gate()
+        .user(user)
+        .args(["--audit-log", "off", "--level", level]);
+    match source {
+        RuleSource::File => {
+            env.write_user_config(&toml);
+        }
+        RuleSource::Flag => gate = gate.arg(format!("--{}", case.kind)).arg(rule),
+        RuleSource::GateConfig => gate = gate.env("GATE_CONFIG", env.write("rules.toml", &toml)),
+    }
+    let out = gate.args(["-c", case.command]).run();
+    let ran = f.exists() != removes;
+    if matches!(source, RuleSource::File) {
+        std::fs::remove_file(env.user_config_file()).unwrap();
+    }
+    (out, ran)
+}
+
+for_each_user! {
+    fn a_rule_written_as_a_pattern_is_a_load_error_from_every_source(user) {
+        let env = TestEnv::new();
+        env.assert_side_effects_are_visible(user);
+        for source in [RuleSource::File, RuleSource::Flag, RuleSource::GateConfig] {
+            for case in &PATTERN_CASES {
+                let what = format!("{source:?} {} {:?}", case.kind, case.pattern);
+                let (out, ran) = run_with_rule(&env, user, source, case, case.pattern);
+                assert!(!ran, "{what}: the command ran\n{}", out.report());
+                out.assert_gate_error()
+                    .assert_stderr_contains(&format!("`{}`: ", case.pattern))
+                    .assert_stderr_contains("nothing was run");
+                match case.written {
+                    Some(rule) => out.assert_stderr_contains(&format!("write `{rule}`")),
+                    None => out.assert_stderr_contains("a glob cannot be expressed"),
+                };
+
+                // Control: the rule gate writes loads from the same source and matches.
+                let (out, ran) = run_with_rule(&env, user, source, case, case.control);
+                if case.kind == "deny" {
+                    assert!(!ran, "{what}: control: the command ran\n{}", out.report());
+                    out.assert_refused()
+                        .assert_stderr_contains(&format!("the deny rule `{}`", case.control));
+                } else {
+                    assert!(ran, "{what}: control: the command did not run\n{}", out.report());
+                    out.assert_code(0);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_remembered_rule_written_as_a_pattern_is_refused_before_anything_is_approved() {
+    let env = TestEnv::new();
+    env.gate()
+        .args([
+            "approve",
+            "0123456789abcdef",
+            "--remember-rule",
+            "npm run test:*",
+        ])
+        .run()
+        .assert_gate_error()
+        .assert_stderr_contains("--remember-rule: not a valid allow rule: ")
+        .assert_stderr_contains("write `npm run test`")
+        .assert_stderr_contains("nothing was approved");
 }

@@ -727,6 +727,7 @@ impl Broker {
                 sandbox: None,
                 wrapper: None,
                 looks_like: None,
+                script_sha256: None,
             };
             let line = crate::audit::encode_for(
                 &record,

@@ -716,6 +716,8 @@ mod tests {
             r#"{"type":"decision","call_id":"c1","decision":"approve","remember":1}"#,
             r#"{"type":"decision","call_id":"c1","decision":"approve","remember_rule":"a;b"}"#,
             r#"{"type":"decision","call_id":"c1","decision":"approve","remember_rule":"  "}"#,
+            r#"{"type":"decision","call_id":"c1","decision":"approve","remember_rule":"npm test:*"}"#,
+            r#"{"type":"decision","call_id":"c1","decision":"approve","remember_rule":"Bash(ls)"}"#,
             r#"{"type":"decision","call_id":"c1","decision":"approve","remember_rule":5}"#,
             r#"{"type":"decision","call_id":"c1","decision":"deny","remember":true}"#,
             r#"{"type":"decision","call_id":"c1","decision":"deny","message":5}"#,

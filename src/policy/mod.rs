@@ -8,6 +8,7 @@ pub mod compound;
 mod decide;
 mod deny;
 mod options;
+mod patterns;
 pub mod readonly;
 mod rules;
 pub mod scan;

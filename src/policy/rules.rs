@@ -5,8 +5,9 @@
 //! ends of each, the command equals the rule or starts with the rule followed by a space.
 //! A command that contains a shell character anywhere (in its untrimmed form) matches no
 //! rule at all: a prefix rule such as `git status` must never approve
-//! `git status; rm -rf ~`. A rule that is blank or contains a shell character is refused
-//! when the configuration is loaded, so a bad rule is found before any command arrives.
+//! `git status; rm -rf ~`. A rule that is blank, contains a shell character or is a
+//! pattern (a glob, an agent's own rule syntax: see [`super::patterns`]) is refused when
+//! the configuration is loaded, so a bad rule is found before any command arrives.
 //!
 //! Two deliberate tightenings, both in the direction of asking more often: only the
 //! blanks a shell itself skips are trimmed (a no-break space or a carriage return is part
@@ -90,6 +91,18 @@ pub enum RuleError {
     NoProgram,
     /// The rule starts or ends with white space other than a space or tab.
     InvisibleEnd(char),
+    /// An agent's permission rule for its shell tool (`Bash(npm test:*)`), with the
+    /// rule gate writes for it, or why the command in it cannot be one.
+    AgentRule {
+        agent: &'static str,
+        written: Result<String, Box<RuleError>>,
+    },
+    /// Claude Code's trailing `:*`, with the rule without it.
+    ColonStar {
+        written: String,
+    },
+    /// A glob character outside quotes: gate compares words as written.
+    Glob(char),
 }
 
 impl fmt::Display for RuleError {
@@ -116,6 +129,35 @@ impl fmt::Display for RuleError {
             RuleError::NoProgram => {
                 f.write_str("a deny rule must name a program, not only variable assignments")
             }
+            RuleError::AgentRule {
+                agent,
+                written: Ok(rule),
+            } => write!(
+                f,
+                "this is {agent}'s permission syntax, which gate does not read; a gate rule \
+                 is the command's first words and already matches them followed by any \
+                 arguments: write `{rule}`"
+            ),
+            RuleError::AgentRule {
+                agent,
+                written: Err(why),
+            } => write!(
+                f,
+                "this is {agent}'s permission syntax, which gate does not read, and the \
+                 command in it cannot be a gate rule either: {why}"
+            ),
+            RuleError::ColonStar { written } => write!(
+                f,
+                "a trailing `:*` is Claude Code's permission syntax, which gate does not \
+                 read; a gate rule already matches its words followed by any arguments: \
+                 write `{written}`"
+            ),
+            RuleError::Glob(c) => write!(
+                f,
+                "a rule cannot contain the glob character '{c}' outside quotes: a gate rule \
+                 is the command's first words, compared as written, and a glob cannot be \
+                 expressed in one (it already matches its words followed by any arguments)"
+            ),
         }
     }
 }
@@ -133,6 +175,10 @@ pub fn describe_char(c: char) -> String {
 
 /// Check one rule as written and return its trimmed text.
 pub fn validate_rule(raw: &str) -> Result<&str, RuleError> {
+    // Before the shell characters: its parentheses are one.
+    if let Some(e) = super::patterns::agent_rule(raw) {
+        return Err(e);
+    }
     if let Some(c) = first_unmatchable_char(raw) {
         return Err(RuleError::ShellChar(c));
     }
@@ -154,6 +200,7 @@ pub fn validate_rule(raw: &str) -> Result<&str, RuleError> {
             return Err(RuleError::InvisibleEnd(c));
         }
     }
+    super::patterns::check(rule)?;
     Ok(rule)
 }
 
@@ -494,12 +541,19 @@ mod tests {
             command in "[^;&|<>$`(){}\\\\\\p{C}]{1,40}",
         ) {
             prop_assert!(first_shell_char(&command).is_none());
-            // Blank commands and those with invisible white space at an end are not
-            // valid rules; every other command is one, and matches itself.
+            // Blank commands, those with invisible white space at an end and those with
+            // a glob character outside quotes are not valid rules; every other command
+            // is one, and matches itself.
             match validate_rule(&command) {
                 Ok(_) => prop_assert!(matches(&command, &command)),
                 Err(e) => prop_assert!(
-                    matches!(e, RuleError::Blank | RuleError::InvisibleEnd(_)),
+                    matches!(
+                        e,
+                        RuleError::Blank
+                            | RuleError::InvisibleEnd(_)
+                            | RuleError::Glob(_)
+                            | RuleError::ColonStar { .. }
+                    ),
                     "{e}"
                 ),
             }
