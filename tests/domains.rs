@@ -1031,15 +1031,33 @@ def attempt(name, fn):
 for name, res in [("nofile", resource.RLIMIT_NOFILE), ("cpu", resource.RLIMIT_CPU), ("fsize", resource.RLIMIT_FSIZE)]:
     attempt("prlimit_" + name, lambda: resource.prlimit(pid, res, resource.prlimit(pid, res)))
 attempt("setpriority", lambda: os.setpriority(os.PRIO_PROCESS, pid, os.getpriority(os.PRIO_PROCESS, pid)))
+attempt("sched_setscheduler", lambda: os.sched_setscheduler(pid, os.sched_getscheduler(pid), os.sched_getparam(pid)))
+attempt("sched_setparam", lambda: os.sched_setparam(pid, os.sched_getparam(pid)))
+import ctypes, errno, platform
+libc = ctypes.CDLL(None, use_errno=True)
+ioprio_set = {"x86_64": 251, "aarch64": 30}[platform.machine()]
+def ioprio(who_kind):
+    # IOPRIO_WHO_PROCESS 1 (the target), IOPRIO_WHO_USER 3 (every process of the uid);
+    # the best-effort class at its default level, which any process may set for its own
+    # user's processes.
+    who = pid if who_kind == 1 else os.getuid()
+    if libc.syscall(ioprio_set, who_kind, who, (2 << 13) | 4) < 0:
+        raise OSError(ctypes.get_errno(), "ioprio")
+attempt("ioprio_process", lambda: ioprio(1))
+attempt("ioprio_user", lambda: ioprio(3))
 "#;
 
 for_each_user! {
     /// The command cannot change the supervisor's resource limits or priority
     /// (`prlimit(2)`, `setpriority(2)`): `RLIMIT_CPU` of 1 s would kill it,
     /// `RLIMIT_NOFILE` or `RLIMIT_FSIZE` of 0 would stop it making sockets or writing
-    /// its audit records. Each fails closed (the command loses the network), so this
-    /// is a denial of service, not a way out; the control (level full) changes the
-    /// limits of a `sleep` of the same user.
+    /// its audit records. Nor its I/O priority (`ioprio_set(2)`, by process or for
+    /// every process of the user: the idle class starves it of the disk) or its
+    /// scheduling policy (`sched_setscheduler(2)`, `sched_setparam(2)`: SCHED_IDLE
+    /// starves it of the CPU). Each fails closed (the command loses the network), so
+    /// this is a denial of service, not a way out; the control (level full) changes
+    /// the same of a `sleep` of the same user. Each change but the I/O priority's (the
+    /// best-effort class at its default level) writes the value it reads.
     ///
     /// Failed before the seccomp filter refused `prlimit64` with a pid other than 0 and
     /// `setpriority` aimed at anything but the caller (a78ffe8): neither Landlock nor
@@ -1056,9 +1074,18 @@ for_each_user! {
         fs::write(n.t.work.join("go"), "").unwrap();
         let out = running.wait();
         out.assert_code(0);
-        let names = ["prlimit_nofile", "prlimit_cpu", "prlimit_fsize", "setpriority"];
+        let names = [
+            "prlimit_nofile",
+            "prlimit_cpu",
+            "prlimit_fsize",
+            "setpriority",
+            "sched_setscheduler",
+            "sched_setparam",
+            "ioprio_process",
+            "ioprio_user",
+        ];
         let r = results(&out);
-        for name in names {
+        for &name in &names {
             let got = r.get(name).map(String::as_str).unwrap_or("missing");
             assert!(got.starts_with("errno="), "{name} on the supervisor: {got}\n{}", out.report());
         }
