@@ -155,6 +155,11 @@ struct Program {
 
 /// Why the exec was refused.
 enum Refusal {
+    /// A denied program by name, at a path where there is no file: the kernel would say
+    /// ENOENT, and so does the supervisor, without a line or a record (a shell, Python
+    /// or node searching `PATH` tries every directory in turn; the refusal is told for
+    /// the one that has the program).
+    Missing,
     Rule {
         program: Vec<u8>,
         argv: Vec<Vec<u8>>,
@@ -173,6 +178,7 @@ impl Refusal {
             Refusal::Rule { argv, matched, .. } => (0u8, argv, &matched.rule).hash(&mut h),
             Refusal::Unreadable(e) => (1u8, *e as i32).hash(&mut h),
             Refusal::TooLong(program) => (2u8, last(program)).hash(&mut h),
+            Refusal::Missing => 3u8.hash(&mut h),
         }
         h.finish()
     }
@@ -203,6 +209,7 @@ impl Execs {
                 self.refuse(req.pid, &Refusal::Unreadable(e), record);
                 Answer::Fail(Errno::EACCES)
             }
+            Ok(Some(Refusal::Missing)) => Answer::Fail(Errno::ENOENT),
             Ok(Some(refusal)) => {
                 if !id_valid(listener, req.id) {
                     return;
@@ -252,6 +259,9 @@ impl Execs {
                 self.rules.find_exec(name.as_bytes(), &refs)
             });
             if let Some(matched) = found {
+                if program.prefix.is_empty() && missing(&call.file) {
+                    return Ok(Some(Refusal::Missing));
+                }
                 return Ok(Some(Refusal::Rule {
                     program: program.path.clone(),
                     argv: words,
@@ -322,6 +332,7 @@ impl Execs {
                 "gate: refused to run a program: deny rules are checked at exec, and gate's \
                  supervisor may not read what this process asks to run ({e}; see `gate doctor`)"
             ),
+            Refusal::Missing => return,
             Refusal::TooLong(program) => format!(
                 "gate: refused to run {}: its arguments are longer than the {} bytes the deny \
                  rules are checked on",
@@ -378,6 +389,15 @@ fn read_call(req: &libc::seccomp_notif) -> Result<Call, Errno> {
         file,
         argv_at,
     })
+}
+
+/// Whether there is no file at `file` (nor a directory on the way): what the kernel
+/// would answer ENOENT or ENOTDIR for.
+fn missing(file: &std::path::Path) -> bool {
+    matches!(
+        std::fs::metadata(file).map_err(|e| e.raw_os_error()),
+        Err(Some(libc::ENOENT | libc::ENOTDIR))
+    )
 }
 
 /// An absolute path as the process `pid` sees it.
@@ -660,7 +680,7 @@ fn encode(record: &Record, pid: u32, refusal: &Refusal, message: &str, now: Syst
             Some(matched.origin.to_string()),
         ),
         Refusal::TooLong(program) => (Some(lossy(program)), None, None, None),
-        Refusal::Unreadable(_) => (None, None, None, None),
+        Refusal::Unreadable(_) | Refusal::Missing => (None, None, None, None),
     };
     o.insert("program".into(), json!(program));
     o.insert("argv".into(), json!(argv));
