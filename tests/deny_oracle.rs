@@ -317,16 +317,30 @@ fn the_trace_parser_reads_interleaved_and_failed_execs() {
         7 execve(\"\\x2f\\x62\", [\"\\x62\"], 0x1 /* 3 vars */) = 0\n\
         8 execve(\"\\x2f\\x72\", [\"\\x72\", \"\\x78\"], 0x2 /* 3 vars */ <unfinished ...>\n\
         9 execve(\"\\x2f\\x71\", [], 0x2 /* 3 vars */) = -1 ENOENT (No such file or directory)\n\
-        8 <... execve resumed>) = 0\n";
-    let (runs, slow) = oracle::parse_trace(trace);
-    assert!(slow.is_empty());
-    let execs = &runs["/usr/bin/bash"];
-    assert_eq!(execs.len(), 2, "{execs:?}");
+        8 <... execve resumed>) = 0\n\
+        @@= 0\n\
+        @@ gate /usr/bin/bash\n\
+        5 execve(\"\\x2f\\x72\", [\"\\x72\"], 0x2 /* 3 vars */) = -1 EACCES (Permission denied)\n\
+        @@= 125\n\
+        @@# gate: it broke\n\
+        @@! gate /usr/bin/bash\n";
+    let runs = oracle::parse_trace(trace);
+    let run = &runs["/usr/bin/bash"];
+    assert_eq!(run.execs.len(), 2, "{run:?}");
     assert_eq!(
-        execs[1],
+        run.execs[1],
         Exec {
             path: "/r".into(),
             argv: vec!["r".into(), "x".into()]
         }
     );
+    assert_eq!(run.failed.len(), 1, "{run:?}");
+    assert_eq!(run.failed[0].errno, "ENOENT");
+    assert_eq!((run.status, run.timed_out), (Some(0), false));
+    let gated = &runs["gate /usr/bin/bash"];
+    assert!(gated.execs.is_empty(), "{gated:?}");
+    assert_eq!(gated.failed[0].errno, "EACCES");
+    assert_eq!(gated.failed[0].exec.argv, ["r"]);
+    assert_eq!((gated.status, gated.timed_out), (Some(125), true));
+    assert_eq!(gated.messages, ["gate: it broke"]);
 }

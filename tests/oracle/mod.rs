@@ -100,35 +100,57 @@ impl Exec {
     }
 }
 
-/// What one shell executed for one text (the shell's own exec by strace left out).
-#[derive(Debug, Clone, Default)]
-pub struct ShellRun {
-    pub execs: Vec<Exec>,
-    /// The sandbox ran into its time limit (the trace up to then is kept).
-    pub timed_out: bool,
+/// An `execve` that failed: the call, and the error strace names (`EACCES`, `ENOENT`…).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failed {
+    pub exec: Exec,
+    pub errno: String,
 }
 
-/// Parse the output of `strace -f -qq -xx -e trace=execve -e signal=none`: successful
-/// execs in order, split into runs at the driver's `@@ SHELL` marker lines.
-pub fn parse_trace(text: &str) -> (BTreeMap<String, Vec<Exec>>, Vec<String>) {
-    let mut timed_out = Vec::new();
-    let mut runs: BTreeMap<String, Vec<Exec>> = BTreeMap::new();
+/// What one run of a text executed (the run's own first exec by strace left out).
+#[derive(Debug, Clone, Default)]
+pub struct ShellRun {
+    /// The execs that succeeded, in order.
+    pub execs: Vec<Exec>,
+    /// The execs that failed: a `PATH` search's misses, and what gate refused.
+    pub failed: Vec<Failed>,
+    /// The sandbox ran into its time limit (the trace up to then is kept).
+    pub timed_out: bool,
+    /// The exit status of the run's first program, when it ended in time.
+    pub status: Option<i32>,
+    /// gate's own lines on standard error, kept when it exited 125 (its own failure).
+    pub messages: Vec<String>,
+}
+
+/// Parse the output of `strace -f -qq -xx -e trace=execve -e signal=none`: each run's
+/// execs in order, split into runs at the driver's `@@ NAME` marker lines, with the
+/// driver's notes on a run (`@@! NAME` it timed out, `@@= STATUS`, `@@# LINE`).
+pub fn parse_trace(text: &str) -> BTreeMap<String, ShellRun> {
+    let mut runs: BTreeMap<String, ShellRun> = BTreeMap::new();
     let mut current: Option<String> = None;
     let mut pending: BTreeMap<String, Exec> = BTreeMap::new();
     for line in text.lines() {
-        if let Some(shell) = line.strip_prefix("@@! ") {
-            timed_out.push(shell.to_owned());
+        if let Some(name) = line.strip_prefix("@@! ") {
+            runs.entry(name.to_owned()).or_default().timed_out = true;
             continue;
         }
-        if let Some(shell) = line.strip_prefix("@@ ") {
-            current = Some(shell.to_owned());
-            runs.entry(shell.to_owned()).or_default();
+        if let Some(name) = line.strip_prefix("@@ ") {
+            current = Some(name.to_owned());
+            runs.entry(name.to_owned()).or_default();
             pending.clear();
             continue;
         }
         let Some(run) = current.as_ref().and_then(|c| runs.get_mut(c)) else {
             continue;
         };
+        if let Some(status) = line.strip_prefix("@@= ") {
+            run.status = status.trim().parse().ok();
+            continue;
+        }
+        if let Some(message) = line.strip_prefix("@@# ") {
+            run.messages.push(message.to_owned());
+            continue;
+        }
         let line = line.trim_start();
         let Some((pid, rest)) = line.split_once(' ') else {
             continue;
@@ -140,18 +162,26 @@ pub fn parse_trace(text: &str) -> (BTreeMap<String, Vec<Exec>>, Vec<String>) {
             };
             if tail.ends_with("<unfinished ...>") {
                 pending.insert(pid.to_owned(), exec);
-            } else if succeeded(tail) {
-                run.push(exec);
+            } else {
+                record(run, exec, tail);
             }
         } else if let Some(tail) = rest.strip_prefix("<... execve resumed>") {
             if let Some(exec) = pending.remove(pid) {
-                if succeeded(tail) {
-                    run.push(exec);
-                }
+                record(run, exec, tail);
             }
         }
     }
-    (runs, timed_out)
+    runs
+}
+
+/// File a finished call by its result (` = 0`, or ` = -1 ERRNO (text)`).
+fn record(run: &mut ShellRun, exec: Exec, tail: &str) {
+    if succeeded(tail) {
+        run.execs.push(exec);
+    } else if let Some((_, result)) = tail.rsplit_once(" = ") {
+        let errno = result.split_whitespace().nth(1).unwrap_or("?").to_owned();
+        run.failed.push(Failed { exec, errno });
+    }
 }
 
 fn succeeded(tail: &str) -> bool {
@@ -231,7 +261,9 @@ for sh in "$@"; do
         timeout -s TERM -k 1 "$SHELL_TIME" env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME=/work/run LANG=C.UTF-8 TERM=dumb \
         strace -f -qq -xx -s 1000000 -e trace=execve -e signal=none -o /dev/fd/3 \
         "$sh" -c "$text" 2>/dev/null </dev/null >/dev/null
-    status=$?; if [ "$status" = 124 ] || [ "$status" = 137 ]; then echo "@@! $sh" >&3; fi
+    status=$?
+    echo "@@= $status" >&3
+    if [ "$status" = 124 ] || [ "$status" = 137 ]; then echo "@@! $sh" >&3; fi
 done
 echo "@@ end" >&3
 "#;
@@ -327,22 +359,21 @@ impl Sandbox {
             timed_out || (status.success() && out.contains("@@ end")),
             "the oracle's sandbox failed ({status}) for {text:?}:\n{out}"
         );
-        let (mut runs, slow) = parse_trace(&out);
-        runs.remove("end");
+        let mut runs = parse_trace(&out);
         let mut result = BTreeMap::new();
         for shell in shells {
-            let mut execs = runs.remove(*shell).unwrap_or_default();
+            let mut run = runs.remove(*shell).unwrap_or_default();
+            run.timed_out |= timed_out;
             // The first exec is strace starting the shell itself.
-            let timed_out = timed_out || slow.iter().any(|s| s == shell);
-            if execs.first().is_some_and(|e| e.path == *shell) {
-                execs.remove(0);
-            } else if !timed_out {
+            if run.execs.first().is_some_and(|e| e.path == *shell) {
+                run.execs.remove(0);
+            } else if !run.timed_out {
                 panic!(
                     "the trace of {shell} for {} does not start with the shell:\n{out}",
                     shorten(text)
                 );
             }
-            result.insert((*shell).to_owned(), ShellRun { execs, timed_out });
+            result.insert((*shell).to_owned(), run);
         }
         result
     }
