@@ -1,8 +1,12 @@
-//! The deny rules against the real shells (issue 15): every text of the adversarial
-//! corpus and of a fixed-seed generated batch runs under bash, dash and zsh in a
-//! sandbox with an exec tracer, and every program they executed that a deny rule
-//! matches must have been refused by gate. See tests/oracle/mod.rs and docs/rules.md,
-//! "How deny rules are tested".
+//! The deny rules against the real shells (issues 15 and 22): every text of the
+//! adversarial corpus and of a fixed-seed generated batch runs under bash, dash and zsh
+//! in a sandbox with an exec tracer, and every program they executed that a deny rule
+//! matches must have been refused by gate (the text stage). Each text also runs through
+//! gate itself, with the same deny rules, under the same tracer: no exec of a denied
+//! program may succeed there, whatever the text scanner said (the exec stage). Texts
+//! the scanner cannot read at all (the gaps, and generated texts hidden the same ways)
+//! get the exec stage alone. See tests/oracle/mod.rs and docs/rules.md, "How deny rules
+//! are tested".
 //!
 //! `DENY_ORACLE_COUNT` (default 400) sets how many generated texts, `DENY_ORACLE_SEED`
 //! the seed, `DENY_ORACLE_SECONDS` a time budget after which no new text is started
@@ -15,7 +19,7 @@ use std::sync::Mutex;
 use std::thread;
 
 use common::TestEnv;
-use oracle::{Exec, Sandbox, Tally, Verdict};
+use oracle::{Exec, Sandbox, Stages, Tally, Verdict};
 
 /// Programs the sandbox and the corpus run (tests/ci.rs checks the package list has them).
 const REQUIRED_TOOLS: &[&str] = &[
@@ -108,8 +112,27 @@ fn require_tools() {
     }
 }
 
+/// Both stages.
+const BOTH: Stages = Stages {
+    text: true,
+    exec: true,
+};
+
+/// The exec stage alone (for texts the text stage cannot read).
+const EXEC: Stages = Stages {
+    text: false,
+    exec: true,
+};
+
+/// A sandbox whose exec stage runs the gate under test.
+fn sandbox() -> Sandbox {
+    let mut sandbox = Sandbox::new();
+    sandbox.gate = Some(common::GATE.into());
+    sandbox
+}
+
 /// Check `texts` on two workers (the CI machine has two cores).
-fn check_all(texts: Vec<String>) -> Tally {
+fn check_all(texts: Vec<(String, Stages)>) -> Tally {
     require_tools();
     let budget = std::env::var_os("DENY_ORACLE_SECONDS").map(|_| {
         std::time::Instant::now()
@@ -121,7 +144,7 @@ fn check_all(texts: Vec<String>) -> Tally {
         for worker in 0..2 {
             let (queue, total) = (&queue, &total);
             s.spawn(move || {
-                let sandbox = Sandbox::new();
+                let sandbox = sandbox();
                 let env = TestEnv::new();
                 let mut tally = Tally::default();
                 loop {
@@ -129,11 +152,13 @@ fn check_all(texts: Vec<String>) -> Tally {
                         break;
                     }
                     let next = queue.lock().unwrap().next();
-                    let Some((_, text)) = next else { break };
+                    let Some((_, (text, stages))) = next else {
+                        break;
+                    };
                     let mut judge = |options: &[String], shell: &str, text: &str| {
                         verdict(&env, options, shell, text)
                     };
-                    oracle::check_text(&sandbox, &mut judge, &text, &mut tally);
+                    oracle::check_text(&sandbox, &mut judge, &text, stages, &mut tally);
                     // A long run keeps its figures even if it is stopped.
                     if let Some(path) = oracle::report_path().filter(|_| tally.texts % 50 == 0) {
                         oracle::write_report(
@@ -158,11 +183,15 @@ fn assert_no_misses(what: &str, tally: &Tally) {
         oracle::write_report(&path, tally);
     }
     let misses: Vec<String> = tally.misses.iter().map(|m| format!("  {m}")).collect();
+    let exec_misses: Vec<String> = tally.exec_misses.iter().map(|m| format!("  {m}")).collect();
     assert!(
-        misses.is_empty(),
-        "{what}: {} misses (a denied program ran and gate did not refuse):\n{}",
+        misses.is_empty() && exec_misses.is_empty(),
+        "{what}: {} misses (a denied program ran and gate did not refuse):\n{}\n\
+         {} exec misses (a denied program ran through gate):\n{}",
         misses.len(),
-        misses.join("\n")
+        misses.join("\n"),
+        exec_misses.len(),
+        exec_misses.join("\n")
     );
 }
 
@@ -170,7 +199,12 @@ fn assert_no_misses(what: &str, tally: &Tally) {
 /// least one shell (or it tests nothing).
 #[test]
 fn every_corpus_text_that_runs_a_denied_program_is_refused() {
-    let tally = check_all(oracle::CORPUS.iter().map(|t| (*t).to_owned()).collect());
+    let tally = check_all(
+        oracle::CORPUS
+            .iter()
+            .map(|t| ((*t).to_owned(), BOTH))
+            .collect(),
+    );
     let idle = tally.idle.clone();
     assert_no_misses("corpus", &tally);
     assert!(
@@ -206,7 +240,12 @@ fn commands_the_tracer_cannot_watch_are_refused() {
 fn a_fixed_seed_generated_batch_has_no_misses() {
     let count = env_number("DENY_ORACLE_COUNT", DEFAULT_COUNT as u64) as usize;
     let seed = env_number("DENY_ORACLE_SEED", DEFAULT_SEED);
-    let tally = check_all(oracle::generated(seed, count));
+    let tally = check_all(
+        oracle::generated(seed, count)
+            .into_iter()
+            .map(|t| (t, BOTH))
+            .collect(),
+    );
     // The generator must keep producing texts that run denied programs, or the batch
     // would pass without testing anything.
     assert!(
@@ -265,6 +304,40 @@ fn the_oracle_sees_every_exec_and_contains_what_it_runs() {
         "keep",
         "the sandbox let a command reach the host"
     );
+}
+
+/// The exec stage's ground truth: in the oracle's sandbox (no CAP_SYS_ADMIN, no
+/// CAP_SYS_PTRACE, under strace) gate's supervisor reads each exec and fails the denied
+/// one with EACCES, lets the others run, and the trace shows both.
+#[test]
+fn the_exec_stage_sees_gate_refuse_a_denied_program_and_run_the_rest() {
+    require_tools();
+    let runs = sandbox().run_stages("printf 'rm victim' | bash; ls -d .", oracle::SHELLS, EXEC);
+    for shell in oracle::SHELLS {
+        let run = &runs.gate[*shell];
+        let ran: Vec<&str> = run.execs.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(
+            ran,
+            [*shell, "/usr/bin/bash", "/usr/bin/ls"],
+            "{shell}: {run:?}"
+        );
+        let refused: Vec<(&[String], &str)> = run
+            .failed
+            .iter()
+            .filter(|f| f.errno != "ENOENT")
+            .map(|f| (f.exec.argv.as_slice(), f.errno.as_str()))
+            .collect();
+        assert_eq!(
+            refused,
+            [(["rm".to_owned(), "victim".to_owned()].as_slice(), "EACCES")],
+            "{shell}: {run:?}"
+        );
+    }
+    // A text the scanner refuses runs nothing: the trace holds gate alone.
+    let runs = sandbox().run_stages("rm victim", &["/usr/bin/dash"], EXEC);
+    let run = &runs.gate["/usr/bin/dash"];
+    assert!(run.execs.is_empty() && run.failed.is_empty(), "{run:?}");
+    assert_eq!(run.status, Some(common::REFUSED), "{run:?}");
 }
 
 #[test]

@@ -1,16 +1,24 @@
-//! The differential deny-rule oracle (issue 15): run a command text under the real
-//! shells with an exec tracer, in a throw-away sandbox, and compare every program they
-//! actually executed with gate's verdict for the same text.
+//! The differential deny-rule oracle (issues 15 and 22): run a command text under the
+//! real shells with an exec tracer, in a throw-away sandbox, and compare every program
+//! they actually executed with gate's verdict for the same text; then run the text
+//! through gate itself, under the same tracer, and look at what got to run.
 //!
-//! The promise checked: every executed program whose argv matches a deny rule must have
-//! been refused by gate before anything ran (otherwise a *miss*). A refusal where nothing
-//! denied ran is an *over-refusal*: allowed, but counted.
+//! The promises checked, one per stage:
+//! - text stage: every executed program whose argv matches a deny rule must have been
+//!   refused by gate before anything ran (otherwise a *miss*). A refusal where nothing
+//!   denied ran is an *over-refusal*: allowed, but counted.
+//! - exec stage: through gate (`gate --level full --deny … -c TEXT`), no exec of a
+//!   program a deny rule matches succeeds, whatever the text scanner said (otherwise an
+//!   *exec miss*). gate either refuses the text before anything runs, or its supervisor
+//!   fails each such exec (strace shows `= -1 EACCES`).
 //!
 //! - [`Sandbox`]: `unshare` (mount, pid, net, ipc, uts namespaces) around a fresh tmpfs
 //!   root with read-only binds of `/usr` and `/etc`, `pivot_root` into it (the host tree
 //!   is detached, so a generated `rm -rf /` meets read-only mounts and an empty tmpfs),
 //!   capabilities cut down to what the wrappers need (no `CAP_SYS_ADMIN`: no mount), and
-//!   `strace -f -xx -e trace=execve` around each shell.
+//!   `strace -f -xx -e trace=execve` around each shell, or around gate (bound
+//!   read-only at `/gate`) starting it. strace follows gate's supervisor too (gate
+//!   forks it); it execs nothing, so every exec in the trace is the command's.
 //! - [`rule_matches`]: the rule semantics of docs/rules.md ("Matching" under "Deny
 //!   rules"), written here on its own, never by calling gate's matcher.
 //! - [`Generator`]: shell text from a small grammar, driven by any [`Choices`] (a seeded
@@ -228,15 +236,24 @@ fn parse_string(text: &str) -> Option<(String, &str)> {
 // ---------------------------------------------------------------------------------------
 // The sandbox.
 
+/// Where the sandbox holds the gate binary (a read-only bind of the host's).
+pub const GATE_IN_SANDBOX: &str = "/gate";
+
 /// The per-case driver, run as root by `unshare` in new namespaces. `$1` is an empty
-/// host directory to mount the sandbox root on, `$2` the text, then the shells.
+/// host directory to mount the sandbox root on, `$2` the text, `$3` 1 to run the text
+/// under each shell on its own, `$4` the host's gate binary to run it through as well
+/// (or empty), then the shells, `--`, and gate's options.
 const DRIVER: &str = r#"set -e
 exec 3>&2
-R=$1; text=$2; shift 2
+R=$1; text=$2; plain=$3; G=$4; shift 4
+shells=
+while [ "$1" != -- ]; do shells="$shells $1"; shift; done
+shift
 mount --make-rprivate /
 mount -t tmpfs -o size=16m,nr_inodes=4096,mode=755 oracle-root "$R"
 cd "$R"
 mkdir usr etc dev proc tmp work
+if [ -n "$G" ]; then : > gate; mount --bind "$G" gate; mount -o remount,bind,ro gate; fi
 for l in bin sbin lib lib64; do
     if [ -L "/$l" ]; then ln -s "$(readlink "/$l")" "$l"; fi
 done
@@ -253,28 +270,71 @@ umount -l /old
 rmdir /old
 mount -o remount,bind,ro /
 set +e
-for sh in "$@"; do
+# traced NAME PROGRAM ARGS...: one run in a fresh /work/run, its trace marked NAME.
+traced() {
+    name=$1; shift
     rm -rf /work/run 2>/dev/null
     mkdir -p /work/run/build /work/run/d && cd /work/run && : > victim && : > x
-    echo "@@ $sh" >&3
+    echo "@@ $name" >&3
     setpriv --bounding-set=-all,+chown,+dac_override,+dac_read_search,+fowner,+fsetid,+kill,+setgid,+setuid,+sys_chroot,+audit_write \
         timeout -s TERM -k 1 "$SHELL_TIME" env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME=/work/run LANG=C.UTF-8 TERM=dumb \
         strace -f -qq -xx -s 1000000 -e trace=execve -e signal=none -o /dev/fd/3 \
-        "$sh" -c "$text" 2>/dev/null </dev/null >/dev/null
+        "$@" 2>/work/stderr </dev/null >/dev/null
     status=$?
     echo "@@= $status" >&3
-    if [ "$status" = 124 ] || [ "$status" = 137 ]; then echo "@@! $sh" >&3; fi
+    if [ "$status" = 124 ] || [ "$status" = 137 ]; then echo "@@! $name" >&3; fi
+}
+for sh in $shells; do
+    if [ "$plain" = 1 ]; then traced "$sh" "$sh" -c "$text"; fi
+    if [ -n "$G" ]; then
+        traced "gate $sh" /gate --shell "$sh" "$@" -c "$text"
+        if [ "$status" = 125 ]; then sed -n 's/^gate: /@@# gate: /p' /work/stderr >&3; fi
+    fi
 done
 echo "@@ end" >&3
 "#;
+
+/// Which runs the sandbox makes of a text, under each shell.
+#[derive(Debug, Clone, Copy)]
+pub struct Stages {
+    /// The text stage: the shell on its own (what the text really runs), to compare
+    /// with `gate check`.
+    pub text: bool,
+    /// The exec stage: the shell started by gate with the deny rules
+    /// ([`gate_options`]), under the same tracer. Needs [`Sandbox::gate`].
+    pub exec: bool,
+}
+
+/// gate's options for the exec stage (`--shell` and `-c TEXT` follow): the deny rules
+/// at level `full`, and nothing read from the machine's configuration.
+pub fn gate_options() -> Vec<String> {
+    let mut options: Vec<String> = ["--no-config", "--audit-log", "off", "--level", "full"]
+        .map(String::from)
+        .to_vec();
+    for rule in DENY_RULES {
+        options.extend(["--deny".to_owned(), (*rule).to_owned()]);
+    }
+    options
+}
+
+/// A text's runs: under each shell on its own, and through gate, by shell path.
+#[derive(Debug, Default)]
+pub struct Runs {
+    pub shell: BTreeMap<String, ShellRun>,
+    pub gate: BTreeMap<String, ShellRun>,
+}
 
 /// Runs texts under the real shells, one fresh sandbox per text.
 pub struct Sandbox {
     /// An empty directory of the host's, that the sandbox's root is mounted on.
     mount_point: PathBuf,
+    /// How long the sandbox may take for one text, per run of each shell (a text with
+    /// both stages gets twice as long).
     pub deadline: Duration,
     /// How long each shell may run (then strace is stopped and the next shell starts).
     pub shell_time: Duration,
+    /// The gate binary the exec stage runs (bound read-only into the sandbox).
+    pub gate: Option<PathBuf>,
 }
 
 impl Sandbox {
@@ -302,11 +362,26 @@ impl Sandbox {
             mount_point,
             deadline: Duration::from_secs(30),
             shell_time: Duration::from_secs(3),
+            gate: None,
         }
     }
 
     /// Run `text` under each shell; the execs of each, by shell path.
     pub fn run(&self, text: &str, shells: &[&str]) -> BTreeMap<String, ShellRun> {
+        let stages = Stages {
+            text: true,
+            exec: false,
+        };
+        self.run_stages(text, shells, stages).shell
+    }
+
+    /// Run `text` under each shell on its own, through gate, or both.
+    pub fn run_stages(&self, text: &str, shells: &[&str], stages: Stages) -> Runs {
+        let gate = match (stages.exec, &self.gate) {
+            (false, _) => PathBuf::new(),
+            (true, Some(gate)) => gate.clone(),
+            (true, None) => panic!("the oracle's exec stage needs Sandbox::gate"),
+        };
         let mut child = Command::new("unshare")
             .args([
                 "--mount",
@@ -324,7 +399,11 @@ impl Sandbox {
             ])
             .arg(&self.mount_point)
             .arg(text)
+            .arg(if stages.text { "1" } else { "0" })
+            .arg(&gate)
             .args(shells)
+            .arg("--")
+            .args(gate_options())
             .env_clear()
             .env("PATH", "/usr/bin:/bin:/usr/sbin:/sbin")
             .env("SHELL_TIME", self.shell_time.as_secs().to_string())
@@ -339,7 +418,8 @@ impl Sandbox {
             let _ = stderr.read_to_end(&mut buf);
             buf
         });
-        let end = Instant::now() + self.deadline;
+        let end =
+            Instant::now() + self.deadline * (u32::from(stages.text) + u32::from(stages.exec));
         let mut timed_out = false;
         let status = loop {
             if let Some(status) = child.try_wait().expect("cannot wait for the sandbox") {
@@ -359,23 +439,33 @@ impl Sandbox {
             timed_out || (status.success() && out.contains("@@ end")),
             "the oracle's sandbox failed ({status}) for {text:?}:\n{out}"
         );
-        let mut runs = parse_trace(&out);
-        let mut result = BTreeMap::new();
+        let mut traced = parse_trace(&out);
+        let mut runs = Runs::default();
         for shell in shells {
-            let mut run = runs.remove(*shell).unwrap_or_default();
-            run.timed_out |= timed_out;
-            // The first exec is strace starting the shell itself.
-            if run.execs.first().is_some_and(|e| e.path == *shell) {
-                run.execs.remove(0);
-            } else if !run.timed_out {
-                panic!(
-                    "the trace of {shell} for {} does not start with the shell:\n{out}",
-                    shorten(text)
-                );
+            // Each run's first exec is strace starting the shell, or gate.
+            let mut first = |name: String, program: &str| {
+                let mut run = traced.remove(&name).unwrap_or_default();
+                run.timed_out |= timed_out;
+                if run.execs.first().is_some_and(|e| e.path == program) {
+                    run.execs.remove(0);
+                } else if !run.timed_out {
+                    panic!(
+                        "the trace of {name} for {} does not start with {program}:\n{out}",
+                        shorten(text)
+                    );
+                }
+                run
+            };
+            if stages.text {
+                let run = first((*shell).to_owned(), shell);
+                runs.shell.insert((*shell).to_owned(), run);
             }
-            result.insert((*shell).to_owned(), run);
+            if stages.exec {
+                let run = first(format!("gate {shell}"), GATE_IN_SANDBOX);
+                runs.gate.insert((*shell).to_owned(), run);
+            }
         }
-        result
+        runs
     }
 }
 
@@ -444,6 +534,30 @@ impl std::fmt::Display for Miss {
     }
 }
 
+/// A denied program that ran although the text went through gate: its supervisor let
+/// the exec succeed.
+#[derive(Debug, Clone)]
+pub struct ExecMiss {
+    pub text: String,
+    pub shell: String,
+    pub exec: Exec,
+    pub rule: String,
+}
+
+impl std::fmt::Display for ExecMiss {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:?} through gate with {}: {} ran (deny rule `{}`), gate's options {}",
+            self.text,
+            self.shell,
+            self.exec.shown(),
+            self.rule,
+            gate_options().join(" ")
+        )
+    }
+}
+
 /// Tallies over many cases.
 #[derive(Debug, Default)]
 pub struct Tally {
@@ -459,6 +573,19 @@ pub struct Tally {
     pub timeouts: u64,
     /// Texts that ran no denied program in any shell.
     pub idle: Vec<String>,
+    /// Exec stage: (text, shell) runs through gate.
+    pub gate_runs: u64,
+    /// Those in which gate's text scanner let the shell start.
+    pub gate_ran_shell: u64,
+    /// Execs of a denied program in them that reached the kernel's check of the file
+    /// (a `PATH` search's ENOENT is not one).
+    pub denied_attempts: u64,
+    /// How those that failed failed, by errno (EACCES: gate refused).
+    pub refusals: BTreeMap<String, u64>,
+    /// Denied programs that ran through gate.
+    pub exec_misses: Vec<ExecMiss>,
+    /// Texts whose runs through gate tried no denied program in any shell.
+    pub exec_idle: Vec<String>,
 }
 
 impl Tally {
@@ -472,6 +599,14 @@ impl Tally {
             .extend(other.over_refusal_examples);
         self.timeouts += other.timeouts;
         self.idle.extend(other.idle);
+        self.gate_runs += other.gate_runs;
+        self.gate_ran_shell += other.gate_ran_shell;
+        self.denied_attempts += other.denied_attempts;
+        for (errno, n) in other.refusals {
+            *self.refusals.entry(errno).or_default() += n;
+        }
+        self.exec_misses.extend(other.exec_misses);
+        self.exec_idle.extend(other.exec_idle);
     }
 
     pub fn per_10k_over_refusals(&self) -> f64 {
@@ -482,7 +617,7 @@ impl Tally {
     }
 
     pub fn summary(&self) -> String {
-        format!(
+        let mut text = format!(
             "{} texts, {} comparisons (text × shell × rule set), {} ran a denied program, {} misses, {} over-refusals ({:.1} per 10,000 comparisons), {} sandbox time-outs",
             self.texts,
             self.comparisons,
@@ -491,7 +626,27 @@ impl Tally {
             self.over_refusals,
             self.per_10k_over_refusals(),
             self.timeouts
-        )
+        );
+        if self.gate_runs > 0 {
+            let refusals: Vec<String> = self
+                .refusals
+                .iter()
+                .map(|(errno, n)| format!("{n} {errno}"))
+                .collect();
+            text.push_str(&format!(
+                "; exec stage: {} runs through gate ({} started the shell), {} denied-program execs attempted (failed: {}), {} exec misses",
+                self.gate_runs,
+                self.gate_ran_shell,
+                self.denied_attempts,
+                if refusals.is_empty() {
+                    "none".to_owned()
+                } else {
+                    refusals.join(", ")
+                },
+                self.exec_misses.len()
+            ));
+        }
+        text
     }
 }
 
@@ -536,17 +691,36 @@ pub fn option_sets(text: &str) -> Vec<(Vec<String>, Vec<Vec<String>>)> {
     sets
 }
 
-/// Run one text under every shell and compare with gate.
+/// Run one text in the sandbox and check each stage asked for: under every shell on its
+/// own, compared with `gate check` ([`check_text_stage`]), and through gate
+/// ([`check_exec_stage`]).
 pub fn check_text(
     sandbox: &Sandbox,
     verdict: &mut dyn FnMut(&[String], &str, &str) -> Verdict,
     text: &str,
+    stages: Stages,
     tally: &mut Tally,
 ) {
     tally.texts += 1;
-    let runs = sandbox.run(text, SHELLS);
+    let runs = sandbox.run_stages(text, SHELLS, stages);
+    if stages.text {
+        check_text_stage(&runs.shell, verdict, text, tally);
+    }
+    if stages.exec {
+        check_exec_stage(&runs.gate, text, tally);
+    }
+}
+
+/// The text stage: every denied program a shell ran must have been refused by gate's
+/// verdict on the text.
+fn check_text_stage(
+    runs: &BTreeMap<String, ShellRun>,
+    verdict: &mut dyn FnMut(&[String], &str, &str) -> Verdict,
+    text: &str,
+    tally: &mut Tally,
+) {
     let denied_before = tally.denied_ran;
-    for (shell, run) in &runs {
+    for (shell, run) in runs {
         if run.timed_out {
             tally.timeouts += 1;
         }
@@ -585,6 +759,58 @@ pub fn check_text(
     }
     if tally.denied_ran == denied_before {
         tally.idle.push(text.to_owned());
+    }
+}
+
+/// The exec stage: through gate, no exec of a denied program may succeed, whatever the
+/// text scanner said. gate either refuses the text before running anything (exit 126,
+/// and the trace holds gate alone) or starts the shell; then every exec in the tree
+/// that a deny rule matches must fail.
+fn check_exec_stage(runs: &BTreeMap<String, ShellRun>, text: &str, tally: &mut Tally) {
+    let rules: Vec<Vec<String>> = DENY_RULES.iter().map(|r| rule_words(r)).collect();
+    let matching = |exec: &Exec| rules.iter().find(|r| rule_matches(r, exec));
+    let attempts_before = tally.denied_attempts;
+    for (shell, run) in runs {
+        tally.gate_runs += 1;
+        if run.timed_out {
+            tally.timeouts += 1;
+        }
+        // gate's own exec of the shell is the first exec it lets through.
+        if run.execs.first().is_some_and(|e| e.path == *shell) {
+            tally.gate_ran_shell += 1;
+        } else {
+            assert!(
+                run.timed_out || run.status == Some(126),
+                "through gate with {shell}, {} neither ran the shell nor was refused (exit {:?}):\n{}",
+                shorten(text),
+                run.status,
+                run.messages.join("\n")
+            );
+        }
+        for exec in &run.execs {
+            if let Some(rule) = matching(exec) {
+                tally.denied_attempts += 1;
+                tally.exec_misses.push(ExecMiss {
+                    text: text.to_owned(),
+                    shell: shell.clone(),
+                    exec: exec.clone(),
+                    rule: rule.join(" "),
+                });
+            }
+        }
+        for failed in &run.failed {
+            // Not there: a shell's `PATH` search tries directories without the program.
+            if matches!(failed.errno.as_str(), "ENOENT" | "ENOTDIR") {
+                continue;
+            }
+            if matching(&failed.exec).is_some() {
+                tally.denied_attempts += 1;
+                *tally.refusals.entry(failed.errno.clone()).or_default() += 1;
+            }
+        }
+    }
+    if tally.denied_attempts == attempts_before {
+        tally.exec_idle.push(text.to_owned());
     }
 }
 
@@ -1101,6 +1327,9 @@ pub fn write_report(path: &Path, tally: &Tally) {
     text.push_str(&format!("{} texts with a miss\n", texts.len()));
     for m in &tally.misses {
         text.push_str(&format!("MISS {m}\n"));
+    }
+    for m in &tally.exec_misses {
+        text.push_str(&format!("EXEC MISS {m}\n"));
     }
     for o in &tally.over_refusal_examples {
         text.push_str(&format!("OVER {o}\n"));
