@@ -49,6 +49,11 @@ const REQUIRED_TOOLS: &[&str] = &[
     "runuser",
     "su",
     "find",
+    "rbash",
+    "sed",
+    "perl",
+    "python3",
+    "make",
 ];
 
 const DEFAULT_COUNT: usize = 400;
@@ -255,6 +260,24 @@ fn a_fixed_seed_generated_batch_has_no_misses() {
         tally.comparisons
     );
     assert_no_misses(&format!("generated (seed {seed}, {count} texts)"), &tally);
+}
+
+/// The texts the text stage cannot read: the exec stage alone stops what they run, and
+/// each must try a denied program through gate (or it tests nothing).
+#[test]
+fn every_gap_text_is_refused_at_exec() {
+    let tally = check_all(
+        oracle::GAPS
+            .iter()
+            .map(|t| ((*t).to_owned(), EXEC))
+            .collect(),
+    );
+    let idle = tally.exec_idle.clone();
+    assert_no_misses("gaps", &tally);
+    assert!(
+        idle.is_empty(),
+        "gap texts that tried no denied program through gate in any shell (they test nothing): {idle:#?}"
+    );
 }
 
 /// The oracle's own ground truth: what the shell runs is seen, data is not a program,

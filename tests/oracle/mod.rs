@@ -912,6 +912,45 @@ pub const CORPUS: &[&str] = &[
     "env ln -s victim link",
 ];
 
+/// Texts whose denied program the text stage does not see (docs/rules.md, "Known gaps"
+/// and the text stage's limits): the exec stage alone must stop it. Each runs a denied
+/// program through gate under at least one shell (a program that is not there, such as
+/// `source` in dash, fails before any exec).
+pub const GAPS: &[&str] = &[
+    // Text handed to a shell on standard input.
+    "printf 'rm victim' | bash",
+    "echo rm victim | sh",
+    "printf 'rm victim\\n' | dash",
+    "printf 'rm victim' | zsh",
+    "bash <<< 'rm victim'",
+    "exec 3<<<'rm victim'; bash <&3",
+    "env -S 'sh -s' <<< 'rm victim'",
+    "timeout 5 sh <<< 'rm victim'",
+    "printf 'mkdir -p d/e' | bash",
+    "printf 'ln -s victim l' | sh",
+    // Commands stored for later, or read from a file.
+    "trap 'rm victim' EXIT",
+    "echo 'rm victim' > s; sh s",
+    "echo 'rm victim' > s; . ./s",
+    "echo 'rm victim' > s; chmod +x s; ./s",
+    "echo 'ln -s victim l; mkdir -p a/b' > s; sh s",
+    "echo 'rm victim' > s; BASH_ENV=s bash -c true",
+    "source <(echo rm victim)",
+    // A shell under another name, and zsh's own expansion.
+    "rbash -c 'rm victim'",
+    "zsh -c '=rm victim'",
+    // The shell's own tables of names.
+    "hash -p /usr/bin/rm r; r victim",
+    "alias r=rm\nr victim",
+    // Programs that run programs.
+    "python3 -c 'import os; os.system(\"rm victim\")'",
+    "python3 -c 'import subprocess; subprocess.run([\"rm\", \"victim\"])'",
+    "perl -e 'system(\"rm\", \"victim\")'",
+    "perl -e 'exec \"rm\", \"victim\"'",
+    "echo | sed 'e rm victim'",
+    "printf 'all:\\n\\trm victim\\n' > mk; make -f mk",
+];
+
 /// Texts the tracer cannot watch: strace under strace fails (a process has one
 /// tracer). strace runs its operand, so each of these runs `rm victim`.
 pub const UNTRACEABLE: &[&str] = &[
