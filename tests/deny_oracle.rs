@@ -8,7 +8,8 @@
 //! get the exec stage alone. See tests/oracle/mod.rs and docs/rules.md, "How deny rules
 //! are tested".
 //!
-//! `DENY_ORACLE_COUNT` (default 400) sets how many generated texts, `DENY_ORACLE_SEED`
+//! `DENY_ORACLE_COUNT` (default 400) sets how many generated texts,
+//! `DENY_ORACLE_HIDDEN_COUNT` (default 100) how many hidden ones, `DENY_ORACLE_SEED`
 //! the seed, `DENY_ORACLE_SECONDS` a time budget after which no new text is started
 //! (for long runs), `DENY_ORACLE_REPORT` a file for the figures and every miss.
 
@@ -58,6 +59,7 @@ const REQUIRED_TOOLS: &[&str] = &[
 
 const DEFAULT_COUNT: usize = 400;
 const DEFAULT_SEED: u64 = 15;
+const DEFAULT_HIDDEN_COUNT: usize = 100;
 
 fn env_number(name: &str, default: u64) -> u64 {
     match std::env::var(name) {
@@ -278,6 +280,29 @@ fn every_gap_text_is_refused_at_exec() {
         idle.is_empty(),
         "gap texts that tried no denied program through gate in any shell (they test nothing): {idle:#?}"
     );
+}
+
+/// Generated texts handed to a shell where the text scanner cannot read them.
+#[test]
+fn a_fixed_seed_hidden_batch_has_no_exec_misses() {
+    let count = env_number("DENY_ORACLE_HIDDEN_COUNT", DEFAULT_HIDDEN_COUNT as u64) as usize;
+    let seed = env_number("DENY_ORACLE_SEED", DEFAULT_SEED);
+    let tally = check_all(
+        oracle::hidden(seed, count)
+            .into_iter()
+            .map(|t| (t, EXEC))
+            .collect(),
+    );
+    // The scanner must let most of them through, and they must keep trying denied
+    // programs, or the exec stage is not what is tested.
+    assert!(
+        tally.gate_ran_shell * 2 >= tally.gate_runs && tally.denied_attempts * 5 >= tally.gate_runs,
+        "of {} runs through gate, {} started the shell and {} denied execs were tried: the hidden batch lost its teeth",
+        tally.gate_runs,
+        tally.gate_ran_shell,
+        tally.denied_attempts
+    );
+    assert_no_misses(&format!("hidden (seed {seed}, {count} texts)"), &tally);
 }
 
 /// The oracle's own ground truth: what the shell runs is seen, data is not a program,

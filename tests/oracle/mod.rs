@@ -1346,6 +1346,32 @@ pub fn double_quote(text: &str) -> String {
     out
 }
 
+/// The generated batch of texts hidden from the text stage, for a seed: each a
+/// generated text handed to a shell in a way the text scanner does not read (on
+/// standard input, in a script, in a trap, through an interpreter), so that only the
+/// exec stage stands between it and what it runs.
+pub fn hidden(seed: u64, count: usize) -> Vec<String> {
+    let mut rng = Seeded(seed);
+    (0..count)
+        .map(|_| {
+            let text = Generator::new(&mut rng).text();
+            let quoted = single_quote(&text);
+            let shell = one(&mut rng, &["bash", "sh", "dash", "zsh"]);
+            match rng.pick(6) {
+                0 => format!("printf '%s\\n' {quoted} | {shell}"),
+                1 => format!("{shell} <<< {quoted}"),
+                2 => format!("printf '%s\\n' {quoted} > s; {shell} s"),
+                3 => format!("trap {quoted} EXIT"),
+                // Unset first: every bash the text starts would read it again.
+                4 => format!("printf 'unset BASH_ENV\\n%s\\n' {quoted} > s; BASH_ENV=s bash -c :"),
+                _ => format!(
+                    "python3 -c 'import subprocess, sys; subprocess.run([\"{shell}\", \"-c\", sys.argv[1]])' {quoted}"
+                ),
+            }
+        })
+        .collect()
+}
+
 /// The generated batch for a seed.
 pub fn generated(seed: u64, count: usize) -> Vec<String> {
     let mut rng = Seeded(seed);
