@@ -138,8 +138,9 @@ fn sandbox() -> Sandbox {
     sandbox
 }
 
-/// Check `texts` on two workers (the CI machine has two cores).
-fn check_all(texts: Vec<(String, Stages)>) -> Tally {
+/// Check `texts` on two workers (the CI machine has two cores). `name` names the
+/// batch's report ([`oracle::report_path`]).
+fn check_all(name: &str, texts: Vec<(String, Stages)>) -> Tally {
     require_tools();
     let budget = std::env::var_os("DENY_ORACLE_SECONDS").map(|_| {
         std::time::Instant::now()
@@ -167,9 +168,10 @@ fn check_all(texts: Vec<(String, Stages)>) -> Tally {
                     };
                     oracle::check_text(&sandbox, &mut judge, &text, stages, &mut tally);
                     // A long run keeps its figures even if it is stopped.
-                    if let Some(path) = oracle::report_path().filter(|_| tally.texts % 50 == 0) {
+                    if let Some(path) = oracle::report_path(name).filter(|_| tally.texts % 50 == 0)
+                    {
                         oracle::write_report(
-                            &path.with_extension(format!("worker{worker}")),
+                            &oracle::beside(&path, &format!("worker{worker}")),
                             &tally,
                         );
                     }
@@ -181,12 +183,12 @@ fn check_all(texts: Vec<(String, Stages)>) -> Tally {
     total.into_inner().unwrap()
 }
 
-fn assert_no_misses(what: &str, tally: &Tally) {
+fn assert_no_misses(name: &str, what: &str, tally: &Tally) {
     eprintln!("{what}: {}", tally.summary());
     for example in tally.over_refusal_examples.iter().take(10) {
         eprintln!("  over-refusal: {example}");
     }
-    if let Some(path) = oracle::report_path() {
+    if let Some(path) = oracle::report_path(name) {
         oracle::write_report(&path, tally);
     }
     let misses: Vec<String> = tally.misses.iter().map(|m| format!("  {m}")).collect();
@@ -207,13 +209,14 @@ fn assert_no_misses(what: &str, tally: &Tally) {
 #[test]
 fn every_corpus_text_that_runs_a_denied_program_is_refused() {
     let tally = check_all(
+        "corpus",
         oracle::CORPUS
             .iter()
             .map(|t| ((*t).to_owned(), BOTH))
             .collect(),
     );
     let idle = tally.idle.clone();
-    assert_no_misses("corpus", &tally);
+    assert_no_misses("corpus", "corpus", &tally);
     assert!(
         idle.is_empty(),
         "corpus texts that ran no denied program in any shell (they test nothing): {idle:#?}"
@@ -248,6 +251,7 @@ fn a_fixed_seed_generated_batch_has_no_misses() {
     let count = env_number("DENY_ORACLE_COUNT", DEFAULT_COUNT as u64) as usize;
     let seed = env_number("DENY_ORACLE_SEED", DEFAULT_SEED);
     let tally = check_all(
+        "generated",
         oracle::generated(seed, count)
             .into_iter()
             .map(|t| (t, BOTH))
@@ -261,7 +265,11 @@ fn a_fixed_seed_generated_batch_has_no_misses() {
         tally.denied_ran,
         tally.comparisons
     );
-    assert_no_misses(&format!("generated (seed {seed}, {count} texts)"), &tally);
+    assert_no_misses(
+        "generated",
+        &format!("generated (seed {seed}, {count} texts)"),
+        &tally,
+    );
 }
 
 /// The texts the text stage cannot read: the exec stage alone stops what they run, and
@@ -269,13 +277,14 @@ fn a_fixed_seed_generated_batch_has_no_misses() {
 #[test]
 fn every_gap_text_is_refused_at_exec() {
     let tally = check_all(
+        "gaps",
         oracle::GAPS
             .iter()
             .map(|t| ((*t).to_owned(), EXEC))
             .collect(),
     );
     let idle = tally.exec_idle.clone();
-    assert_no_misses("gaps", &tally);
+    assert_no_misses("gaps", "gaps", &tally);
     assert!(
         idle.is_empty(),
         "gap texts that tried no denied program through gate in any shell (they test nothing): {idle:#?}"
@@ -288,6 +297,7 @@ fn a_fixed_seed_hidden_batch_has_no_exec_misses() {
     let count = env_number("DENY_ORACLE_HIDDEN_COUNT", DEFAULT_HIDDEN_COUNT as u64) as usize;
     let seed = env_number("DENY_ORACLE_SEED", DEFAULT_SEED);
     let tally = check_all(
+        "hidden",
         oracle::hidden(seed, count)
             .into_iter()
             .map(|t| (t, EXEC))
@@ -302,7 +312,11 @@ fn a_fixed_seed_hidden_batch_has_no_exec_misses() {
         tally.gate_ran_shell,
         tally.denied_attempts
     );
-    assert_no_misses(&format!("hidden (seed {seed}, {count} texts)"), &tally);
+    assert_no_misses(
+        "hidden",
+        &format!("hidden (seed {seed}, {count} texts)"),
+        &tally,
+    );
 }
 
 /// The oracle's own ground truth: what the shell runs is seen, data is not a program,

@@ -1380,9 +1380,23 @@ pub fn generated(seed: u64, count: usize) -> Vec<String> {
         .collect()
 }
 
-/// Where the oracle writes its long-run report, if asked.
-pub fn report_path() -> Option<PathBuf> {
-    std::env::var_os("DENY_ORACLE_REPORT").map(PathBuf::from)
+/// Where the oracle writes the report of the batch `name`, if asked: the generated
+/// batch's in the file `DENY_ORACLE_REPORT` names, another's beside it (`FILE.NAME`),
+/// so batches run together do not write over each other.
+pub fn report_path(name: &str) -> Option<PathBuf> {
+    let path = PathBuf::from(std::env::var_os("DENY_ORACLE_REPORT")?);
+    Some(if name == "generated" {
+        path
+    } else {
+        beside(&path, name)
+    })
+}
+
+/// `path` with `.suffix` added to its file name.
+pub fn beside(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_owned();
+    name.push(format!(".{suffix}"));
+    path.with_file_name(name)
 }
 
 pub fn write_report(path: &Path, tally: &Tally) {
