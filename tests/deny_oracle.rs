@@ -319,8 +319,8 @@ fn a_fixed_seed_hidden_batch_has_no_exec_misses() {
     );
 }
 
-/// The oracle's own ground truth: what the shell runs is seen, data is not a program,
-/// and a generated `rm -rf /` cannot touch the machine.
+/// The oracle's own ground truth: what the shell runs is seen (also by descriptor),
+/// data is not a program, and a generated `rm -rf /` cannot touch the machine.
 #[test]
 fn the_oracle_sees_every_exec_and_contains_what_it_runs() {
     require_tools();
@@ -346,6 +346,19 @@ fn the_oracle_sees_every_exec_and_contains_what_it_runs() {
         ];
         assert_eq!(run.execs, want, "{shell}");
     }
+    // An exec by descriptor (fexecve: execveat) is seen as the file it runs.
+    let runs = sandbox.run(
+        "python3 -c 'import os; os.execve(os.open(\"/usr/bin/rm\", os.O_RDONLY), [\"rm\", \"victim\"], {})'",
+        &["/usr/bin/dash"],
+    );
+    assert_eq!(
+        runs["/usr/bin/dash"].execs.last(),
+        Some(&Exec {
+            path: "/usr/bin/rm".into(),
+            argv: vec!["rm".into(), "victim".into()],
+        }),
+        "{runs:?}"
+    );
     // The host's files are out of reach.
     let env = TestEnv::new();
     let marker = env.write("marker", "keep");
@@ -454,6 +467,10 @@ fn the_trace_parser_reads_interleaved_and_failed_execs() {
         9 execve(\"\\x2f\\x71\", [], 0x2 /* 3 vars */) = -1 ENOENT (No such file or directory)\n\
         8 <... execve resumed>) = 0\n\
         @@= 0\n\
+        4 execveat(3<\\x2f\\x64>, \"\", [\"\\x72\"], 0x2 /* 0 vars */, AT_EMPTY_PATH) = 0\n\
+        4 execveat(AT_FDCWD, \"\\x71\", [\"\\x71\"], 0x2 /* 0 vars */, 0 <unfinished ...>\n\
+        6 execveat(5<\\x2f\\x64>, \"\\x71\", [], 0x2 /* 0 vars */, 0) = -1 EACCES (Permission denied)\n\
+        4 <... execveat resumed>) = 0\n\
         @@ gate /usr/bin/bash\n\
         5 execve(\"\\x2f\\x72\", [\"\\x72\"], 0x2 /* 3 vars */) = -1 EACCES (Permission denied)\n\
         @@= 125\n\
@@ -461,7 +478,7 @@ fn the_trace_parser_reads_interleaved_and_failed_execs() {
         @@! gate /usr/bin/bash\n";
     let runs = oracle::parse_trace(trace);
     let run = &runs["/usr/bin/bash"];
-    assert_eq!(run.execs.len(), 2, "{run:?}");
+    assert_eq!(run.execs.len(), 4, "{run:?}");
     assert_eq!(
         run.execs[1],
         Exec {
@@ -469,8 +486,18 @@ fn the_trace_parser_reads_interleaved_and_failed_execs() {
             argv: vec!["r".into(), "x".into()]
         }
     );
-    assert_eq!(run.failed.len(), 1, "{run:?}");
+    // execveat: from the descriptor's directory, or the descriptor itself.
+    let paths: Vec<&str> = run.execs.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(paths, ["/b", "/r", "/d", "q"]);
+    assert_eq!(run.failed.len(), 2, "{run:?}");
     assert_eq!(run.failed[0].errno, "ENOENT");
+    assert_eq!(
+        (
+            run.failed[1].exec.path.as_str(),
+            run.failed[1].errno.as_str()
+        ),
+        ("/d/q", "EACCES")
+    );
     assert_eq!((run.status, run.timed_out), (Some(0), false));
     let gated = &runs["gate /usr/bin/bash"];
     assert!(gated.execs.is_empty(), "{gated:?}");

@@ -16,7 +16,7 @@
 //!   root with read-only binds of `/usr` and `/etc`, `pivot_root` into it (the host tree
 //!   is detached, so a generated `rm -rf /` meets read-only mounts and an empty tmpfs),
 //!   capabilities cut down to what the wrappers need (no `CAP_SYS_ADMIN`: no mount), and
-//!   `strace -f -xx -e trace=execve` around each shell, or around gate (bound
+//!   `strace -f -xx -y -e trace=execve,execveat` around each shell, or around gate (bound
 //!   read-only at `/gate`) starting it. strace follows gate's supervisor too (gate
 //!   forks it); it execs nothing, so every exec in the trace is the command's.
 //! - [`rule_matches`]: the rule semantics of docs/rules.md ("Matching" under "Deny
@@ -130,7 +130,7 @@ pub struct ShellRun {
     pub messages: Vec<String>,
 }
 
-/// Parse the output of `strace -f -qq -xx -e trace=execve -e signal=none`: each run's
+/// Parse the output of `strace -f -qq -xx -y -e trace=execve,execveat -e signal=none`: each run's
 /// execs in order, split into runs at the driver's `@@ NAME` marker lines, with the
 /// driver's notes on a run (`@@! NAME` it timed out, `@@= STATUS`, `@@# LINE`).
 pub fn parse_trace(text: &str) -> BTreeMap<String, ShellRun> {
@@ -164,19 +164,28 @@ pub fn parse_trace(text: &str) -> BTreeMap<String, ShellRun> {
             continue;
         };
         let rest = rest.trim_start();
-        if let Some(call) = rest.strip_prefix("execve(") {
-            let Some((exec, tail)) = parse_call(call) else {
-                continue;
-            };
-            if tail.ends_with("<unfinished ...>") {
-                pending.insert(pid.to_owned(), exec);
-            } else {
-                record(run, exec, tail);
+        let call = if let Some(call) = rest.strip_prefix("execve(") {
+            parse_call(call)
+        } else if let Some(call) = rest.strip_prefix("execveat(") {
+            parse_execveat(call)
+        } else {
+            let resumed = rest
+                .strip_prefix("<... execve resumed>")
+                .or_else(|| rest.strip_prefix("<... execveat resumed>"));
+            if let Some(tail) = resumed {
+                if let Some(exec) = pending.remove(pid) {
+                    record(run, exec, tail);
+                }
             }
-        } else if let Some(tail) = rest.strip_prefix("<... execve resumed>") {
-            if let Some(exec) = pending.remove(pid) {
-                record(run, exec, tail);
-            }
+            continue;
+        };
+        let Some((exec, tail)) = call else {
+            continue;
+        };
+        if tail.ends_with("<unfinished ...>") {
+            pending.insert(pid.to_owned(), exec);
+        } else {
+            record(run, exec, tail);
         }
     }
     runs
@@ -219,18 +228,39 @@ fn parse_call(call: &str) -> Option<(Exec, &str)> {
     Some((Exec { path, argv }, rest))
 }
 
+/// `DIRFD, "PATH", ["ARG", ...], ...`, the descriptor shown by `-y` as `N<DIR>`: the
+/// program is PATH taken from DIR (DIR itself for an empty PATH: `AT_EMPTY_PATH`, as
+/// `fexecve` does). `AT_FDCWD` leaves a relative PATH as it is.
+fn parse_execveat(call: &str) -> Option<(Exec, &str)> {
+    let (dirfd, rest) = call.split_once(", ")?;
+    let dir = match dirfd.split_once('<') {
+        Some((_, dir)) => Some(decode_hex(dir.strip_suffix('>')?)?),
+        None => None,
+    };
+    let (mut exec, tail) = parse_call(rest)?;
+    if let Some(dir) = dir.filter(|_| !exec.path.starts_with('/')) {
+        exec.path = if exec.path.is_empty() {
+            dir
+        } else {
+            format!("{dir}/{}", exec.path)
+        };
+    }
+    Some((exec, tail))
+}
+
 fn parse_string(text: &str) -> Option<(String, &str)> {
     let body = text.strip_prefix('"')?;
     let end = body.find('"')?;
-    let hex = &body[..end];
+    Some((decode_hex(&body[..end])?, &body[end + 1..]))
+}
+
+/// `\xHH\xHH…` as text.
+fn decode_hex(hex: &str) -> Option<String> {
     let mut bytes = Vec::new();
     for chunk in hex.split("\\x").skip(1) {
         bytes.push(u8::from_str_radix(chunk.get(..2)?, 16).ok()?);
     }
-    Some((
-        String::from_utf8_lossy(&bytes).into_owned(),
-        &body[end + 1..],
-    ))
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -278,7 +308,7 @@ traced() {
     echo "@@ $name" >&3
     setpriv --bounding-set=-all,+chown,+dac_override,+dac_read_search,+fowner,+fsetid,+kill,+setgid,+setuid,+sys_chroot,+audit_write \
         timeout -s TERM -k 1 "$SHELL_TIME" env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME=/work/run LANG=C.UTF-8 TERM=dumb \
-        strace -f -qq -xx -s 1000000 -e trace=execve -e signal=none -o /dev/fd/3 \
+        strace -f -qq -xx -y -s 1000000 -e trace=execve,execveat -e signal=none -o /dev/fd/3 \
         "$@" 2>/work/stderr </dev/null >/dev/null
     status=$?
     echo "@@= $status" >&3
@@ -945,6 +975,11 @@ pub const GAPS: &[&str] = &[
     // Programs that run programs.
     "python3 -c 'import os; os.system(\"rm victim\")'",
     "python3 -c 'import subprocess; subprocess.run([\"rm\", \"victim\"])'",
+    // The exec calls themselves: fexecve (execveat of a descriptor), and an argv[0]
+    // that is not the program's name.
+    "python3 -c 'import os; os.execve(os.open(\"/usr/bin/rm\", os.O_RDONLY), [\"rm\", \"victim\"], {})'",
+    "python3 -c 'import os; os.execve(os.open(\"/usr/bin/rm\", os.O_PATH), [\"x\", \"victim\"], {})'",
+    "python3 -c 'import os; os.execv(\"/usr/bin/rm\", [\"ls\", \"victim\"])'",
     "perl -e 'system(\"rm\", \"victim\")'",
     "perl -e 'exec \"rm\", \"victim\"'",
     "echo | sed 'e rm victim'",
