@@ -431,6 +431,9 @@ fn rule_matching_follows_the_documented_semantics() {
     assert!(m("/bin/rm", &exec("/bin/rm", &["rm"])));
     assert!(!m("/bin/rm", &exec("/usr/bin/rm", &["rm"])));
     assert!(m("A=1 rm", &exec("/usr/bin/rm", &["rm"])));
+    // Run without argv (argc 0): the program, with no arguments.
+    assert!(m("rm", &exec("/usr/bin/rm", &[])));
+    assert!(!m("rm -rf", &exec("/usr/bin/rm", &[])));
 }
 
 /// Issue 15: a 40 KB `{a,b}{a,b}…` took gate 1.5 GB. Under a 1 GiB address-space limit
@@ -471,6 +474,7 @@ fn the_trace_parser_reads_interleaved_and_failed_execs() {
         4 execveat(AT_FDCWD, \"\\x71\", [\"\\x71\"], 0x2 /* 0 vars */, 0 <unfinished ...>\n\
         6 execveat(5<\\x2f\\x64>, \"\\x71\", [], 0x2 /* 0 vars */, 0) = -1 EACCES (Permission denied)\n\
         4 <... execveat resumed>) = 0\n\
+        6 execve(\"\\x2f\\x6e\", NULL, NULL) = -1 EACCES (Permission denied)\n\
         @@ gate /usr/bin/bash\n\
         5 execve(\"\\x2f\\x72\", [\"\\x72\"], 0x2 /* 3 vars */) = -1 EACCES (Permission denied)\n\
         @@= 125\n\
@@ -489,7 +493,14 @@ fn the_trace_parser_reads_interleaved_and_failed_execs() {
     // execveat: from the descriptor's directory, or the descriptor itself.
     let paths: Vec<&str> = run.execs.iter().map(|e| e.path.as_str()).collect();
     assert_eq!(paths, ["/b", "/r", "/d", "q"]);
-    assert_eq!(run.failed.len(), 2, "{run:?}");
+    assert_eq!(run.failed.len(), 3, "{run:?}");
+    assert_eq!(
+        run.failed[2].exec,
+        Exec {
+            path: "/n".into(),
+            argv: vec![]
+        }
+    );
     assert_eq!(run.failed[0].errno, "ENOENT");
     assert_eq!(
         (

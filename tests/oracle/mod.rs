@@ -86,9 +86,9 @@ pub fn rule_matches(rule: &[String], exec: &Exec) -> bool {
     } else {
         exec.path.rsplit('/').next() == Some(program.as_str())
     };
-    name_matches
-        && exec.argv.len() > rest.len()
-        && rest.iter().zip(&exec.argv[1..]).all(|(r, a)| r == a)
+    // An exec without argv (argc 0) has no arguments either.
+    let args = exec.argv.get(1..).unwrap_or_default();
+    name_matches && args.len() >= rest.len() && rest.iter().zip(args).all(|(r, a)| r == a)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -206,11 +206,16 @@ fn succeeded(tail: &str) -> bool {
         .is_some_and(|(_, result)| result.trim_start().starts_with('0'))
 }
 
-/// `"PATH", ["ARG", ...], ...` with every string in `\xHH` form.
+/// `"PATH", ["ARG", ...], ...` (or `"PATH", NULL, ...`) with every string in `\xHH`
+/// form.
 fn parse_call(call: &str) -> Option<(Exec, &str)> {
     let (path, rest) = parse_string(call)?;
-    let mut rest = rest.strip_prefix(", [")?;
     let mut argv = Vec::new();
+    // No argv at all (argc 0).
+    if let Some(rest) = rest.strip_prefix(", NULL") {
+        return Some((Exec { path, argv }, rest));
+    }
+    let mut rest = rest.strip_prefix(", [")?;
     loop {
         if let Some(after) = rest.strip_prefix(']') {
             rest = after;
@@ -975,11 +980,16 @@ pub const GAPS: &[&str] = &[
     // Programs that run programs.
     "python3 -c 'import os; os.system(\"rm victim\")'",
     "python3 -c 'import subprocess; subprocess.run([\"rm\", \"victim\"])'",
-    // The exec calls themselves: fexecve (execveat of a descriptor), and an argv[0]
-    // that is not the program's name.
+    // The exec calls themselves: fexecve (execveat of a descriptor), an argv[0] that is
+    // not the program's name, and no argv at all (the kernel then runs the program with
+    // an empty argv[0]).
     "python3 -c 'import os; os.execve(os.open(\"/usr/bin/rm\", os.O_RDONLY), [\"rm\", \"victim\"], {})'",
     "python3 -c 'import os; os.execve(os.open(\"/usr/bin/rm\", os.O_PATH), [\"x\", \"victim\"], {})'",
     "python3 -c 'import os; os.execv(\"/usr/bin/rm\", [\"ls\", \"victim\"])'",
+    "python3 -c 'import ctypes; ctypes.CDLL(None).execv(b\"/usr/bin/rm\", None)'",
+    // What the command leaves running after its shell has exited.
+    "(sleep 1; printf 'rm victim' | bash) & exit 0",
+    "printf 'sleep 1; rm victim' | setsid -f bash",
     "perl -e 'system(\"rm\", \"victim\")'",
     "perl -e 'exec \"rm\", \"victim\"'",
     "echo | sed 'e rm victim'",
