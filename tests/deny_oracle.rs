@@ -475,6 +475,7 @@ fn the_trace_parser_reads_interleaved_and_failed_execs() {
         6 execveat(5<\\x2f\\x64>, \"\\x71\", [], 0x2 /* 0 vars */, 0) = -1 EACCES (Permission denied)\n\
         4 <... execveat resumed>) = 0\n\
         6 execve(\"\\x2f\\x6e\", NULL, NULL) = -1 EACCES (Permission denied)\n\
+        3 execve(\"\\x2f\\x7a\", [], 0x2 /* 0 vars */) = ?\n\
         @@ gate /usr/bin/bash\n\
         5 execve(\"\\x2f\\x72\", [\"\\x72\"], 0x2 /* 3 vars */) = -1 EACCES (Permission denied)\n\
         @@= 125\n\
@@ -493,7 +494,9 @@ fn the_trace_parser_reads_interleaved_and_failed_execs() {
     // execveat: from the descriptor's directory, or the descriptor itself.
     let paths: Vec<&str> = run.execs.iter().map(|e| e.path.as_str()).collect();
     assert_eq!(paths, ["/b", "/r", "/d", "q"]);
-    assert_eq!(run.failed.len(), 3, "{run:?}");
+    assert_eq!(run.failed.len(), 4, "{run:?}");
+    // The process ended inside the call: no result.
+    assert_eq!(run.failed[3].errno, "?");
     assert_eq!(
         run.failed[2].exec,
         Exec {

@@ -196,6 +196,8 @@ fn record(run: &mut ShellRun, exec: Exec, tail: &str) {
     if succeeded(tail) {
         run.execs.push(exec);
     } else if let Some((_, result)) = tail.rsplit_once(" = ") {
+        // `-1 EACCES (…)`, `? ERESTARTSYS (…)` (interrupted, to be restarted), or `?`
+        // alone: the process ended inside the call.
         let errno = result.split_whitespace().nth(1).unwrap_or("?").to_owned();
         run.failed.push(Failed { exec, errno });
     }
@@ -577,16 +579,20 @@ pub struct ExecMiss {
     pub shell: String,
     pub exec: Exec,
     pub rule: String,
+    /// What strace saw it return: `0`, or `?` (no result: the process ended inside the
+    /// call, in a run that did not time out, so it may have run).
+    pub result: String,
 }
 
 impl std::fmt::Display for ExecMiss {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{:?} through gate with {}: {} ran (deny rule `{}`), gate's options {}",
+            "{:?} through gate with {}: {} returned {} (deny rule `{}`), gate's options {}",
             self.text,
             self.shell,
             self.exec.shown(),
+            self.result,
             self.rule,
             gate_options().join(" ")
         )
@@ -830,6 +836,7 @@ fn check_exec_stage(runs: &BTreeMap<String, ShellRun>, text: &str, tally: &mut T
                     shell: shell.clone(),
                     exec: exec.clone(),
                     rule: rule.join(" "),
+                    result: "0".to_owned(),
                 });
             }
         }
@@ -838,9 +845,19 @@ fn check_exec_stage(runs: &BTreeMap<String, ShellRun>, text: &str, tally: &mut T
             if matches!(failed.errno.as_str(), "ENOENT" | "ENOTDIR") {
                 continue;
             }
-            if matching(&failed.exec).is_some() {
+            if let Some(rule) = matching(&failed.exec) {
                 tally.denied_attempts += 1;
-                *tally.refusals.entry(failed.errno.clone()).or_default() += 1;
+                if failed.errno == "?" && !run.timed_out {
+                    tally.exec_misses.push(ExecMiss {
+                        text: text.to_owned(),
+                        shell: shell.clone(),
+                        exec: failed.exec.clone(),
+                        rule: rule.join(" "),
+                        result: "?".to_owned(),
+                    });
+                } else {
+                    *tally.refusals.entry(failed.errno.clone()).or_default() += 1;
+                }
             }
         }
     }
