@@ -415,6 +415,48 @@ fn the_exec_stage_sees_gate_refuse_a_denied_program_and_run_the_rest() {
     assert_eq!(run.status, Some(common::REFUSED), "{run:?}");
 }
 
+/// The exec stage's controls: when gate's supervisor does not refuse a denied program
+/// (here gate is given a deny rule that names another program), the oracle reports the
+/// program that ran, with its text, shell and argv; when gate fails, the test fails.
+#[test]
+fn the_exec_stage_reports_a_denied_program_that_ran_through_gate() {
+    require_tools();
+    let mut sandbox = sandbox();
+    sandbox.gate_options = ["--no-config", "--audit-log", "off", "--level", "full"]
+        .into_iter()
+        .chain(["--deny", "no-such-program"])
+        .map(String::from)
+        .collect();
+    let mut tally = Tally::default();
+    let mut never = |_: &[String], _: &str, _: &str| -> Verdict {
+        unreachable!("the exec stage alone asks gate check nothing")
+    };
+    let text = "printf 'rm victim' | bash";
+    oracle::check_text(&sandbox, &mut never, text, EXEC, &mut tally);
+    assert_eq!(tally.exec_misses.len(), oracle::SHELLS.len(), "{tally:?}");
+    for miss in &tally.exec_misses {
+        assert_eq!(miss.text, text);
+        assert_eq!(miss.exec.argv, ["rm", "victim"]);
+        assert_eq!(miss.rule, "rm");
+        assert_eq!(miss.result, "0");
+    }
+    // And a gate that fails (125, here on an option it refuses) does not pass for one
+    // that refused the text.
+    sandbox.gate_options = vec!["--no-such-option".to_owned()];
+    let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        oracle::check_text(&sandbox, &mut never, "true", EXEC, &mut Tally::default());
+    }));
+    let message = failed.expect_err("a gate that failed passed for one that refused");
+    let message = message
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        message.contains("neither ran the shell nor was refused"),
+        "{message}"
+    );
+}
+
 #[test]
 fn rule_matching_follows_the_documented_semantics() {
     let exec = |path: &str, argv: &[&str]| Exec {

@@ -126,7 +126,8 @@ pub struct ShellRun {
     pub timed_out: bool,
     /// The exit status of the run's first program, when it ended in time.
     pub status: Option<i32>,
-    /// gate's own lines on standard error, kept when it exited 125 (its own failure).
+    /// The first 20 lines on standard error of a run through gate that did not end in a
+    /// refusal of the text (126): why gate failed, if it did.
     pub messages: Vec<String>,
 }
 
@@ -325,7 +326,7 @@ for sh in $shells; do
     if [ "$plain" = 1 ]; then traced "$sh" "$sh" -c "$text"; fi
     if [ -n "$G" ]; then
         traced "gate $sh" /gate --shell "$sh" "$@" -c "$text"
-        if [ "$status" = 125 ]; then sed -n 's/^gate: /@@# gate: /p' /work/stderr >&3; fi
+        if [ "$status" != 126 ]; then sed -n '1,20s/^/@@# /p' /work/stderr >&3; fi
     fi
 done
 echo "@@ end" >&3
@@ -372,6 +373,8 @@ pub struct Sandbox {
     pub shell_time: Duration,
     /// The gate binary the exec stage runs (bound read-only into the sandbox).
     pub gate: Option<PathBuf>,
+    /// gate's options there ([`gate_options`]; a test's control changes them).
+    pub gate_options: Vec<String>,
 }
 
 impl Sandbox {
@@ -400,6 +403,7 @@ impl Sandbox {
             deadline: Duration::from_secs(30),
             shell_time: Duration::from_secs(3),
             gate: None,
+            gate_options: gate_options(),
         }
     }
 
@@ -440,7 +444,7 @@ impl Sandbox {
             .arg(&gate)
             .args(shells)
             .arg("--")
-            .args(gate_options())
+            .args(&self.gate_options)
             .env_clear()
             .env("PATH", "/usr/bin:/bin:/usr/sbin:/sbin")
             .env("SHELL_TIME", self.shell_time.as_secs().to_string())
@@ -582,6 +586,8 @@ pub struct ExecMiss {
     /// What strace saw it return: `0`, or `?` (no result: the process ended inside the
     /// call, in a run that did not time out, so it may have run).
     pub result: String,
+    /// gate's options in that run.
+    pub options: Vec<String>,
 }
 
 impl std::fmt::Display for ExecMiss {
@@ -594,7 +600,7 @@ impl std::fmt::Display for ExecMiss {
             self.exec.shown(),
             self.result,
             self.rule,
-            gate_options().join(" ")
+            self.options.join(" ")
         )
     }
 }
@@ -748,7 +754,7 @@ pub fn check_text(
         check_text_stage(&runs.shell, verdict, text, tally);
     }
     if stages.exec {
-        check_exec_stage(&runs.gate, text, tally);
+        check_exec_stage(&runs.gate, &sandbox.gate_options, text, tally);
     }
 }
 
@@ -807,7 +813,12 @@ fn check_text_stage(
 /// text scanner said. gate either refuses the text before running anything (exit 126,
 /// and the trace holds gate alone) or starts the shell; then every exec in the tree
 /// that a deny rule matches must fail.
-fn check_exec_stage(runs: &BTreeMap<String, ShellRun>, text: &str, tally: &mut Tally) {
+fn check_exec_stage(
+    runs: &BTreeMap<String, ShellRun>,
+    options: &[String],
+    text: &str,
+    tally: &mut Tally,
+) {
     let rules: Vec<Vec<String>> = DENY_RULES.iter().map(|r| rule_words(r)).collect();
     let matching = |exec: &Exec| rules.iter().find(|r| rule_matches(r, exec));
     let attempts_before = tally.denied_attempts;
@@ -837,6 +848,7 @@ fn check_exec_stage(runs: &BTreeMap<String, ShellRun>, text: &str, tally: &mut T
                     exec: exec.clone(),
                     rule: rule.join(" "),
                     result: "0".to_owned(),
+                    options: options.to_vec(),
                 });
             }
         }
@@ -854,6 +866,7 @@ fn check_exec_stage(runs: &BTreeMap<String, ShellRun>, text: &str, tally: &mut T
                         exec: failed.exec.clone(),
                         rule: rule.join(" "),
                         result: "?".to_owned(),
+                        options: options.to_vec(),
                     });
                 } else {
                     *tally.refusals.entry(failed.errno.clone()).or_default() += 1;
