@@ -1,16 +1,24 @@
-//! The differential deny-rule oracle (issue 15): run a command text under the real
-//! shells with an exec tracer, in a throw-away sandbox, and compare every program they
-//! actually executed with gate's verdict for the same text.
+//! The differential deny-rule oracle (issues 15 and 22): run a command text under the
+//! real shells with an exec tracer, in a throw-away sandbox, and compare every program
+//! they actually executed with gate's verdict for the same text; then run the text
+//! through gate itself, under the same tracer, and look at what got to run.
 //!
-//! The promise checked: every executed program whose argv matches a deny rule must have
-//! been refused by gate before anything ran (otherwise a *miss*). A refusal where nothing
-//! denied ran is an *over-refusal*: allowed, but counted.
+//! The promises checked, one per stage:
+//! - text stage: every executed program whose argv matches a deny rule must have been
+//!   refused by gate before anything ran (otherwise a *miss*). A refusal where nothing
+//!   denied ran is an *over-refusal*: allowed, but counted.
+//! - exec stage: through gate (`gate --level full --deny … -c TEXT`), no exec of a
+//!   program a deny rule matches succeeds, whatever the text scanner said (otherwise an
+//!   *exec miss*). gate either refuses the text before anything runs, or its supervisor
+//!   fails each such exec (strace shows `= -1 EACCES`).
 //!
 //! - [`Sandbox`]: `unshare` (mount, pid, net, ipc, uts namespaces) around a fresh tmpfs
 //!   root with read-only binds of `/usr` and `/etc`, `pivot_root` into it (the host tree
 //!   is detached, so a generated `rm -rf /` meets read-only mounts and an empty tmpfs),
 //!   capabilities cut down to what the wrappers need (no `CAP_SYS_ADMIN`: no mount), and
-//!   `strace -f -xx -e trace=execve` around each shell.
+//!   `strace -f -xx -y -e trace=execve,execveat` around each shell, or around gate (bound
+//!   read-only at `/gate`) starting it. strace follows gate's supervisor too (gate
+//!   forks it); it execs nothing, so every exec in the trace is the command's.
 //! - [`rule_matches`]: the rule semantics of docs/rules.md ("Matching" under "Deny
 //!   rules"), written here on its own, never by calling gate's matcher.
 //! - [`Generator`]: shell text from a small grammar, driven by any [`Choices`] (a seeded
@@ -78,9 +86,9 @@ pub fn rule_matches(rule: &[String], exec: &Exec) -> bool {
     } else {
         exec.path.rsplit('/').next() == Some(program.as_str())
     };
-    name_matches
-        && exec.argv.len() > rest.len()
-        && rest.iter().zip(&exec.argv[1..]).all(|(r, a)| r == a)
+    // An exec without argv (argc 0) has no arguments either.
+    let args = exec.argv.get(1..).unwrap_or_default();
+    name_matches && args.len() >= rest.len() && rest.iter().zip(args).all(|(r, a)| r == a)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -100,58 +108,100 @@ impl Exec {
     }
 }
 
-/// What one shell executed for one text (the shell's own exec by strace left out).
-#[derive(Debug, Clone, Default)]
-pub struct ShellRun {
-    pub execs: Vec<Exec>,
-    /// The sandbox ran into its time limit (the trace up to then is kept).
-    pub timed_out: bool,
+/// An `execve` that failed: the call, and the error strace names (`EACCES`, `ENOENT`…).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failed {
+    pub exec: Exec,
+    pub errno: String,
 }
 
-/// Parse the output of `strace -f -qq -xx -e trace=execve -e signal=none`: successful
-/// execs in order, split into runs at the driver's `@@ SHELL` marker lines.
-pub fn parse_trace(text: &str) -> (BTreeMap<String, Vec<Exec>>, Vec<String>) {
-    let mut timed_out = Vec::new();
-    let mut runs: BTreeMap<String, Vec<Exec>> = BTreeMap::new();
+/// What one run of a text executed (the run's own first exec by strace left out).
+#[derive(Debug, Clone, Default)]
+pub struct ShellRun {
+    /// The execs that succeeded, in order.
+    pub execs: Vec<Exec>,
+    /// The execs that failed: a `PATH` search's misses, and what gate refused.
+    pub failed: Vec<Failed>,
+    /// The sandbox ran into its time limit (the trace up to then is kept).
+    pub timed_out: bool,
+    /// The exit status of the run's first program, when it ended in time.
+    pub status: Option<i32>,
+    /// The first 20 lines on standard error of a run through gate that did not end in a
+    /// refusal of the text (126): why gate failed, if it did.
+    pub messages: Vec<String>,
+}
+
+/// Parse the output of `strace -f -qq -xx -y -e trace=execve,execveat -e signal=none`: each run's
+/// execs in order, split into runs at the driver's `@@ NAME` marker lines, with the
+/// driver's notes on a run (`@@! NAME` it timed out, `@@= STATUS`, `@@# LINE`).
+pub fn parse_trace(text: &str) -> BTreeMap<String, ShellRun> {
+    let mut runs: BTreeMap<String, ShellRun> = BTreeMap::new();
     let mut current: Option<String> = None;
     let mut pending: BTreeMap<String, Exec> = BTreeMap::new();
     for line in text.lines() {
-        if let Some(shell) = line.strip_prefix("@@! ") {
-            timed_out.push(shell.to_owned());
+        if let Some(name) = line.strip_prefix("@@! ") {
+            runs.entry(name.to_owned()).or_default().timed_out = true;
             continue;
         }
-        if let Some(shell) = line.strip_prefix("@@ ") {
-            current = Some(shell.to_owned());
-            runs.entry(shell.to_owned()).or_default();
+        if let Some(name) = line.strip_prefix("@@ ") {
+            current = Some(name.to_owned());
+            runs.entry(name.to_owned()).or_default();
             pending.clear();
             continue;
         }
         let Some(run) = current.as_ref().and_then(|c| runs.get_mut(c)) else {
             continue;
         };
+        if let Some(status) = line.strip_prefix("@@= ") {
+            run.status = status.trim().parse().ok();
+            continue;
+        }
+        if let Some(message) = line.strip_prefix("@@# ") {
+            run.messages.push(message.to_owned());
+            continue;
+        }
         let line = line.trim_start();
         let Some((pid, rest)) = line.split_once(' ') else {
             continue;
         };
         let rest = rest.trim_start();
-        if let Some(call) = rest.strip_prefix("execve(") {
-            let Some((exec, tail)) = parse_call(call) else {
-                continue;
-            };
-            if tail.ends_with("<unfinished ...>") {
-                pending.insert(pid.to_owned(), exec);
-            } else if succeeded(tail) {
-                run.push(exec);
-            }
-        } else if let Some(tail) = rest.strip_prefix("<... execve resumed>") {
-            if let Some(exec) = pending.remove(pid) {
-                if succeeded(tail) {
-                    run.push(exec);
+        let call = if let Some(call) = rest.strip_prefix("execve(") {
+            parse_call(call)
+        } else if let Some(call) = rest.strip_prefix("execveat(") {
+            parse_execveat(call)
+        } else {
+            let resumed = rest
+                .strip_prefix("<... execve resumed>")
+                .or_else(|| rest.strip_prefix("<... execveat resumed>"));
+            if let Some(tail) = resumed {
+                if let Some(exec) = pending.remove(pid) {
+                    record(run, exec, tail);
                 }
             }
+            continue;
+        };
+        let Some((exec, tail)) = call else {
+            continue;
+        };
+        if tail.ends_with("<unfinished ...>") {
+            pending.insert(pid.to_owned(), exec);
+        } else {
+            record(run, exec, tail);
         }
     }
-    (runs, timed_out)
+    runs
+}
+
+/// File a finished call by its result (` = 0`, or ` = -1 ERRNO (text)`).
+fn record(run: &mut ShellRun, exec: Exec, tail: &str) {
+    if succeeded(tail) {
+        run.execs.push(exec);
+    } else if let Some((_, result)) = tail.rsplit_once(" = ") {
+        // `-1 EACCES (…)`, `? ERESTARTSYS (…)` (interrupted, to be restarted), or `?`
+        // alone: the process ended inside the call.
+        let errno = result.split_whitespace().nth(1).unwrap_or("?").to_owned();
+        run.failed.push(Failed { exec, errno });
+    }
 }
 
 fn succeeded(tail: &str) -> bool {
@@ -159,11 +209,16 @@ fn succeeded(tail: &str) -> bool {
         .is_some_and(|(_, result)| result.trim_start().starts_with('0'))
 }
 
-/// `"PATH", ["ARG", ...], ...` with every string in `\xHH` form.
+/// `"PATH", ["ARG", ...], ...` (or `"PATH", NULL, ...`) with every string in `\xHH`
+/// form.
 fn parse_call(call: &str) -> Option<(Exec, &str)> {
     let (path, rest) = parse_string(call)?;
-    let mut rest = rest.strip_prefix(", [")?;
     let mut argv = Vec::new();
+    // No argv at all (argc 0).
+    if let Some(rest) = rest.strip_prefix(", NULL") {
+        return Some((Exec { path, argv }, rest));
+    }
+    let mut rest = rest.strip_prefix(", [")?;
     loop {
         if let Some(after) = rest.strip_prefix(']') {
             rest = after;
@@ -181,32 +236,62 @@ fn parse_call(call: &str) -> Option<(Exec, &str)> {
     Some((Exec { path, argv }, rest))
 }
 
+/// `DIRFD, "PATH", ["ARG", ...], ...`, the descriptor shown by `-y` as `N<DIR>`: the
+/// program is PATH taken from DIR (DIR itself for an empty PATH: `AT_EMPTY_PATH`, as
+/// `fexecve` does). `AT_FDCWD` leaves a relative PATH as it is.
+fn parse_execveat(call: &str) -> Option<(Exec, &str)> {
+    let (dirfd, rest) = call.split_once(", ")?;
+    let dir = match dirfd.split_once('<') {
+        Some((_, dir)) => Some(decode_hex(dir.strip_suffix('>')?)?),
+        None => None,
+    };
+    let (mut exec, tail) = parse_call(rest)?;
+    if let Some(dir) = dir.filter(|_| !exec.path.starts_with('/')) {
+        exec.path = if exec.path.is_empty() {
+            dir
+        } else {
+            format!("{dir}/{}", exec.path)
+        };
+    }
+    Some((exec, tail))
+}
+
 fn parse_string(text: &str) -> Option<(String, &str)> {
     let body = text.strip_prefix('"')?;
     let end = body.find('"')?;
-    let hex = &body[..end];
+    Some((decode_hex(&body[..end])?, &body[end + 1..]))
+}
+
+/// `\xHH\xHH…` as text.
+fn decode_hex(hex: &str) -> Option<String> {
     let mut bytes = Vec::new();
     for chunk in hex.split("\\x").skip(1) {
         bytes.push(u8::from_str_radix(chunk.get(..2)?, 16).ok()?);
     }
-    Some((
-        String::from_utf8_lossy(&bytes).into_owned(),
-        &body[end + 1..],
-    ))
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 // ---------------------------------------------------------------------------------------
 // The sandbox.
 
+/// Where the sandbox holds the gate binary (a read-only bind of the host's).
+pub const GATE_IN_SANDBOX: &str = "/gate";
+
 /// The per-case driver, run as root by `unshare` in new namespaces. `$1` is an empty
-/// host directory to mount the sandbox root on, `$2` the text, then the shells.
+/// host directory to mount the sandbox root on, `$2` the text, `$3` 1 to run the text
+/// under each shell on its own, `$4` the host's gate binary to run it through as well
+/// (or empty), then the shells, `--`, and gate's options.
 const DRIVER: &str = r#"set -e
 exec 3>&2
-R=$1; text=$2; shift 2
+R=$1; text=$2; plain=$3; G=$4; shift 4
+shells=
+while [ "$1" != -- ]; do shells="$shells $1"; shift; done
+shift
 mount --make-rprivate /
 mount -t tmpfs -o size=16m,nr_inodes=4096,mode=755 oracle-root "$R"
 cd "$R"
 mkdir usr etc dev proc tmp work
+if [ -n "$G" ]; then : > gate; mount --bind "$G" gate; mount -o remount,bind,ro gate; fi
 for l in bin sbin lib lib64; do
     if [ -L "/$l" ]; then ln -s "$(readlink "/$l")" "$l"; fi
 done
@@ -223,26 +308,73 @@ umount -l /old
 rmdir /old
 mount -o remount,bind,ro /
 set +e
-for sh in "$@"; do
+# traced NAME PROGRAM ARGS...: one run in a fresh /work/run, its trace marked NAME.
+traced() {
+    name=$1; shift
     rm -rf /work/run 2>/dev/null
     mkdir -p /work/run/build /work/run/d && cd /work/run && : > victim && : > x
-    echo "@@ $sh" >&3
+    echo "@@ $name" >&3
     setpriv --bounding-set=-all,+chown,+dac_override,+dac_read_search,+fowner,+fsetid,+kill,+setgid,+setuid,+sys_chroot,+audit_write \
         timeout -s TERM -k 1 "$SHELL_TIME" env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME=/work/run LANG=C.UTF-8 TERM=dumb \
-        strace -f -qq -xx -s 1000000 -e trace=execve -e signal=none -o /dev/fd/3 \
-        "$sh" -c "$text" 2>/dev/null </dev/null >/dev/null
-    status=$?; if [ "$status" = 124 ] || [ "$status" = 137 ]; then echo "@@! $sh" >&3; fi
+        strace -f -qq -xx -y -s 1000000 -e trace=execve,execveat -e signal=none -o /dev/fd/3 \
+        "$@" 2>/work/stderr </dev/null >/dev/null
+    status=$?
+    echo "@@= $status" >&3
+    if [ "$status" = 124 ] || [ "$status" = 137 ]; then echo "@@! $name" >&3; fi
+}
+for sh in $shells; do
+    if [ "$plain" = 1 ]; then traced "$sh" "$sh" -c "$text"; fi
+    if [ -n "$G" ]; then
+        traced "gate $sh" /gate --shell "$sh" "$@" -c "$text"
+        if [ "$status" != 126 ]; then sed -n '1,20s/^/@@# /p' /work/stderr >&3; fi
+    fi
 done
 echo "@@ end" >&3
 "#;
+
+/// Which runs the sandbox makes of a text, under each shell.
+#[derive(Debug, Clone, Copy)]
+pub struct Stages {
+    /// The text stage: the shell on its own (what the text really runs), to compare
+    /// with `gate check`.
+    pub text: bool,
+    /// The exec stage: the shell started by gate with the deny rules
+    /// ([`gate_options`]), under the same tracer. Needs [`Sandbox::gate`].
+    pub exec: bool,
+}
+
+/// gate's options for the exec stage (`--shell` and `-c TEXT` follow): the deny rules
+/// at level `full`, and nothing read from the machine's configuration.
+pub fn gate_options() -> Vec<String> {
+    let mut options: Vec<String> = ["--no-config", "--audit-log", "off", "--level", "full"]
+        .map(String::from)
+        .to_vec();
+    for rule in DENY_RULES {
+        options.extend(["--deny".to_owned(), (*rule).to_owned()]);
+    }
+    options
+}
+
+/// A text's runs: under each shell on its own, and through gate, by shell path.
+#[derive(Debug, Default)]
+pub struct Runs {
+    pub shell: BTreeMap<String, ShellRun>,
+    pub gate: BTreeMap<String, ShellRun>,
+}
 
 /// Runs texts under the real shells, one fresh sandbox per text.
 pub struct Sandbox {
     /// An empty directory of the host's, that the sandbox's root is mounted on.
     mount_point: PathBuf,
+    /// How long the sandbox may take for one text, per run of each shell (a text with
+    /// both stages gets twice as long).
     pub deadline: Duration,
     /// How long each shell may run (then strace is stopped and the next shell starts).
     pub shell_time: Duration,
+    /// The gate binary the exec stage runs (bound read-only into the sandbox).
+    pub gate: Option<PathBuf>,
+    /// gate's options there ([`gate_options`]; a test's control changes them).
+    pub gate_options: Vec<String>,
 }
 
 impl Sandbox {
@@ -270,11 +402,27 @@ impl Sandbox {
             mount_point,
             deadline: Duration::from_secs(30),
             shell_time: Duration::from_secs(3),
+            gate: None,
+            gate_options: gate_options(),
         }
     }
 
     /// Run `text` under each shell; the execs of each, by shell path.
     pub fn run(&self, text: &str, shells: &[&str]) -> BTreeMap<String, ShellRun> {
+        let stages = Stages {
+            text: true,
+            exec: false,
+        };
+        self.run_stages(text, shells, stages).shell
+    }
+
+    /// Run `text` under each shell on its own, through gate, or both.
+    pub fn run_stages(&self, text: &str, shells: &[&str], stages: Stages) -> Runs {
+        let gate = match (stages.exec, &self.gate) {
+            (false, _) => PathBuf::new(),
+            (true, Some(gate)) => gate.clone(),
+            (true, None) => panic!("the oracle's exec stage needs Sandbox::gate"),
+        };
         let mut child = Command::new("unshare")
             .args([
                 "--mount",
@@ -292,7 +440,11 @@ impl Sandbox {
             ])
             .arg(&self.mount_point)
             .arg(text)
+            .arg(if stages.text { "1" } else { "0" })
+            .arg(&gate)
             .args(shells)
+            .arg("--")
+            .args(&self.gate_options)
             .env_clear()
             .env("PATH", "/usr/bin:/bin:/usr/sbin:/sbin")
             .env("SHELL_TIME", self.shell_time.as_secs().to_string())
@@ -307,7 +459,8 @@ impl Sandbox {
             let _ = stderr.read_to_end(&mut buf);
             buf
         });
-        let end = Instant::now() + self.deadline;
+        let end =
+            Instant::now() + self.deadline * (u32::from(stages.text) + u32::from(stages.exec));
         let mut timed_out = false;
         let status = loop {
             if let Some(status) = child.try_wait().expect("cannot wait for the sandbox") {
@@ -327,24 +480,33 @@ impl Sandbox {
             timed_out || (status.success() && out.contains("@@ end")),
             "the oracle's sandbox failed ({status}) for {text:?}:\n{out}"
         );
-        let (mut runs, slow) = parse_trace(&out);
-        runs.remove("end");
-        let mut result = BTreeMap::new();
+        let mut traced = parse_trace(&out);
+        let mut runs = Runs::default();
         for shell in shells {
-            let mut execs = runs.remove(*shell).unwrap_or_default();
-            // The first exec is strace starting the shell itself.
-            let timed_out = timed_out || slow.iter().any(|s| s == shell);
-            if execs.first().is_some_and(|e| e.path == *shell) {
-                execs.remove(0);
-            } else if !timed_out {
-                panic!(
-                    "the trace of {shell} for {} does not start with the shell:\n{out}",
-                    shorten(text)
-                );
+            // Each run's first exec is strace starting the shell, or gate.
+            let mut first = |name: String, program: &str| {
+                let mut run = traced.remove(&name).unwrap_or_default();
+                run.timed_out |= timed_out;
+                if run.execs.first().is_some_and(|e| e.path == program) {
+                    run.execs.remove(0);
+                } else if !run.timed_out {
+                    panic!(
+                        "the trace of {name} for {} does not start with {program}:\n{out}",
+                        shorten(text)
+                    );
+                }
+                run
+            };
+            if stages.text {
+                let run = first((*shell).to_owned(), shell);
+                runs.shell.insert((*shell).to_owned(), run);
             }
-            result.insert((*shell).to_owned(), ShellRun { execs, timed_out });
+            if stages.exec {
+                let run = first(format!("gate {shell}"), GATE_IN_SANDBOX);
+                runs.gate.insert((*shell).to_owned(), run);
+            }
         }
-        result
+        runs
     }
 }
 
@@ -413,6 +575,36 @@ impl std::fmt::Display for Miss {
     }
 }
 
+/// A denied program that ran although the text went through gate: its supervisor let
+/// the exec succeed.
+#[derive(Debug, Clone)]
+pub struct ExecMiss {
+    pub text: String,
+    pub shell: String,
+    pub exec: Exec,
+    pub rule: String,
+    /// What strace saw it return: `0`, or `?` (no result: the process ended inside the
+    /// call, in a run that did not time out, so it may have run).
+    pub result: String,
+    /// gate's options in that run.
+    pub options: Vec<String>,
+}
+
+impl std::fmt::Display for ExecMiss {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:?} through gate with {}: {} returned {} (deny rule `{}`), gate's options {}",
+            self.text,
+            self.shell,
+            self.exec.shown(),
+            self.result,
+            self.rule,
+            self.options.join(" ")
+        )
+    }
+}
+
 /// Tallies over many cases.
 #[derive(Debug, Default)]
 pub struct Tally {
@@ -428,6 +620,19 @@ pub struct Tally {
     pub timeouts: u64,
     /// Texts that ran no denied program in any shell.
     pub idle: Vec<String>,
+    /// Exec stage: (text, shell) runs through gate.
+    pub gate_runs: u64,
+    /// Those in which gate's text scanner let the shell start.
+    pub gate_ran_shell: u64,
+    /// Execs of a denied program in them that reached the kernel's check of the file
+    /// (a `PATH` search's ENOENT is not one).
+    pub denied_attempts: u64,
+    /// How those that failed failed, by errno (EACCES: gate refused).
+    pub refusals: BTreeMap<String, u64>,
+    /// Denied programs that ran through gate.
+    pub exec_misses: Vec<ExecMiss>,
+    /// Texts whose runs through gate tried no denied program in any shell.
+    pub exec_idle: Vec<String>,
 }
 
 impl Tally {
@@ -441,6 +646,14 @@ impl Tally {
             .extend(other.over_refusal_examples);
         self.timeouts += other.timeouts;
         self.idle.extend(other.idle);
+        self.gate_runs += other.gate_runs;
+        self.gate_ran_shell += other.gate_ran_shell;
+        self.denied_attempts += other.denied_attempts;
+        for (errno, n) in other.refusals {
+            *self.refusals.entry(errno).or_default() += n;
+        }
+        self.exec_misses.extend(other.exec_misses);
+        self.exec_idle.extend(other.exec_idle);
     }
 
     pub fn per_10k_over_refusals(&self) -> f64 {
@@ -451,7 +664,7 @@ impl Tally {
     }
 
     pub fn summary(&self) -> String {
-        format!(
+        let mut text = format!(
             "{} texts, {} comparisons (text × shell × rule set), {} ran a denied program, {} misses, {} over-refusals ({:.1} per 10,000 comparisons), {} sandbox time-outs",
             self.texts,
             self.comparisons,
@@ -460,7 +673,27 @@ impl Tally {
             self.over_refusals,
             self.per_10k_over_refusals(),
             self.timeouts
-        )
+        );
+        if self.gate_runs > 0 {
+            let refusals: Vec<String> = self
+                .refusals
+                .iter()
+                .map(|(errno, n)| format!("{n} {errno}"))
+                .collect();
+            text.push_str(&format!(
+                "; exec stage: {} runs through gate ({} started the shell), {} denied-program execs attempted (failed: {}), {} exec misses",
+                self.gate_runs,
+                self.gate_ran_shell,
+                self.denied_attempts,
+                if refusals.is_empty() {
+                    "none".to_owned()
+                } else {
+                    refusals.join(", ")
+                },
+                self.exec_misses.len()
+            ));
+        }
+        text
     }
 }
 
@@ -505,17 +738,36 @@ pub fn option_sets(text: &str) -> Vec<(Vec<String>, Vec<Vec<String>>)> {
     sets
 }
 
-/// Run one text under every shell and compare with gate.
+/// Run one text in the sandbox and check each stage asked for: under every shell on its
+/// own, compared with `gate check` ([`check_text_stage`]), and through gate
+/// ([`check_exec_stage`]).
 pub fn check_text(
     sandbox: &Sandbox,
     verdict: &mut dyn FnMut(&[String], &str, &str) -> Verdict,
     text: &str,
+    stages: Stages,
     tally: &mut Tally,
 ) {
     tally.texts += 1;
-    let runs = sandbox.run(text, SHELLS);
+    let runs = sandbox.run_stages(text, SHELLS, stages);
+    if stages.text {
+        check_text_stage(&runs.shell, verdict, text, tally);
+    }
+    if stages.exec {
+        check_exec_stage(&runs.gate, &sandbox.gate_options, text, tally);
+    }
+}
+
+/// The text stage: every denied program a shell ran must have been refused by gate's
+/// verdict on the text.
+fn check_text_stage(
+    runs: &BTreeMap<String, ShellRun>,
+    verdict: &mut dyn FnMut(&[String], &str, &str) -> Verdict,
+    text: &str,
+    tally: &mut Tally,
+) {
     let denied_before = tally.denied_ran;
-    for (shell, run) in &runs {
+    for (shell, run) in runs {
         if run.timed_out {
             tally.timeouts += 1;
         }
@@ -554,6 +806,76 @@ pub fn check_text(
     }
     if tally.denied_ran == denied_before {
         tally.idle.push(text.to_owned());
+    }
+}
+
+/// The exec stage: through gate, no exec of a denied program may succeed, whatever the
+/// text scanner said. gate either refuses the text before running anything (exit 126,
+/// and the trace holds gate alone) or starts the shell; then every exec in the tree
+/// that a deny rule matches must fail.
+fn check_exec_stage(
+    runs: &BTreeMap<String, ShellRun>,
+    options: &[String],
+    text: &str,
+    tally: &mut Tally,
+) {
+    let rules: Vec<Vec<String>> = DENY_RULES.iter().map(|r| rule_words(r)).collect();
+    let matching = |exec: &Exec| rules.iter().find(|r| rule_matches(r, exec));
+    let attempts_before = tally.denied_attempts;
+    for (shell, run) in runs {
+        tally.gate_runs += 1;
+        if run.timed_out {
+            tally.timeouts += 1;
+        }
+        // gate's own exec of the shell is the first exec it lets through.
+        if run.execs.first().is_some_and(|e| e.path == *shell) {
+            tally.gate_ran_shell += 1;
+        } else {
+            assert!(
+                run.timed_out || run.status == Some(126),
+                "through gate with {shell}, {} neither ran the shell nor was refused (exit {:?}):\n{}",
+                shorten(text),
+                run.status,
+                run.messages.join("\n")
+            );
+        }
+        for exec in &run.execs {
+            if let Some(rule) = matching(exec) {
+                tally.denied_attempts += 1;
+                tally.exec_misses.push(ExecMiss {
+                    text: text.to_owned(),
+                    shell: shell.clone(),
+                    exec: exec.clone(),
+                    rule: rule.join(" "),
+                    result: "0".to_owned(),
+                    options: options.to_vec(),
+                });
+            }
+        }
+        for failed in &run.failed {
+            // Not there: a shell's `PATH` search tries directories without the program.
+            if matches!(failed.errno.as_str(), "ENOENT" | "ENOTDIR") {
+                continue;
+            }
+            if let Some(rule) = matching(&failed.exec) {
+                tally.denied_attempts += 1;
+                if failed.errno == "?" && !run.timed_out {
+                    tally.exec_misses.push(ExecMiss {
+                        text: text.to_owned(),
+                        shell: shell.clone(),
+                        exec: failed.exec.clone(),
+                        rule: rule.join(" "),
+                        result: "?".to_owned(),
+                        options: options.to_vec(),
+                    });
+                } else {
+                    *tally.refusals.entry(failed.errno.clone()).or_default() += 1;
+                }
+            }
+        }
+    }
+    if tally.denied_attempts == attempts_before {
+        tally.exec_idle.push(text.to_owned());
     }
 }
 
@@ -653,6 +975,55 @@ pub const CORPUS: &[&str] = &[
     "mkdir '-p' d/e",
     "ln -s victim link",
     "env ln -s victim link",
+];
+
+/// Texts whose denied program the text stage does not see (docs/rules.md, "Known gaps"
+/// and the text stage's limits): the exec stage alone must stop it. Each runs a denied
+/// program through gate under at least one shell (a program that is not there, such as
+/// `source` in dash, fails before any exec).
+pub const GAPS: &[&str] = &[
+    // Text handed to a shell on standard input.
+    "printf 'rm victim' | bash",
+    "echo rm victim | sh",
+    "printf 'rm victim\\n' | dash",
+    "printf 'rm victim' | zsh",
+    "bash <<< 'rm victim'",
+    "exec 3<<<'rm victim'; bash <&3",
+    "env -S 'sh -s' <<< 'rm victim'",
+    "timeout 5 sh <<< 'rm victim'",
+    "printf 'mkdir -p d/e' | bash",
+    "printf 'ln -s victim l' | sh",
+    // Commands stored for later, or read from a file.
+    "trap 'rm victim' EXIT",
+    "echo 'rm victim' > s; sh s",
+    "echo 'rm victim' > s; . ./s",
+    "echo 'rm victim' > s; chmod +x s; ./s",
+    "echo 'ln -s victim l; mkdir -p a/b' > s; sh s",
+    "echo 'rm victim' > s; BASH_ENV=s bash -c true",
+    "source <(echo rm victim)",
+    // A shell under another name, and zsh's own expansion.
+    "rbash -c 'rm victim'",
+    "zsh -c '=rm victim'",
+    // The shell's own tables of names.
+    "hash -p /usr/bin/rm r; r victim",
+    "alias r=rm\nr victim",
+    // Programs that run programs.
+    "python3 -c 'import os; os.system(\"rm victim\")'",
+    "python3 -c 'import subprocess; subprocess.run([\"rm\", \"victim\"])'",
+    // The exec calls themselves: fexecve (execveat of a descriptor), an argv[0] that is
+    // not the program's name, and no argv at all (the kernel then runs the program with
+    // an empty argv[0]).
+    "python3 -c 'import os; os.execve(os.open(\"/usr/bin/rm\", os.O_RDONLY), [\"rm\", \"victim\"], {})'",
+    "python3 -c 'import os; os.execve(os.open(\"/usr/bin/rm\", os.O_PATH), [\"x\", \"victim\"], {})'",
+    "python3 -c 'import os; os.execv(\"/usr/bin/rm\", [\"ls\", \"victim\"])'",
+    "python3 -c 'import ctypes; ctypes.CDLL(None).execv(b\"/usr/bin/rm\", None)'",
+    // What the command leaves running after its shell has exited.
+    "(sleep 1; printf 'rm victim' | bash) & exit 0",
+    "printf 'sleep 1; rm victim' | setsid -f bash",
+    "perl -e 'system(\"rm\", \"victim\")'",
+    "perl -e 'exec \"rm\", \"victim\"'",
+    "echo | sed 'e rm victim'",
+    "printf 'all:\\n\\trm victim\\n' > mk; make -f mk",
 ];
 
 /// Texts the tracer cannot watch: strace under strace fails (a process has one
@@ -1050,6 +1421,32 @@ pub fn double_quote(text: &str) -> String {
     out
 }
 
+/// The generated batch of texts hidden from the text stage, for a seed: each a
+/// generated text handed to a shell in a way the text scanner does not read (on
+/// standard input, in a script, in a trap, through an interpreter), so that only the
+/// exec stage stands between it and what it runs.
+pub fn hidden(seed: u64, count: usize) -> Vec<String> {
+    let mut rng = Seeded(seed);
+    (0..count)
+        .map(|_| {
+            let text = Generator::new(&mut rng).text();
+            let quoted = single_quote(&text);
+            let shell = one(&mut rng, &["bash", "sh", "dash", "zsh"]);
+            match rng.pick(6) {
+                0 => format!("printf '%s\\n' {quoted} | {shell}"),
+                1 => format!("{shell} <<< {quoted}"),
+                2 => format!("printf '%s\\n' {quoted} > s; {shell} s"),
+                3 => format!("trap {quoted} EXIT"),
+                // Unset first: every bash the text starts would read it again.
+                4 => format!("printf 'unset BASH_ENV\\n%s\\n' {quoted} > s; BASH_ENV=s bash -c :"),
+                _ => format!(
+                    "python3 -c 'import subprocess, sys; subprocess.run([\"{shell}\", \"-c\", sys.argv[1]])' {quoted}"
+                ),
+            }
+        })
+        .collect()
+}
+
 /// The generated batch for a seed.
 pub fn generated(seed: u64, count: usize) -> Vec<String> {
     let mut rng = Seeded(seed);
@@ -1058,9 +1455,23 @@ pub fn generated(seed: u64, count: usize) -> Vec<String> {
         .collect()
 }
 
-/// Where the oracle writes its long-run report, if asked.
-pub fn report_path() -> Option<PathBuf> {
-    std::env::var_os("DENY_ORACLE_REPORT").map(PathBuf::from)
+/// Where the oracle writes the report of the batch `name`, if asked: the generated
+/// batch's in the file `DENY_ORACLE_REPORT` names, another's beside it (`FILE.NAME`),
+/// so batches run together do not write over each other.
+pub fn report_path(name: &str) -> Option<PathBuf> {
+    let path = PathBuf::from(std::env::var_os("DENY_ORACLE_REPORT")?);
+    Some(if name == "generated" {
+        path
+    } else {
+        beside(&path, name)
+    })
+}
+
+/// `path` with `.suffix` added to its file name.
+pub fn beside(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_owned();
+    name.push(format!(".{suffix}"));
+    path.with_file_name(name)
 }
 
 pub fn write_report(path: &Path, tally: &Tally) {
@@ -1070,6 +1481,9 @@ pub fn write_report(path: &Path, tally: &Tally) {
     text.push_str(&format!("{} texts with a miss\n", texts.len()));
     for m in &tally.misses {
         text.push_str(&format!("MISS {m}\n"));
+    }
+    for m in &tally.exec_misses {
+        text.push_str(&format!("EXEC MISS {m}\n"));
     }
     for o in &tally.over_refusal_examples {
         text.push_str(&format!("OVER {o}\n"));
