@@ -778,8 +778,6 @@ fn run_allowed(
     }
     // With deny rules, every exec of the command is checked by gate's supervisor. An
     // agent's wrapper that runs gate again leaves that to the gate it runs.
-    let execs = (!settings.policy.deny.is_empty() && !matches!(allowed, Allowed::Delegated))
-        .then(|| crate::supervisor::Execs::new(settings.policy.deny.clone(), var("PATH")));
     let refuse = |message: String| {
         let e = Explanation {
             decided_by: "error",
@@ -787,6 +785,31 @@ fn run_allowed(
         };
         trail.refused(&e, &message);
         fail(message)
+    };
+    let deny = &settings.policy.deny;
+    let execs = if deny.is_empty() || matches!(allowed, Allowed::Delegated) {
+        None
+    } else {
+        // A gate inside a command of another gate whose supervisor checks these rules
+        // already leaves it to that one: a process can have one supervisor only.
+        match crate::supervisor::outer_checks(deny) {
+            crate::supervisor::Outer::None => {
+                Some(crate::supervisor::Execs::new(deny.clone(), var("PATH")))
+            }
+            crate::supervisor::Outer::Covers => {
+                tracing::debug!("another gate's supervisor checks these deny rules at exec");
+                None
+            }
+            crate::supervisor::Outer::Lacks => {
+                return refuse(
+                    "this gate runs inside a command of another gate, whose supervisor checks \
+                     every exec but not all of this gate's deny rules, and a process can have \
+                     one supervisor only; nothing was run. Give the outer gate the same deny \
+                     rules"
+                        .to_owned(),
+                );
+            }
+        }
     };
     // Everything that can fail is prepared before the allow record: at `safe` the
     // sandbox (and the record carries what it will enforce), with deny rules the

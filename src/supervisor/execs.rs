@@ -43,6 +43,9 @@ use crate::policy::{DenyRules, ExecMatch};
 /// Far above what commands pass (Linux allows up to a quarter of the stack limit); an
 /// argv past it is refused rather than judged in part.
 pub const MAX_ARGV_BYTES: usize = 1 << 20;
+/// argv[0] of the question another gate asks before it starts a supervisor of its own
+/// ([`super::outer_checks`]); the path is `/`.
+pub const PROBE: &str = "\u{1}gate: are these deny rules checked at exec?";
 /// The longest path the kernel takes (PATH_MAX).
 const MAX_PATH: usize = 4096;
 /// How deep the kernel follows `#!` interpreters (binfmt's recursion limit).
@@ -155,6 +158,9 @@ struct Program {
 
 /// Why the exec was refused.
 enum Refusal {
+    /// Another gate's question ([`super::outer_checks`]): whether its rules are all
+    /// checked here. Answered without a line or a record.
+    Probe(bool),
     /// A denied program by name, at a path where there is no file: the kernel would say
     /// ENOENT, and so does the supervisor, without a line or a record (a shell, Python
     /// or node searching `PATH` tries every directory in turn; the refusal is told for
@@ -178,7 +184,7 @@ impl Refusal {
             Refusal::Rule { argv, matched, .. } => (0u8, argv, &matched.rule).hash(&mut h),
             Refusal::Unreadable(e) => (1u8, *e as i32).hash(&mut h),
             Refusal::TooLong(program) => (2u8, last(program)).hash(&mut h),
-            Refusal::Missing => 3u8.hash(&mut h),
+            Refusal::Missing | Refusal::Probe(_) => 3u8.hash(&mut h),
         }
         h.finish()
     }
@@ -210,6 +216,8 @@ impl Execs {
                 Answer::Fail(Errno::EACCES)
             }
             Ok(Some(Refusal::Missing)) => Answer::Fail(Errno::ENOENT),
+            Ok(Some(Refusal::Probe(true))) => Answer::Fail(Errno::EALREADY),
+            Ok(Some(Refusal::Probe(false))) => Answer::Fail(Errno::EOPNOTSUPP),
             Ok(Some(refusal)) => {
                 if !id_valid(listener, req.id) {
                     return;
@@ -221,9 +229,25 @@ impl Execs {
         respond(listener, req.id, answer);
     }
 
+    /// Whether every deny rule `asked` names is one of this supervisor's (the probe of a
+    /// gate inside the command).
+    fn covers(&self, asked: &[Vec<u8>]) -> bool {
+        asked.iter().all(|rule| {
+            self.rules
+                .iter()
+                .any(|(own, _)| own.as_bytes() == rule.as_slice())
+        })
+    }
+
     /// `Ok(None)`: it may run. `Err`: its memory could not be read.
     fn judge(&self, req: &libc::seccomp_notif) -> Result<Option<Refusal>, Errno> {
         let call = read_call(req)?;
+        if call.path == b"/" {
+            let (argv, complete) = read_argv(call.pid, call.argv_at, usize::MAX)?;
+            if argv.first().map(Vec::as_slice) == Some(PROBE.as_bytes()) {
+                return Ok(Some(Refusal::Probe(complete && self.covers(&argv[1..]))));
+            }
+        }
         let argv0 = read_argv(call.pid, call.argv_at, 1)?.0.into_iter().next();
         let programs = self.programs(&call);
         let named = |p: &Program| {
@@ -332,7 +356,7 @@ impl Execs {
                 "gate: refused to run a program: deny rules are checked at exec, and gate's \
                  supervisor may not read what this process asks to run ({e}; see `gate doctor`)"
             ),
-            Refusal::Missing => return,
+            Refusal::Missing | Refusal::Probe(_) => return,
             Refusal::TooLong(program) => format!(
                 "gate: refused to run {}: its arguments are longer than the {} bytes the deny \
                  rules are checked on",
@@ -680,7 +704,7 @@ fn encode(record: &Record, pid: u32, refusal: &Refusal, message: &str, now: Syst
             Some(matched.origin.to_string()),
         ),
         Refusal::TooLong(program) => (Some(lossy(program)), None, None, None),
-        Refusal::Unreadable(_) | Refusal::Missing => (None, None, None, None),
+        Refusal::Unreadable(_) | Refusal::Missing | Refusal::Probe(_) => (None, None, None, None),
     };
     o.insert("program".into(), json!(program));
     o.insert("argv".into(), json!(argv));

@@ -186,6 +186,48 @@ pub fn readable(keeps_capabilities: bool) -> Result<(), String> {
     }
 }
 
+/// What checks this process's execs already, asked before gate starts a supervisor of
+/// its own ([`outer_checks`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outer {
+    /// No gate supervisor checks this process's execs.
+    None,
+    /// Another gate's supervisor does, with every one of these deny rules among its
+    /// own: a gate inside a command of another (an agent's wrapper that runs gate
+    /// again) leaves the exec check to it.
+    Covers,
+    /// Another gate's supervisor does, without some of these rules: only one
+    /// supervisor can answer a process's calls, so they cannot be checked at exec.
+    Lacks,
+}
+
+/// Ask whether a gate supervisor above this process already checks its execs against
+/// `rules`: an `execve` of `/` (which the kernel refuses with EACCES, running nothing,
+/// when no supervisor takes it) whose argv is the probe's mark and the rules' texts.
+/// A gate supervisor answers EALREADY when every rule is one of its own, EOPNOTSUPP
+/// when not. Some other supervisor (a container runtime's) answers neither, and then
+/// gate's own filter cannot be loaded (EBUSY) and the command is refused.
+pub fn outer_checks(rules: &crate::policy::DenyRules) -> Outer {
+    let mut words = vec![std::ffi::CString::new(execs::PROBE).expect("no NUL")];
+    for (rule, _) in rules.iter() {
+        match std::ffi::CString::new(rule) {
+            Ok(word) => words.push(word),
+            Err(_) => return Outer::Lacks,
+        }
+    }
+    let mut argv: Vec<*const libc::c_char> = words.iter().map(|w| w.as_ptr()).collect();
+    argv.push(std::ptr::null());
+    let envp: [*const libc::c_char; 1] = [std::ptr::null()];
+    // SAFETY: the path, argv and envp are NUL-terminated strings and arrays alive for
+    // the call; `/` is a directory, which the kernel never executes (EACCES).
+    let rc = unsafe { libc::execve(c"/".as_ptr(), argv.as_ptr(), envp.as_ptr()) };
+    match (rc, Errno::last()) {
+        (-1, Errno::EALREADY) => Outer::Covers,
+        (-1, Errno::EOPNOTSUPP) => Outer::Lacks,
+        _ => Outer::None,
+    }
+}
+
 impl Supervisor {
     /// Fork the supervisor, which takes over the proxy; gate does not wait for it. Call
     /// before anything is enforced (the supervisor must not inherit the sandbox, the
