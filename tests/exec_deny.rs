@@ -445,6 +445,56 @@ at_each_level_as_each_user! {
         );
     }
 
+    /// A gate inside the command (an agent's wrapper that runs gate again) cannot have
+    /// a supervisor of its own: it asks the outer one, which holds the same rule, and
+    /// leaves the exec check to it. The victim survives, and the inner shell's status
+    /// is the refused exec's. An inner gate with a rule the outer one lacks refuses
+    /// (125) and runs nothing: its rule could not be checked at exec.
+    fn a_gate_inside_leaves_the_exec_check_to_the_outer_one(level, user) {
+        let env = env_with_victim(user);
+        let inner = |rules: &str, command: &str| {
+            format!(
+                "{} --no-config --no-tty --audit-log off --level full {rules} -c '{command}'; \
+                 echo inner=$?",
+                gate_binary_for(user).display()
+            )
+        };
+        let text = inner("--deny rm", "printf \"rm victim\" | sh");
+        let out = gate_for(&env, dash(level, user), Some("rm"), &text).run();
+        assert!(env.file("victim").exists(), "BYPASS: the inner gate ran rm\n{}", out.report());
+        assert!(out.stdout().contains("inner=126"), "{}", out.report());
+        assert!(
+            out.stderr().lines().any(|l| l.starts_with("gate: refused to run ")),
+            "no `gate: refused to run` line\n{}",
+            out.report()
+        );
+        let text = inner("--deny rm --deny shred", "echo ran");
+        let out = gate_for(&env, dash(level, user), Some("rm"), &text).run();
+        assert!(
+            out.stdout().contains("inner=125") && !out.stdout().contains("ran\n"),
+            "an inner rule the outer supervisor lacks must refuse\n{}",
+            out.report()
+        );
+        assert!(
+            out.stderr().contains("not all of this gate's deny rules"),
+            "{}",
+            out.report()
+        );
+    }
+
+    /// The control: without deny rules outside, the inner gate has a supervisor of its
+    /// own, and an inner gate with no rules runs what it is given.
+    fn control_a_gate_inside_runs_alone_without_an_outer_supervisor(level, user) {
+        let env = env_with_victim(user);
+        let inner = gate_binary_for(user);
+        let text = format!(
+            "{} --no-config --no-tty --audit-log off --level full -c 'echo ran'; echo inner=$?",
+            inner.display()
+        );
+        let out = gate_for(&env, dash(level, user), None, &text).run();
+        assert!(out.stdout().contains("ran\ninner=0"), "{}", out.report());
+    }
+
     fn control_a_program_run_without_a_shell_removes_the_victim(level, user) {
         let (env, out) = program_form(level, user, None);
         assert!(
