@@ -88,13 +88,27 @@ pub fn candidate_commands(text: &str) -> Result<Vec<SimpleCommand>, TooComplex> 
 /// [`candidate_commands`] without collecting them: `visit` sees each candidate, in the
 /// same order, as it is found. When the text turns out too complex, the commands
 /// visited so far are only part of it, and the answer is `Err`.
+///
+/// Where bash and a POSIX shell (dash, gate's default `/bin/sh`) read the same text
+/// differently, both readings are taken: dash has no `$'…'` strings (`$` is a plain
+/// character and `'` opens an ordinary quote, so the quote can end where bash's does
+/// not), and reads `&>` as `&` (the command before it runs in the background) then a
+/// `>` redirection. A text with either form is read a second time as dash reads it, and
+/// the commands of both readings are candidates (the whole text one way, then the
+/// whole text the other: a nested shell of the other kind inside is read as its outer
+/// text is).
 pub fn for_each_candidate(text: &str, mut visit: impl FnMut(&[Word])) -> Result<(), TooComplex> {
     let mut out = Candidates {
         visit: &mut visit,
         words: 0,
         budget: Budget::default(),
     };
-    collect(text, 0, &mut out)
+    collect(text, 0, &mut out)?;
+    if text.contains("$'") || text.contains("&>") {
+        out.budget.posix = true;
+        collect(text, 0, &mut out)?;
+    }
+    Ok(())
 }
 
 struct Candidates<'v> {
@@ -119,6 +133,9 @@ impl Candidates<'_> {
 struct Budget {
     work: usize,
     exceeded: bool,
+    /// Read as a POSIX shell (dash, `sh`) reads: no `$'…'` strings, and `&>` is `&`
+    /// then `>` (see [`for_each_candidate`]).
+    posix: bool,
     /// Character buffers for [`lex_in`] to reuse.
     spare_chars: Vec<Vec<char>>,
 }
@@ -1471,7 +1488,7 @@ fn lex_chars(chars: &[char], budget: &mut Budget, depth: usize) -> Vec<SimpleCom
                     i += 1;
                 }
                 '$' => {
-                    i = dollar(chars, i, &mut stack);
+                    i = dollar(chars, i, &mut stack, budget.posix);
                     continue;
                 }
                 '`' => {
@@ -1516,7 +1533,7 @@ fn lex_chars(chars: &[char], budget: &mut Budget, depth: usize) -> Vec<SimpleCom
                 frame.in_double_quotes = true;
             }
             '$' => {
-                i = dollar(chars, i, &mut stack);
+                i = dollar(chars, i, &mut stack, budget.posix);
                 continue;
             }
             '`' => i = backtick(chars, i, &mut stack, &mut out, budget, depth),
@@ -1527,7 +1544,7 @@ fn lex_chars(chars: &[char], budget: &mut Budget, depth: usize) -> Vec<SimpleCom
                 }
             }
             '|' | '&' => {
-                if c == '&' && next == Some('>') {
+                if c == '&' && next == Some('>') && !budget.posix {
                     // `&>` / `&>>`: redirect both streams.
                     frame.finish_word(budget);
                     frame.redirect_target = true;
@@ -1702,7 +1719,7 @@ fn is_word_end(next: Option<char>) -> bool {
 }
 
 /// Handle a `$` at `chars[i]`; returns the index of the next character to read.
-fn dollar(chars: &[char], i: usize, stack: &mut Vec<Frame>) -> usize {
+fn dollar(chars: &[char], i: usize, stack: &mut Vec<Frame>, posix: bool) -> usize {
     let next = chars.get(i + 1).copied();
     let frame = stack.last_mut().expect("a frame");
     match next {
@@ -1717,6 +1734,11 @@ fn dollar(chars: &[char], i: usize, stack: &mut Vec<Frame>) -> usize {
             frame.word.computed(&[]);
             stack.push(Frame::new(FrameKind::Brace, i));
             i + 2
+        }
+        Some('\'') if !frame.in_double_quotes && posix => {
+            // dash: a plain `$`, then an ordinary quote (read next).
+            frame.word.push('$', false);
+            i + 1
         }
         Some('\'') if !frame.in_double_quotes => {
             // ANSI-C quoting: decode it, so `$'\x72m'` is seen as `rm`.
@@ -2196,6 +2218,30 @@ mod tests {
             [vec!["ls"], vec!["rm", "-rf", "/"]]
         );
         assert_eq!(lexed("echo a#b"), [["echo", "a#b"]]);
+    }
+
+    /// dash (gate's default `/bin/sh`) has no `$'…'`: there the quote ends at the second
+    /// `'`, and `rm victim` runs where bash reads one string; and `&>` is `&` then `>`.
+    /// Each text is read both ways. (Before: only bash's reading, and each of these
+    /// removed the victim under dash past `--deny rm`.)
+    #[test]
+    fn a_text_is_also_read_as_dash_reads_it() {
+        for (text, dash_runs) in [
+            (r"echo $'\' ; rm victim ; # '", "rm victim"),
+            (r"a=$'\' rm victim # '", "rm victim"),
+            (r"case $'\' in *) rm victim ;; esac ; # '", "rm victim"),
+            ("echo hi &> out rm victim", "rm victim"),
+        ] {
+            assert!(
+                candidates(text).iter().any(|c| c == dash_runs),
+                "{text:?}: {:?}",
+                candidates(text)
+            );
+        }
+        // bash's reading is kept: the ANSI-C string is still decoded.
+        assert!(candidates(r"$'\x72m' x").iter().any(|c| c == "rm x"));
+        // Text without either form is read once.
+        assert_eq!(candidates("ls; rm x"), ["ls", "rm x"]);
     }
 
     #[test]
