@@ -29,7 +29,7 @@ ask\t''
 safe\t''
 full\t''"
 complete -c gate -n "__fish_gate_needs_command" -l allow -d 'Allow commands that are RULE or start with RULE and a space (repeatable)' -r
-complete -c gate -n "__fish_gate_needs_command" -l deny -d 'Refuse commands that start with RULE, at every level, wherever they hide (repeatable)' -r
+complete -c gate -n "__fish_gate_needs_command" -l deny -d 'Refuse commands that start with RULE, at every level: in the text, and each program when it runs (repeatable)' -r
 complete -c gate -n "__fish_gate_needs_command" -l shell -d 'The real shell that runs -c commands [env: GATE_SHELL] [default: /bin/sh]' -r -F
 complete -c gate -n "__fish_gate_needs_command" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
 complete -c gate -n "__fish_gate_needs_command" -l audit-log -d 'Append one JSON line per decision to PATH, or turn the log off [env: GATE_AUDIT_LOG]' -r -F
@@ -68,7 +68,7 @@ ask\t''
 safe\t''
 full\t''"
 complete -c gate -n "__fish_gate_using_subcommand check" -l allow -d 'Allow commands that are RULE or start with RULE and a space (repeatable)' -r
-complete -c gate -n "__fish_gate_using_subcommand check" -l deny -d 'Refuse commands that start with RULE, at every level, wherever they hide (repeatable)' -r
+complete -c gate -n "__fish_gate_using_subcommand check" -l deny -d 'Refuse commands that start with RULE, at every level: in the text, and each program when it runs (repeatable)' -r
 complete -c gate -n "__fish_gate_using_subcommand check" -l shell -d 'The real shell that runs -c commands [env: GATE_SHELL] [default: /bin/sh]' -r -F
 complete -c gate -n "__fish_gate_using_subcommand check" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
 complete -c gate -n "__fish_gate_using_subcommand check" -l audit-log -d 'Append one JSON line per decision to PATH, or turn the log off [env: GATE_AUDIT_LOG]' -r -F
@@ -98,7 +98,7 @@ ask\t''
 safe\t''
 full\t''"
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l allow -d 'Allow commands that are RULE or start with RULE and a space (repeatable)' -r
-complete -c gate -n "__fish_gate_using_subcommand doctor" -l deny -d 'Refuse commands that start with RULE, at every level, wherever they hide (repeatable)' -r
+complete -c gate -n "__fish_gate_using_subcommand doctor" -l deny -d 'Refuse commands that start with RULE, at every level: in the text, and each program when it runs (repeatable)' -r
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l shell -d 'The real shell that runs -c commands [env: GATE_SHELL] [default: /bin/sh]' -r -F
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l audit-log -d 'Append one JSON line per decision to PATH, or turn the log off [env: GATE_AUDIT_LOG]' -r -F

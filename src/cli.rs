@@ -42,7 +42,7 @@ pub const GATE_OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "--deny",
         value: Some("RULE"),
-        help: "Refuse commands that start with RULE, at every level, wherever they hide (repeatable)",
+        help: "Refuse commands that start with RULE, at every level: in the text, and each program when it runs (repeatable)",
     },
     OptionSpec {
         name: "--shell",

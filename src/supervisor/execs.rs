@@ -112,8 +112,14 @@ impl Execs {
     }
 
     /// Find the files the rules' programs are (in the supervisor, before it answers).
+    /// The multi-call binaries are known by name and argv alone: a link to one runs
+    /// what its argv[0] names, which is judged anyway.
     pub(super) fn learn(&mut self) {
-        for name in &self.names {
+        let named = self
+            .names
+            .iter()
+            .filter(|n| !crate::policy::MULTI_CALL.contains(&n.as_str()));
+        for name in named {
             for dir in &self.dirs {
                 if let Ok(meta) = std::fs::metadata(dir.join(name)) {
                     if meta.is_file() {
