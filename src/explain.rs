@@ -148,17 +148,27 @@ pub fn explain(decision: &Decision, policy: &Policy, command: Option<&CommandTex
                     ),
                     None if policy.allow.is_empty() => "there are no allow rules".to_owned(),
                     None => match policy.allow.find(c.as_str()) {
-                        Some((rule, _)) if policy.readonly_rules => {
-                            let why_not = crate::policy::readonly::check(c.as_str())
-                                .err()
-                                .map_or_else(String::new, |e| format!(" ({e})"));
-                            format!(
-                                "the allow rule `{}` is a read-only command, and with readonly_rules such a \
-                                 rule allows only commands that only read; this one does not{why_not}",
+                        Some((rule, _)) => match crate::policy::runners::check(rule, c.as_str()) {
+                            Err(refusal) => format!(
+                                "the allow rule `{}` trusts the project's own scripts and \
+                                     files, not an argument that loads or runs other code: \
+                                     {refusal}",
                                 display(rule)
-                            )
-                        }
-                        _ => "no allow rule matches it".to_owned(),
+                            ),
+                            Ok(()) if policy.readonly_rules => {
+                                let why_not = crate::policy::readonly::check(c.as_str())
+                                    .err()
+                                    .map_or_else(String::new, |e| format!(" ({e})"));
+                                format!(
+                                    "the allow rule `{}` is a read-only command, and with \
+                                         readonly_rules such a rule allows only commands that \
+                                         only read; this one does not{why_not}",
+                                    display(rule)
+                                )
+                            }
+                            Ok(()) => "no allow rule matches it".to_owned(),
+                        },
+                        None => "no allow rule matches it".to_owned(),
                     },
                 },
             };

@@ -51,13 +51,15 @@ impl Remembered {
         self.allows_text(command.as_str())
     }
 
-    /// Like [`Remembered::allows`], for text known to be exact.
+    /// Like [`Remembered::allows`], for text known to be exact. A remembered prefix
+    /// matches like an allow rule, a runner's refused options included
+    /// ([`super::runners`]).
     pub fn allows_text(&self, command: &str) -> Option<Allowed> {
         if self.commands.contains(super::trim_blanks(command)) {
             return Some(Allowed::RememberedCommand);
         }
         self.prefixes
-            .find(command)
+            .find_where(command, |rule| super::runners::check(rule, command).is_ok())
             .map(|(rule, _)| Allowed::RememberedRule { rule: rule.into() })
     }
 }
@@ -221,16 +223,18 @@ fn decide_without_text(policy: &Policy, request: Request<'_>) -> Decision {
     }
 }
 
-/// The allow rule that allows `text`: the longest that matches it, passing over, with
-/// [`Policy::readonly_rules`], a read-only rule when `text` itself is not read-only.
+/// The allow rule that allows `text`: the longest that matches it, passing over a rule
+/// for a test or build runner when a word after it loads or runs other code
+/// ([`super::runners`]), and, with [`Policy::readonly_rules`], a read-only rule when
+/// `text` itself is not read-only.
 pub fn find_rule<'p>(policy: &'p Policy, text: &str) -> Option<(&'p str, &'p Origin)> {
-    if !policy.readonly_rules {
-        return policy.allow.find(text);
-    }
     let mut text_reads_only = None;
     policy.allow.find_where(text, |rule| {
-        !is_read_only_rule(rule)
-            || *text_reads_only.get_or_insert_with(|| super::readonly::read_only(text).is_some())
+        super::runners::check(rule, text).is_ok()
+            && (!policy.readonly_rules
+                || !is_read_only_rule(rule)
+                || *text_reads_only
+                    .get_or_insert_with(|| super::readonly::read_only(text).is_some()))
     })
 }
 
@@ -423,6 +427,34 @@ mod tests {
             decide(&p, &Remembered::new(), Request::Session),
             Decision::Ask
         );
+    }
+
+    #[test]
+    fn a_runners_rule_does_not_cover_an_option_that_loads_other_code() {
+        let p = policy(Level::Ask, &["npm test", "make"], &[]);
+        assert!(matches!(
+            decide_text(&p, "npm test -- --watch"),
+            Decision::Allow(Allowed::Rule { .. })
+        ));
+        assert!(matches!(
+            decide_text(&p, "make -j4 all"),
+            Decision::Allow(Allowed::Rule { .. })
+        ));
+        assert_eq!(
+            decide_text(&p, "npm test --script-shell=./pwn.sh"),
+            Decision::Ask
+        );
+        assert_eq!(decide_text(&p, "make SHELL=./x"), Decision::Ask);
+        // A remembered prefix is held to the same.
+        let p = policy(Level::Ask, &[], &[]);
+        let mut r = Remembered::new();
+        r.remember_prefix("make").unwrap();
+        let ask = |text: &str| decide(&p, &r, Request::Command(&CommandText::new(text)));
+        assert!(matches!(
+            ask("make test"),
+            Decision::Allow(Allowed::RememberedRule { .. })
+        ));
+        assert_eq!(ask("make -f /tmp/evil.mk"), Decision::Ask);
     }
 
     #[test]

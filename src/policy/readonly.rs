@@ -1081,11 +1081,11 @@ static GIT_BRANCH: Options = Options {
 
 /// One word of the command, after quote removal, and what the shell may do to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Word {
-    text: String,
+pub(super) struct Word {
+    pub(super) text: String,
     /// It contains an unquoted pattern character, so the shell may replace it by other
     /// words, several or none.
-    expands: bool,
+    pub(super) expands: bool,
     /// What it expands to may start with `-`.
     option_like: bool,
     /// It starts with an unquoted `#`: the shell reads the rest as a comment.
@@ -1103,7 +1103,7 @@ fn is_pattern_char(c: char) -> bool {
 /// `'…'` and `"…"`. Words in a comment are kept, marked: if a shell did not read the
 /// comment as one, they would be arguments. `None` when a quote is not closed, or when
 /// the result disagrees with `shell_words::split`.
-fn split_words(text: &str) -> Option<Vec<Word>> {
+pub(super) fn split_words(text: &str) -> Option<Vec<Word>> {
     let mut words = Vec::new();
     let mut chars = text.chars().peekable();
     let mut in_comment = false;
