@@ -803,3 +803,232 @@ fn a_brace_expansion_too_large_to_check_is_refused_in_bounded_memory() {
             .assert_stderr_contains("too large or too deeply nested to be checked");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Allow rules for test and build runners (issue 23, item 10)
+
+/// A script in the working directory that creates `PWNED` wherever it is run from, and
+/// that every user can run.
+fn plant_pwn(env: &TestEnv) {
+    use std::os::unix::fs::PermissionsExt;
+    let script = env.file("pwn.sh");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\ntouch '{}'\n", env.file("PWNED").display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+for_each_user! {
+    /// `--allow make` runs the project's Makefile, but not `make SHELL=./pwn.sh`, another
+    /// makefile, or text evaluated as one: those are asked about (and with no approver,
+    /// refused). The control runs each at level full, where it does create PWNED, and
+    /// runs plain `make` under the rule.
+    fn an_allowed_make_does_not_take_other_code_from_its_arguments(user) {
+        require_program("make");
+        let env = TestEnv::new();
+        env.assert_side_effects_are_visible(user);
+        plant_pwn(&env);
+        std::fs::write(env.file("Makefile"), "all:\n\t@echo built\n").unwrap();
+        std::fs::write(env.file("evil.mk"), "all:\n\t@./pwn.sh\n").unwrap();
+        let pwned = env.file("PWNED");
+        let allowed = env
+            .gate()
+            .user(user)
+            .args(NO_CONFIG)
+            .args(["--allow", "make", "-c", "make -s"])
+            .run();
+        allowed.assert_code(0).assert_stdout("built\n");
+        for (command, word) in [
+            ("make SHELL=./pwn.sh", "SHELL=./pwn.sh"),
+            ("make -s -f evil.mk", "-f"),
+            ("make --fil=evil.mk", "--fil=evil.mk"),
+            ("make --eval=SHELL=./pwn.sh", "--eval=SHELL=./pwn.sh"),
+            ("make -- SHELL=./pwn.sh", "SHELL=./pwn.sh"),
+        ] {
+            env.gate()
+                .user(user)
+                .args(NO_CONFIG)
+                .args(["--level", "full", "-c", command])
+                .run();
+            assert!(pwned.exists(), "control: `{command}` does not create PWNED at full");
+            std::fs::remove_file(&pwned).unwrap();
+            let out = env
+                .gate()
+                .user(user)
+                .args(NO_CONFIG)
+                .args(["--allow", "make", "-c", command])
+                .run();
+            assert_absent(&pwned, &out);
+            out.assert_refused()
+                .assert_stderr_contains(&format!("`make`: `{word}"));
+        }
+    }
+}
+
+/// `--allow 'npm test'` runs the package's test script, but not with another shell for
+/// its scripts (also abbreviated, as npm accepts it). Control: the same at level full
+/// creates PWNED.
+#[test]
+fn an_allowed_npm_test_does_not_run_its_scripts_with_another_shell() {
+    require_program("npm");
+    let env = TestEnv::new();
+    plant_pwn(&env);
+    std::fs::write(
+        env.file("package.json"),
+        r#"{"name":"t","version":"1.0.0","scripts":{"test":"echo tested"}}"#,
+    )
+    .unwrap();
+    let pwned = env.file("PWNED");
+    let allow = ["--allow", "npm test"];
+    let out = env
+        .gate()
+        .args(NO_CONFIG)
+        .args(allow)
+        .args(["-c", "npm test --silent"])
+        .run();
+    out.assert_code(0).assert_stdout_contains("tested");
+    for command in [
+        "npm test --script-shell=./pwn.sh",
+        "npm test --script-sh ./pwn.sh",
+    ] {
+        env.gate()
+            .args(NO_CONFIG)
+            .args(["--level", "full", "-c", command])
+            .run();
+        assert!(
+            pwned.exists(),
+            "control: `{command}` does not create PWNED at full"
+        );
+        std::fs::remove_file(&pwned).unwrap();
+        let out = env
+            .gate()
+            .args(NO_CONFIG)
+            .args(allow)
+            .args(["-c", command])
+            .run();
+        assert_absent(&pwned, &out);
+        out.assert_refused()
+            .assert_stderr_contains("runs the package's scripts with the program it names");
+    }
+}
+
+/// `--allow 'cargo build'` builds the package, but not with a configuration that names
+/// a compiler wrapper. Control: the same at level full runs the wrapper.
+#[test]
+fn an_allowed_cargo_build_does_not_take_configuration_from_its_arguments() {
+    let cargo = require_program("cargo");
+    let env = TestEnv::new();
+    plant_pwn(&env);
+    std::fs::write(
+        env.file("Cargo.toml"),
+        "[package]\nname = \"t\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir(env.file("src")).unwrap();
+    std::fs::write(env.file("src/lib.rs"), "").unwrap();
+    // The toolchain lives outside the test's home.
+    let toolchain = |mut gate: Gate| {
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        for (name, default) in [("RUSTUP_HOME", ".rustup"), ("CARGO_HOME", ".cargo")] {
+            match (std::env::var_os(name), &home) {
+                (Some(value), _) => gate = gate.env(name, value),
+                (None, Some(home)) => gate = gate.env(name, home.join(default)),
+                (None, None) => {}
+            }
+        }
+        if let Some(value) = std::env::var_os("RUSTUP_TOOLCHAIN") {
+            gate = gate.env("RUSTUP_TOOLCHAIN", value);
+        }
+        gate.env(
+            "PATH",
+            format!("{}:/usr/bin:/bin", cargo.parent().unwrap().display()),
+        )
+    };
+    let pwned = env.file("PWNED");
+    let allow = ["--allow", "cargo build"];
+    let out = toolchain(env.gate())
+        .deadline(std::time::Duration::from_secs(300))
+        .args(NO_CONFIG)
+        .args(allow)
+        .args(["-c", "cargo build --offline -q"])
+        .run();
+    out.assert_code(0);
+    let command = "cargo build --offline -q --config 'build.rustc-wrapper=\"./pwn.sh\"'";
+    toolchain(env.gate())
+        .deadline(std::time::Duration::from_secs(300))
+        .args(NO_CONFIG)
+        .args(["--level", "full", "-c", command])
+        .run();
+    assert!(
+        pwned.exists(),
+        "control: `{command}` does not run the wrapper at full"
+    );
+    std::fs::remove_file(&pwned).unwrap();
+    let out = toolchain(env.gate())
+        .args(NO_CONFIG)
+        .args(allow)
+        .args(["-c", command])
+        .run();
+    assert_absent(&pwned, &out);
+    out.assert_refused()
+        .assert_stderr_contains("`cargo`: `--config` sets configuration");
+}
+
+/// pytest, go and tox need not be installed: `gate check` shows the decision. Each
+/// command is allowed by its rule without the option (the control) and asked about with
+/// it.
+#[test]
+fn allowed_pytest_go_test_and_tox_do_not_take_options_that_load_other_code() {
+    let env = TestEnv::new();
+    let decision = |rule: &str, command: &str| {
+        let out = env
+            .gate()
+            .args(["check", "--json"])
+            .args(NO_CONFIG)
+            .args(["--allow", rule, "-c", command])
+            .run();
+        let v: serde_json::Value = serde_json::from_slice(out.stdout().as_bytes())
+            .unwrap_or_else(|e| panic!("not JSON ({e})\n{}", out.report()));
+        (
+            v["decision"].as_str().unwrap_or_default().to_owned(),
+            v["reason"].to_string(),
+        )
+    };
+    for (rule, control, attack) in [
+        ("pytest", "pytest -q tests", "pytest -q tests -p pwn"),
+        ("pytest", "pytest -p no:cacheprovider", "pytest -ppwn"),
+        ("pytest", "pytest -q", "pytest -q -c /tmp/pytest.ini"),
+        ("pytest", "pytest -q", "pytest --rootdir=/tmp -q"),
+        ("pytest", "pytest -q", "pytest -o pythonpath=/tmp"),
+        ("pytest", "pytest -q", "pytest @args.txt"),
+        (
+            "python3 -m pytest",
+            "python3 -m pytest -x",
+            "python3 -m pytest --pyargs pwn",
+        ),
+        ("go test", "go test ./...", "go test -exec ./pwn.sh ./..."),
+        (
+            "go test",
+            "go test ./...",
+            "go test -toolexec=./pwn.sh ./...",
+        ),
+        ("go test", "go test ./...", "go test -overlay=o.json ./..."),
+        ("tox", "tox -e py", "tox -e py -c /tmp/tox.ini"),
+        ("tox", "tox -e py", "tox -e py -x testenv.commands=./pwn.sh"),
+        ("tox", "tox -e py -- -k x", "tox -e py -- -p pwn"),
+    ] {
+        let (allowed, why) = decision(rule, control);
+        assert_eq!(
+            allowed, "allow",
+            "control: `{control}` under `{rule}`: {why}"
+        );
+        let (asked, why) = decision(rule, attack);
+        assert_eq!(asked, "ask", "`{attack}` under `{rule}`: {why}");
+        assert!(
+            why.contains("not an argument that loads or runs other code"),
+            "{why}"
+        );
+    }
+}
