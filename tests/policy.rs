@@ -1032,3 +1032,164 @@ fn allowed_pytest_go_test_and_tox_do_not_take_options_that_load_other_code() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// The read-only preset and secrets (issue 23, item 8)
+
+/// What the agent's environment holds and a key in the home directory.
+const API_KEY: &str = "sk-gate-test-4b1d7e0c9a";
+const KEY_TEXT: &str = "PRIVATE-KEY-MATERIAL-7f3a";
+
+/// A home with `~/.ssh/id_rsa` (readable by every user, so that the control can show the
+/// command really prints it), and in the working directory a symbolic link and a hard
+/// link to it, a list naming `/proc/self/environ`, and a git repository.
+fn plant_secrets(env: &TestEnv) {
+    use std::os::unix::fs::PermissionsExt;
+    let ssh = env.home.join(".ssh");
+    std::fs::create_dir(&ssh).unwrap();
+    std::fs::set_permissions(&ssh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let key = ssh.join("id_rsa");
+    std::fs::write(&key, format!("{KEY_TEXT}\n")).unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::os::unix::fs::symlink(&key, env.file("notes.txt")).unwrap();
+    std::fs::hard_link(&key, env.file("copy.txt")).unwrap();
+    std::fs::write(env.file("names"), "/proc/self/environ").unwrap();
+    std::fs::write(env.file("README"), "hello\n").unwrap();
+    let git = require_program("git");
+    for args in [
+        &["init", "-q"][..],
+        &["add", "README"],
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "x",
+        ],
+    ] {
+        let status = std::process::Command::new(&git)
+            .args(args)
+            .current_dir(&env.work)
+            .env("HOME", &env.home)
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
+}
+
+/// Run `command` at level full, where it must print `secret` (the control), then at ask
+/// with the read-only preset, where it must be refused and print none of it. What went
+/// wrong, if anything.
+fn preset_problem(
+    env: &TestEnv,
+    user: User,
+    flags: &[&str],
+    command: &str,
+    secret: &str,
+) -> Option<String> {
+    let run = |level: &[&str]| {
+        env.gate()
+            .user(user)
+            .args(NO_CONFIG)
+            .args(level)
+            .args(["--no-tty", "-c", command])
+            // The agent's key, and git's trust in a repository another user owns.
+            .env("FAKE_API_KEY", API_KEY)
+            .env("GIT_CONFIG_COUNT", "1")
+            .env("GIT_CONFIG_KEY_0", "safe.directory")
+            .env("GIT_CONFIG_VALUE_0", "*")
+            .run()
+    };
+    let control = run(&["--level", "full"]);
+    if !format!("{}{}", control.stdout(), control.stderr()).contains(secret) {
+        return Some(format!(
+            "control: `{command}` does not print the secret at level full\n{}",
+            control.report()
+        ));
+    }
+    let out = run(&[&["--level", "ask", "--readonly"][..], flags].concat());
+    let printed = format!("{}{}", out.stdout(), out.stderr());
+    if printed.contains(secret)
+        || out.code() != Some(REFUSED)
+        || !out.stderr().starts_with("gate: refused")
+    {
+        return Some(format!(
+            "`{command}` {flags:?} was not refused, or printed the secret\n{}",
+            out.report()
+        ));
+    }
+    None
+}
+
+for_each_user! {
+    /// The read-only preset reads no secret through a name that leads to one (a symbolic
+    /// or hard link in the workspace, a list of names, a directory above it), and no
+    /// environment (`/proc/self/environ`, jq's `env`). Each command first runs at level
+    /// full, where it does print the key or the environment: that is the old behaviour
+    /// of the preset, which ran them unasked.
+    fn the_read_only_preset_prints_no_secret_and_no_environment(user) {
+        let env = TestEnv::new();
+        plant_secrets(&env);
+        // The preset is on and reads what is not a secret.
+        env.gate()
+            .user(user)
+            .args(NO_CONFIG)
+            .args(["--readonly", "-c", "cat README"])
+            .run()
+            .assert_code(0)
+            .assert_stdout("hello\n");
+        let mut cases: Vec<(&[&str], &str, &str)> = vec![
+            (&[], "cat notes.txt", KEY_TEXT),
+            (&[], "head -c 100 ./notes.txt", KEY_TEXT),
+            (&[], "sed -n 1p notes.txt", KEY_TEXT),
+            (&[], "grep -h -f notes.txt -F ../home/.ssh/id_rsa", KEY_TEXT),
+            (&[], "cat copy.txt", KEY_TEXT),
+            (&[], "grep -r PRIVATE ..", KEY_TEXT),
+            (&[], "git blame --contents notes.txt README", KEY_TEXT),
+            (&[], "cat /proc/self/environ", API_KEY),
+            (&[], "tail -c +1 /proc/self/environ", API_KEY),
+            (&[], "grep -a API /proc/self/environ", API_KEY),
+            (&[], "wc --files0-from=/proc/self/environ", API_KEY),
+            (&[], "sort --files0-from=names", API_KEY),
+            // After `cd`, the names of the next part are not what gate resolved.
+            (&["--compound", "--allow", "cd"], "cd ../home/.ssh && cat id_rsa", KEY_TEXT),
+        ];
+        if std::path::Path::new("/usr/bin/jq").exists() {
+            cases.push((&[], "jq -n env", API_KEY));
+        }
+        let problems: Vec<String> = cases
+            .iter()
+            .filter_map(|(flags, command, secret)| preset_problem(&env, user, flags, command, secret))
+            .collect();
+        assert!(
+            problems.is_empty(),
+            "{} of {} got past the preset:\n\n{}",
+            problems.len(),
+            cases.len(),
+            problems.join("\n\n")
+        );
+    }
+}
+
+/// `--readonly-rules` holds a reader's rule to the same: `--allow cat` with it does not
+/// print a key through a link, and without it (the control) does.
+#[test]
+fn a_read_only_rule_reads_no_secret_through_a_link() {
+    let env = TestEnv::new();
+    plant_secrets(&env);
+    let run = |flags: &[&str]| {
+        env.gate()
+            .args(NO_CONFIG)
+            .args(["--no-tty", "--allow", "cat"])
+            .args(flags)
+            .args(["-c", "cat notes.txt"])
+            .run()
+    };
+    let control = run(&[]);
+    control.assert_code(0).assert_stdout_contains(KEY_TEXT);
+    let out = run(&["--readonly-rules"]);
+    out.assert_refused().assert_stderr_contains("leads to");
+    assert!(!out.stdout().contains(KEY_TEXT), "{}", out.report());
+}
