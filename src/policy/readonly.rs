@@ -16,7 +16,9 @@
 //!    not a name in the table;
 //! 4. its arguments fail the entry's checks. Long options must be spelled out in full: an
 //!    abbreviation that GNU programs would accept (`--out` for `--output`) is refused, and
-//!    named as the option it abbreviates when that option is refused.
+//!    named as the option it abbreviates when that option is refused;
+//! 5. a name its words give leads somewhere the preset does not read: a hidden secret, a
+//!    process's environment in /proc, a device ([`files`], on facts the edge finds).
 //!
 //! **Unquoted patterns.** The shell replaces an unquoted word with `*`, `?`, `[` (and, in
 //! zsh with `EXTENDED_GLOB`, `^`, `~` or `#`) by the file names that match it, after gate
@@ -30,9 +32,9 @@
 //! decides what a word means, any pattern there is refused (see [`Globs`]). Entries that
 //! refuse nothing (`ls`, `cat`, `wc`…) take patterns freely.
 //!
-//! Pure: no files, no environment. The module never looks at the file system, so it
-//! cannot know what a name refers to (a symbolic link to a device, a FIFO) or what a
-//! repository's configuration says; `docs/readonly.md` lists these limits.
+//! Pure: no files, no environment. What names lead to comes in as facts ([`Files`]),
+//! found at the edge (`crate::files`); what a repository's configuration says is not
+//! known at all. `docs/readonly.md` lists these limits.
 
 use std::collections::BTreeSet;
 use std::fmt;
