@@ -1144,7 +1144,7 @@ for_each_user! {
             (&[], "cat notes.txt", KEY_TEXT),
             (&[], "head -c 100 ./notes.txt", KEY_TEXT),
             (&[], "sed -n 1p notes.txt", KEY_TEXT),
-            (&[], "grep -h -f notes.txt -F ../home/.ssh/id_rsa", KEY_TEXT),
+            (&[], "grep -h -F -f notes.txt README notes.txt", KEY_TEXT),
             (&[], "cat copy.txt", KEY_TEXT),
             (&[], "grep -r PRIVATE ..", KEY_TEXT),
             (&[], "git blame --contents notes.txt README", KEY_TEXT),
