@@ -312,7 +312,9 @@ pub(super) fn queries(entry: &Entry, args: &[Word]) -> BTreeSet<Query> {
         out.extend(candidates(word));
     }
     // Where a walk starts when no directory is given.
-    out.insert(Query::Path(".".to_owned()));
+    if walks(entry, args) == Walk::Always {
+        out.insert(Query::Path(".".to_owned()));
+    }
     if entry.name == "jq" {
         out.insert(Query::Home(JQ_LIBRARY.to_owned()));
     }
