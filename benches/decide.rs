@@ -8,6 +8,7 @@ use std::path::Path;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use gate::config::{FileKind, merge, parse_file};
+use gate::policy::readonly::Files;
 use gate::policy::{
     AllowRules, CommandText, DenyRules, Level, Origin, Policy, Remembered, Request, decide,
 };
@@ -47,7 +48,14 @@ fn bench_decide(c: &mut Criterion) {
         // A command that matches nothing: every prefix is looked up and missed.
         let miss = CommandText::new("cargo test --workspace --all-features -- --nocapture");
         group.bench_with_input(BenchmarkId::new("allow-hit", rules), &p, |b, p| {
-            b.iter(|| decide(black_box(p), &remembered, Request::Command(black_box(&hit))))
+            b.iter(|| {
+                decide(
+                    black_box(p),
+                    &remembered,
+                    Request::Command(black_box(&hit)),
+                    &Files::default(),
+                )
+            })
         });
         group.bench_with_input(BenchmarkId::new("ask-miss", rules), &p, |b, p| {
             b.iter(|| {
@@ -55,6 +63,7 @@ fn bench_decide(c: &mut Criterion) {
                     black_box(p),
                     &remembered,
                     Request::Command(black_box(&miss)),
+                    &Files::default(),
                 )
             })
         });
@@ -85,6 +94,7 @@ fn bench_decide(c: &mut Criterion) {
                 black_box(&p),
                 &remembered,
                 Request::Command(black_box(&compound)),
+                &Files::default(),
             )
         })
     });
@@ -137,6 +147,7 @@ fn bench_decide(c: &mut Criterion) {
                 black_box(&p),
                 &remembered,
                 Request::Command(black_box(&kilobyte)),
+                &Files::default(),
             )
         })
     });
@@ -148,6 +159,7 @@ fn bench_decide(c: &mut Criterion) {
                 black_box(&p),
                 &remembered,
                 Request::Command(black_box(&kilobyte)),
+                &Files::default(),
             )
         })
     });
@@ -169,7 +181,12 @@ fn bench_decide(c: &mut Criterion) {
         ),
     ] {
         assert!(matches!(
-            decide(&p, &remembered, Request::Command(command)),
+            decide(
+                &p,
+                &remembered,
+                Request::Command(command),
+                &Files::default()
+            ),
             gate::policy::Decision::Allow(_)
         ));
         group.bench_function(name, |b| {
@@ -178,6 +195,7 @@ fn bench_decide(c: &mut Criterion) {
                     black_box(&p),
                     &remembered,
                     Request::Command(black_box(command)),
+                    &Files::default(),
                 )
             })
         });

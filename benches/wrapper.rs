@@ -6,6 +6,7 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use gate::policy::readonly::Files;
 use gate::policy::wrapper::{resembles, unwrap};
 use gate::policy::{
     AllowRules, CommandText, DenyRules, Level, Origin, Policy, Remembered, Request, decide,
@@ -115,7 +116,7 @@ fn bench_unwrap(c: &mut Criterion) {
     group.bench_function("whole-text", |b| {
         b.iter(|| {
             let t = CommandText::new(black_box(text.as_str()));
-            decide(&p, &remembered, Request::Command(&t))
+            decide(&p, &remembered, Request::Command(&t), &Files::default())
         })
     });
     group.bench_function("unwrap+inner", |b| {
@@ -123,7 +124,7 @@ fn bench_unwrap(c: &mut Criterion) {
             let text = black_box(text.as_str());
             let judged = unwrap(text).map_or(Default::default(), |u| u.inner.into_owned());
             let t = CommandText::new(judged);
-            decide(&p, &remembered, Request::Command(&t))
+            decide(&p, &remembered, Request::Command(&t), &Files::default())
         })
     });
     group.finish();

@@ -4,6 +4,7 @@
 
 #![forbid(unsafe_code)]
 
+use crate::policy::readonly::{Files, View};
 use crate::policy::{
     Allowed, CommandText, Decision, Denied, DenyMatch, Level, Policy, Remembered, Request,
     SHELL_CHARS, decide, describe_char, first_unmatchable_char,
@@ -42,8 +43,14 @@ pub fn display(text: &str) -> String {
     shown
 }
 
-/// Explain `decision`, reached under `policy` for `command` (`None` for a shell session).
-pub fn explain(decision: &Decision, policy: &Policy, command: Option<&CommandText>) -> Explanation {
+/// Explain `decision`, reached under `policy` for `command` (`None` for a shell session),
+/// with `files` what its words name on disk.
+pub fn explain(
+    decision: &Decision,
+    policy: &Policy,
+    command: Option<&CommandText>,
+    files: &Files,
+) -> Explanation {
     let level = policy.level;
     let level_origin = policy.level_origin.to_string();
     let plain = |decided_by, reason: String| Explanation {
@@ -136,7 +143,7 @@ pub fn explain(decision: &Decision, policy: &Policy, command: Option<&CommandTex
                     "it is not valid UTF-8, so it cannot match an allow rule".to_owned()
                 }
                 Some(c) => match first_unmatchable_char(c.as_str()) {
-                    Some(_) if policy.compound => compound_why(policy, c.as_str()),
+                    Some(_) if policy.compound => compound_why(policy, c.as_str(), files),
                     Some(ch) if SHELL_CHARS.contains(&ch) => format!(
                         "it contains the shell character {}, and a command with shell syntax \
                          never matches an allow rule",
@@ -148,17 +155,27 @@ pub fn explain(decision: &Decision, policy: &Policy, command: Option<&CommandTex
                     ),
                     None if policy.allow.is_empty() => "there are no allow rules".to_owned(),
                     None => match policy.allow.find(c.as_str()) {
-                        Some((rule, _)) if policy.readonly_rules => {
-                            let why_not = crate::policy::readonly::check(c.as_str())
-                                .err()
-                                .map_or_else(String::new, |e| format!(" ({e})"));
-                            format!(
-                                "the allow rule `{}` is a read-only command, and with readonly_rules such a \
-                                 rule allows only commands that only read; this one does not{why_not}",
+                        Some((rule, _)) => match crate::policy::runners::check(rule, c.as_str()) {
+                            Err(refusal) => format!(
+                                "the allow rule `{}` trusts the project's own scripts and \
+                                     files, not an argument that loads or runs other code: \
+                                     {refusal}",
                                 display(rule)
-                            )
-                        }
-                        _ => "no allow rule matches it".to_owned(),
+                            ),
+                            Ok(()) if policy.readonly_rules => {
+                                let why_not = crate::policy::readonly::check(c.as_str(), files)
+                                    .err()
+                                    .map_or_else(String::new, |e| format!(" ({e})"));
+                                format!(
+                                    "the allow rule `{}` is a read-only command, and with \
+                                         readonly_rules such a rule allows only commands that \
+                                         only read; this one does not{why_not}",
+                                    display(rule)
+                                )
+                            }
+                            Ok(()) => "no allow rule matches it".to_owned(),
+                        },
+                        None => "no allow rule matches it".to_owned(),
                     },
                 },
             };
@@ -169,7 +186,7 @@ pub fn explain(decision: &Decision, policy: &Policy, command: Option<&CommandTex
                         && c.is_exact()
                         && first_unmatchable_char(c.as_str()).is_none() =>
                 {
-                    match crate::policy::readonly::check(c.as_str()) {
+                    match crate::policy::readonly::check(c.as_str(), files) {
                         Err(e) => {
                             format!("{why}, and the read-only preset does not allow it ({e})")
                         }
@@ -231,8 +248,9 @@ pub fn alternatives(
     remembered: &Remembered,
     request: Request<'_>,
     command: Option<&CommandText>,
+    files: &Files,
 ) -> Vec<Alternative> {
-    if decide(policy, remembered, request) != Decision::Ask {
+    if decide(policy, remembered, request, files) != Decision::Ask {
         return Vec::new();
     }
     let allowed_with = |compound: bool, readonly: bool| {
@@ -241,8 +259,8 @@ pub fn alternatives(
             readonly: policy.readonly || readonly,
             ..policy.clone()
         };
-        match decide(&flipped, remembered, request) {
-            d @ Decision::Allow(_) => Some(explain(&d, &flipped, command).reason),
+        match decide(&flipped, remembered, request, files) {
+            d @ Decision::Allow(_) => Some(explain(&d, &flipped, command, files).reason),
             _ => None,
         }
     };
@@ -275,15 +293,24 @@ pub fn alternatives(
 }
 
 /// Why compound mode did not allow a command with shell syntax.
-fn compound_why(policy: &Policy, text: &str) -> String {
+fn compound_why(policy: &Policy, text: &str, files: &Files) -> String {
     let Some(parts) = crate::policy::compound::split(text) else {
         return "it has shell syntax that compound mode does not take apart (only simple \
                 commands joined by &&, ||, ; and | are)"
             .to_owned();
     };
-    let alone = |part: &str| {
-        crate::policy::find_rule(policy, part).is_some()
-            || (policy.readonly && crate::policy::readonly::read_only(part).is_some())
+    // As `decide` sees each part: after one that changes the directory, the names of the
+    // later ones are not what the edge resolved.
+    let mut moved = false;
+    let mut alone = |part: &str| {
+        let view = if moved {
+            View::moved(files)
+        } else {
+            View::here(files)
+        };
+        moved |= crate::policy::readonly::files::moves(part);
+        crate::policy::find_rule(policy, part, &view).is_some()
+            || (policy.readonly && crate::policy::readonly::check_in(part, &view).is_ok())
     };
     match parts.iter().find(|p| !alone(p)) {
         Some(part) => format!(
@@ -372,8 +399,13 @@ mod tests {
 
     fn explain_text(p: &Policy, text: &str) -> Explanation {
         let c = CommandText::new(text);
-        let d = decide(p, &Remembered::new(), Request::Command(&c));
-        explain(&d, p, Some(&c))
+        let d = decide(
+            p,
+            &Remembered::new(),
+            Request::Command(&c),
+            &Files::nothing_there(),
+        );
+        explain(&d, p, Some(&c), &Files::nothing_there())
     }
 
     #[test]
@@ -449,10 +481,16 @@ mod tests {
 
     fn alternatives_for(p: &Policy, text: &str) -> Vec<Vec<&'static str>> {
         let c = CommandText::new(text);
-        alternatives(p, &Remembered::new(), Request::Command(&c), Some(&c))
-            .into_iter()
-            .map(|a| a.settings)
-            .collect()
+        alternatives(
+            p,
+            &Remembered::new(),
+            Request::Command(&c),
+            Some(&c),
+            &Files::nothing_there(),
+        )
+        .into_iter()
+        .map(|a| a.settings)
+        .collect()
     }
 
     #[test]
@@ -477,7 +515,13 @@ mod tests {
         assert!(alternatives_for(&on, "cat f | wc -l && touch x").is_empty());
         // The reason is the one the setting would give.
         let c = CommandText::new("cat f");
-        let found = alternatives(&p, &Remembered::new(), Request::Command(&c), Some(&c));
+        let found = alternatives(
+            &p,
+            &Remembered::new(),
+            Request::Command(&c),
+            Some(&c),
+            &Files::nothing_there(),
+        );
         assert_eq!(
             found[0].reason,
             "it only reads: the read-only preset allows `cat` as written"

@@ -28,6 +28,7 @@ pub mod diag;
 pub mod doctor;
 pub mod exec;
 pub mod explain;
+pub mod files;
 pub mod invocation;
 pub mod netproxy;
 pub mod output;

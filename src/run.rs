@@ -12,7 +12,8 @@ use crate::exec::{self, Permit, PermitError, Plan, PlanKind};
 use crate::explain::{self, Explanation};
 use crate::invocation::{self, Action, Invocation, Personality, ShellWork, Target};
 use crate::output::{REFUSED, fail, print_out as print, say};
-use crate::policy::{Allowed, CommandText, Decision, Remembered, Request, decide};
+use crate::policy::readonly::Files;
+use crate::policy::{Allowed, CommandText, Decision, Level, Remembered, Request, decide};
 use crate::sandbox;
 use crate::session;
 use crate::settings::{load_settings, protected_files, sandbox_settings};
@@ -198,6 +199,21 @@ impl Judged {
         }
     }
 
+    /// What the command's words name on disk, for the read-only preset and read-only
+    /// rules: looked at only where they can allow it (level `ask`, and with `wanted`),
+    /// since looking costs a system call or more per word. `every_part`: for each part
+    /// of a compound command even when compound mode is off (`gate check` says what it
+    /// would allow).
+    fn files(&self, settings: &Settings, wanted: bool, every_part: bool) -> Files {
+        let policy = &settings.policy;
+        match &self.text {
+            Some(text) if wanted && policy.level == Level::Ask && text.is_exact() => {
+                crate::files::look(settings, text.as_str(), policy.compound || every_part)
+            }
+            _ => Files::default(),
+        }
+    }
+
     fn request(&self) -> Request<'_> {
         match &self.text {
             Some(inner) if self.wrapper.is_some() => Request::Wrapped {
@@ -378,13 +394,15 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
     }
     // No remembered approvals here: gate keeps none that a command could write. The
     // broker answers from its memory when it is asked (see docs/security.md).
-    let decision = decide(&settings.policy, &Remembered::new(), judged.request());
+    let policy = &settings.policy;
+    let files = judged.files(&settings, policy.readonly || policy.readonly_rules, false);
+    let decision = decide(policy, &Remembered::new(), judged.request(), &files);
     if let Decision::Deny(crate::policy::Denied::Rule(_)) = &decision {
         if let Some(code) = startup_checked_at_exec(inv, target, &settings) {
             return code;
         }
     }
-    let mut explanation = explain::explain(&decision, &settings.policy, judged.text.as_ref());
+    let mut explanation = explain::explain(&decision, policy, judged.text.as_ref(), &files);
     judged.annotate(&mut explanation);
     tracing::debug!(?decision, reason = %explanation.reason, "decided");
     let trail = Trail {
@@ -674,6 +692,7 @@ fn ask_then_run(
                 &Decision::Allow(allowed.clone()),
                 &settings.policy,
                 judged.text.as_ref(),
+                &Files::default(),
             );
             run_allowed(inv, target, trail, &allowed, e)
         }
@@ -1098,8 +1117,11 @@ fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
     // gate keeps no remembered approvals: what the broker remembers it answers itself
     // when asked, so here such a command is one that would ask.
     let remembered = Remembered::new();
-    let decision = decide(&settings.policy, &remembered, judged.request());
-    let mut e = explain::explain(&decision, &settings.policy, judged.text.as_ref());
+    // Looked at whether or not the preset is on: `gate check` says when it would allow
+    // a command that waits for an approver.
+    let files = judged.files(&settings, true, true);
+    let decision = decide(&settings.policy, &remembered, judged.request(), &files);
+    let mut e = explain::explain(&decision, &settings.policy, judged.text.as_ref(), &files);
     judged.annotate(&mut e);
     // Who would be asked now, looked at the way a run looks (and only when it would).
     let reach = match &decision {
@@ -1134,6 +1156,7 @@ fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
             &remembered,
             judged.request(),
             judged.text.as_ref(),
+            &files,
         ),
         status,
     };

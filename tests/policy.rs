@@ -803,3 +803,393 @@ fn a_brace_expansion_too_large_to_check_is_refused_in_bounded_memory() {
             .assert_stderr_contains("too large or too deeply nested to be checked");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Allow rules for test and build runners (issue 23, item 10)
+
+/// A script in the working directory that creates `PWNED` wherever it is run from, and
+/// that every user can run.
+fn plant_pwn(env: &TestEnv) {
+    use std::os::unix::fs::PermissionsExt;
+    let script = env.file("pwn.sh");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\ntouch '{}'\n", env.file("PWNED").display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+for_each_user! {
+    /// `--allow make` runs the project's Makefile, but not `make SHELL=./pwn.sh`, another
+    /// makefile, or text evaluated as one: those are asked about (and with no approver,
+    /// refused). The control runs each at level full, where it does create PWNED, and
+    /// runs plain `make` under the rule.
+    fn an_allowed_make_does_not_take_other_code_from_its_arguments(user) {
+        require_program("make");
+        let env = TestEnv::new();
+        env.assert_side_effects_are_visible(user);
+        plant_pwn(&env);
+        std::fs::write(env.file("Makefile"), "all:\n\t@echo built\n").unwrap();
+        std::fs::write(env.file("evil.mk"), "all:\n\t@./pwn.sh\n").unwrap();
+        let pwned = env.file("PWNED");
+        let allowed = env
+            .gate()
+            .user(user)
+            .args(NO_CONFIG)
+            .args(["--allow", "make", "-c", "make -s"])
+            .run();
+        allowed.assert_code(0).assert_stdout("built\n");
+        for (command, word) in [
+            ("make SHELL=./pwn.sh", "SHELL=./pwn.sh"),
+            ("make -s -f evil.mk", "-f"),
+            ("make --fil=evil.mk", "--fil=evil.mk"),
+            ("make --eval=SHELL=./pwn.sh", "--eval=SHELL=./pwn.sh"),
+            ("make -- SHELL=./pwn.sh", "SHELL=./pwn.sh"),
+        ] {
+            env.gate()
+                .user(user)
+                .args(NO_CONFIG)
+                .args(["--level", "full", "-c", command])
+                .run();
+            assert!(pwned.exists(), "control: `{command}` does not create PWNED at full");
+            std::fs::remove_file(&pwned).unwrap();
+            let out = env
+                .gate()
+                .user(user)
+                .args(NO_CONFIG)
+                .args(["--allow", "make", "-c", command])
+                .run();
+            assert_absent(&pwned, &out);
+            out.assert_refused()
+                .assert_stderr_contains(&format!("`make`: `{word}"));
+        }
+    }
+}
+
+/// `--allow 'npm test'` runs the package's test script, but not with another shell for
+/// its scripts (also abbreviated, as npm accepts it). Control: the same at level full
+/// creates PWNED.
+#[test]
+fn an_allowed_npm_test_does_not_run_its_scripts_with_another_shell() {
+    require_program("npm");
+    let env = TestEnv::new();
+    plant_pwn(&env);
+    std::fs::write(
+        env.file("package.json"),
+        r#"{"name":"t","version":"1.0.0","scripts":{"test":"echo tested"}}"#,
+    )
+    .unwrap();
+    let pwned = env.file("PWNED");
+    let allow = ["--allow", "npm test"];
+    let out = env
+        .gate()
+        .args(NO_CONFIG)
+        .args(allow)
+        .args(["-c", "npm test --silent"])
+        .run();
+    out.assert_code(0).assert_stdout_contains("tested");
+    for command in [
+        "npm test --script-shell=./pwn.sh",
+        "npm test --script-sh ./pwn.sh",
+    ] {
+        env.gate()
+            .args(NO_CONFIG)
+            .args(["--level", "full", "-c", command])
+            .run();
+        assert!(
+            pwned.exists(),
+            "control: `{command}` does not create PWNED at full"
+        );
+        std::fs::remove_file(&pwned).unwrap();
+        let out = env
+            .gate()
+            .args(NO_CONFIG)
+            .args(allow)
+            .args(["-c", command])
+            .run();
+        assert_absent(&pwned, &out);
+        out.assert_refused()
+            .assert_stderr_contains("runs the package's scripts with the program it names");
+    }
+}
+
+/// `--allow 'cargo build'` builds the package, but not with a configuration that names
+/// a compiler wrapper. Control: the same at level full runs the wrapper.
+#[test]
+fn an_allowed_cargo_build_does_not_take_configuration_from_its_arguments() {
+    let cargo = require_program("cargo");
+    let env = TestEnv::new();
+    plant_pwn(&env);
+    std::fs::write(
+        env.file("Cargo.toml"),
+        "[package]\nname = \"t\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir(env.file("src")).unwrap();
+    std::fs::write(env.file("src/lib.rs"), "").unwrap();
+    // The toolchain lives outside the test's home.
+    let toolchain = |mut gate: Gate| {
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        for (name, default) in [("RUSTUP_HOME", ".rustup"), ("CARGO_HOME", ".cargo")] {
+            match (std::env::var_os(name), &home) {
+                (Some(value), _) => gate = gate.env(name, value),
+                (None, Some(home)) => gate = gate.env(name, home.join(default)),
+                (None, None) => {}
+            }
+        }
+        if let Some(value) = std::env::var_os("RUSTUP_TOOLCHAIN") {
+            gate = gate.env("RUSTUP_TOOLCHAIN", value);
+        }
+        gate.env(
+            "PATH",
+            format!("{}:/usr/bin:/bin", cargo.parent().unwrap().display()),
+        )
+    };
+    let pwned = env.file("PWNED");
+    let allow = ["--allow", "cargo build"];
+    let out = toolchain(env.gate())
+        .deadline(std::time::Duration::from_secs(300))
+        .args(NO_CONFIG)
+        .args(allow)
+        .args(["-c", "cargo build --offline -q"])
+        .run();
+    out.assert_code(0);
+    let command = "cargo build --offline -q --config 'build.rustc-wrapper=\"./pwn.sh\"'";
+    toolchain(env.gate())
+        .deadline(std::time::Duration::from_secs(300))
+        .args(NO_CONFIG)
+        .args(["--level", "full", "-c", command])
+        .run();
+    assert!(
+        pwned.exists(),
+        "control: `{command}` does not run the wrapper at full"
+    );
+    std::fs::remove_file(&pwned).unwrap();
+    let out = toolchain(env.gate())
+        .args(NO_CONFIG)
+        .args(allow)
+        .args(["-c", command])
+        .run();
+    assert_absent(&pwned, &out);
+    out.assert_refused()
+        .assert_stderr_contains("`cargo`: `--config` sets configuration");
+}
+
+/// pytest, go and tox need not be installed: `gate check` shows the decision. Each
+/// command is allowed by its rule without the option (the control) and asked about with
+/// it.
+#[test]
+fn allowed_pytest_go_test_and_tox_do_not_take_options_that_load_other_code() {
+    let env = TestEnv::new();
+    let decision = |rule: &str, command: &str| {
+        let out = env
+            .gate()
+            .args(["check", "--json"])
+            .args(NO_CONFIG)
+            .args(["--allow", rule, "-c", command])
+            .run();
+        let v: serde_json::Value = serde_json::from_slice(out.stdout().as_bytes())
+            .unwrap_or_else(|e| panic!("not JSON ({e})\n{}", out.report()));
+        (
+            v["decision"].as_str().unwrap_or_default().to_owned(),
+            v["reason"].to_string(),
+        )
+    };
+    for (rule, control, attack) in [
+        ("pytest", "pytest -q tests", "pytest -q tests -p pwn"),
+        ("pytest", "pytest -p no:cacheprovider", "pytest -ppwn"),
+        ("pytest", "pytest -q", "pytest -q -c /tmp/pytest.ini"),
+        ("pytest", "pytest -q", "pytest --rootdir=/tmp -q"),
+        ("pytest", "pytest -q", "pytest -o pythonpath=/tmp"),
+        ("pytest", "pytest -q", "pytest @args.txt"),
+        (
+            "python3 -m pytest",
+            "python3 -m pytest -x",
+            "python3 -m pytest --pyargs pwn",
+        ),
+        ("go test", "go test ./...", "go test -exec ./pwn.sh ./..."),
+        (
+            "go test",
+            "go test ./...",
+            "go test -toolexec=./pwn.sh ./...",
+        ),
+        ("go test", "go test ./...", "go test -overlay=o.json ./..."),
+        ("tox", "tox -e py", "tox -e py -c /tmp/tox.ini"),
+        ("tox", "tox -e py", "tox -e py -x testenv.commands=./pwn.sh"),
+        ("tox", "tox -e py -- -k x", "tox -e py -- -p pwn"),
+    ] {
+        let (allowed, why) = decision(rule, control);
+        assert_eq!(
+            allowed, "allow",
+            "control: `{control}` under `{rule}`: {why}"
+        );
+        let (asked, why) = decision(rule, attack);
+        assert_eq!(asked, "ask", "`{attack}` under `{rule}`: {why}");
+        assert!(
+            why.contains("not an argument that loads or runs other code"),
+            "{why}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The read-only preset and secrets (issue 23, item 8)
+
+/// What the agent's environment holds and a key in the home directory.
+const API_KEY: &str = "sk-gate-test-4b1d7e0c9a";
+const KEY_TEXT: &str = "PRIVATE-KEY-MATERIAL-7f3a";
+
+/// A home with `~/.ssh/id_rsa` (readable by every user, so that the control can show the
+/// command really prints it), and in the working directory a symbolic link and a hard
+/// link to it, a list naming `/proc/self/environ`, and a git repository.
+fn plant_secrets(env: &TestEnv) {
+    use std::os::unix::fs::PermissionsExt;
+    let ssh = env.home.join(".ssh");
+    std::fs::create_dir(&ssh).unwrap();
+    std::fs::set_permissions(&ssh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let key = ssh.join("id_rsa");
+    std::fs::write(&key, format!("{KEY_TEXT}\n")).unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::os::unix::fs::symlink(&key, env.file("notes.txt")).unwrap();
+    std::fs::hard_link(&key, env.file("copy.txt")).unwrap();
+    std::fs::write(env.file("names"), "/proc/self/environ").unwrap();
+    std::fs::write(env.file("README"), "hello\n").unwrap();
+    let git = require_program("git");
+    for args in [
+        &["init", "-q"][..],
+        &["add", "README"],
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "x",
+        ],
+    ] {
+        let status = std::process::Command::new(&git)
+            .args(args)
+            .current_dir(&env.work)
+            .env("HOME", &env.home)
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
+}
+
+/// Run `command` at level full, where it must print `secret` (the control), then at ask
+/// with the read-only preset, where it must be refused and print none of it. What went
+/// wrong, if anything.
+fn preset_problem(
+    env: &TestEnv,
+    user: User,
+    flags: &[&str],
+    command: &str,
+    secret: &str,
+) -> Option<String> {
+    let run = |level: &[&str]| {
+        env.gate()
+            .user(user)
+            .args(NO_CONFIG)
+            .args(level)
+            .args(["--no-tty", "-c", command])
+            // The agent's key, and git's trust in a repository another user owns.
+            .env("FAKE_API_KEY", API_KEY)
+            .env("GIT_CONFIG_COUNT", "1")
+            .env("GIT_CONFIG_KEY_0", "safe.directory")
+            .env("GIT_CONFIG_VALUE_0", "*")
+            .run()
+    };
+    let control = run(&["--level", "full"]);
+    if !format!("{}{}", control.stdout(), control.stderr()).contains(secret) {
+        return Some(format!(
+            "control: `{command}` does not print the secret at level full\n{}",
+            control.report()
+        ));
+    }
+    let out = run(&[&["--level", "ask", "--readonly"][..], flags].concat());
+    let printed = format!("{}{}", out.stdout(), out.stderr());
+    if printed.contains(secret)
+        || out.code() != Some(REFUSED)
+        || !out.stderr().starts_with("gate: refused")
+    {
+        return Some(format!(
+            "`{command}` {flags:?} was not refused, or printed the secret\n{}",
+            out.report()
+        ));
+    }
+    None
+}
+
+for_each_user! {
+    /// The read-only preset reads no secret through a name that leads to one (a symbolic
+    /// or hard link in the workspace, a list of names, a directory above it), and no
+    /// environment (`/proc/self/environ`, jq's `env`). Each command first runs at level
+    /// full, where it does print the key or the environment: that is the old behaviour
+    /// of the preset, which ran them unasked.
+    fn the_read_only_preset_prints_no_secret_and_no_environment(user) {
+        let env = TestEnv::new();
+        plant_secrets(&env);
+        // The preset is on and reads what is not a secret.
+        env.gate()
+            .user(user)
+            .args(NO_CONFIG)
+            .args(["--readonly", "-c", "cat README"])
+            .run()
+            .assert_code(0)
+            .assert_stdout("hello\n");
+        let mut cases: Vec<(&[&str], &str, &str)> = vec![
+            (&[], "cat notes.txt", KEY_TEXT),
+            (&[], "head -c 100 ./notes.txt", KEY_TEXT),
+            (&[], "sed -n 1p notes.txt", KEY_TEXT),
+            (&[], "grep -h -F -f notes.txt README notes.txt", KEY_TEXT),
+            (&[], "cat copy.txt", KEY_TEXT),
+            (&[], "grep -r PRIVATE ..", KEY_TEXT),
+            (&[], "git blame --contents notes.txt README", KEY_TEXT),
+            (&[], "cat /proc/self/environ", API_KEY),
+            (&[], "tail -c +1 /proc/self/environ", API_KEY),
+            (&[], "grep -a API /proc/self/environ", API_KEY),
+            (&[], "wc --files0-from=/proc/self/environ", API_KEY),
+            (&[], "sort --files0-from=names", API_KEY),
+            // After `cd`, the names of the next part are not what gate resolved.
+            (&["--compound", "--allow", "cd"], "cd ../home/.ssh && cat id_rsa", KEY_TEXT),
+        ];
+        if std::path::Path::new("/usr/bin/jq").exists() {
+            cases.push((&[], "jq -n env", API_KEY));
+        }
+        let problems: Vec<String> = cases
+            .iter()
+            .filter_map(|(flags, command, secret)| preset_problem(&env, user, flags, command, secret))
+            .collect();
+        assert!(
+            problems.is_empty(),
+            "{} of {} got past the preset:\n\n{}",
+            problems.len(),
+            cases.len(),
+            problems.join("\n\n")
+        );
+    }
+}
+
+/// `--readonly-rules` holds a reader's rule to the same: `--allow cat` with it does not
+/// print a key through a link, and without it (the control) does.
+#[test]
+fn a_read_only_rule_reads_no_secret_through_a_link() {
+    let env = TestEnv::new();
+    plant_secrets(&env);
+    let run = |flags: &[&str]| {
+        env.gate()
+            .args(NO_CONFIG)
+            .args(["--no-tty", "--allow", "cat"])
+            .args(flags)
+            .args(["-c", "cat notes.txt"])
+            .run()
+    };
+    let control = run(&[]);
+    control.assert_code(0).assert_stdout_contains(KEY_TEXT);
+    let out = run(&["--readonly-rules"]);
+    out.assert_refused().assert_stderr_contains("leads to");
+    assert!(!out.stdout().contains(KEY_TEXT), "{}", out.report());
+}

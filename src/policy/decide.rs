@@ -3,6 +3,7 @@
 use std::collections::HashSet;
 
 use super::deny::{DenyMatch, DenyRules};
+use super::readonly::{Files, View};
 use super::rules::AllowRules;
 use super::{CommandText, Level, Origin};
 
@@ -51,13 +52,15 @@ impl Remembered {
         self.allows_text(command.as_str())
     }
 
-    /// Like [`Remembered::allows`], for text known to be exact.
+    /// Like [`Remembered::allows`], for text known to be exact. A remembered prefix
+    /// matches like an allow rule, a runner's refused options included
+    /// ([`super::runners`]).
     pub fn allows_text(&self, command: &str) -> Option<Allowed> {
         if self.commands.contains(super::trim_blanks(command)) {
             return Some(Allowed::RememberedCommand);
         }
         self.prefixes
-            .find(command)
+            .find_where(command, |rule| super::runners::check(rule, command).is_ok())
             .map(|(rule, _)| Allowed::RememberedRule { rule: rule.into() })
     }
 }
@@ -153,7 +156,16 @@ impl Decision {
 /// 2. `full` allows; `safe` allows inside the sandbox.
 /// 3. `ask` allows what an allow rule or a remembered approval covers, and asks about
 ///    the rest. A shell session (no command text) always needs asking at `ask`.
-pub fn decide(policy: &Policy, remembered: &Remembered, request: Request<'_>) -> Decision {
+///
+/// `files`: what the command's words name on disk, for the read-only preset and
+/// read-only rules (the edge looks, `crate::files`; with none, a read-only command that
+/// names a file is asked about).
+pub fn decide(
+    policy: &Policy,
+    remembered: &Remembered,
+    request: Request<'_>,
+    files: &Files,
+) -> Decision {
     if policy.level == Level::Deny {
         return Decision::Deny(Denied::Level);
     }
@@ -183,18 +195,27 @@ pub fn decide(policy: &Policy, remembered: &Remembered, request: Request<'_>) ->
         Level::Ask if !command.is_exact() => Decision::Ask,
         Level::Ask => {
             let text = command.as_str();
-            if let Some(allowed) = alone(policy, remembered, text) {
+            if let Some(allowed) = alone(policy, remembered, text, &View::here(files)) {
                 return Decision::Allow(allowed);
             }
             if policy.compound {
                 if let Some(parts) = super::compound::split(text) {
                     if parts.len() > 1 {
                         let mut allowed = Vec::with_capacity(parts.len());
+                        // After `cd` (or `export HOME=…`) the names of later parts no
+                        // longer mean what the edge resolved.
+                        let mut moved = false;
                         for part in parts {
-                            match alone(policy, remembered, part) {
+                            let view = if moved {
+                                View::moved(files)
+                            } else {
+                                View::here(files)
+                            };
+                            match alone(policy, remembered, part, &view) {
                                 Some(a) => allowed.push((part.into(), a)),
                                 None => return Decision::Ask,
                             }
+                            moved |= super::readonly::files::moves(part);
                         }
                         return Decision::Allow(Allowed::Compound { parts: allowed });
                     }
@@ -221,39 +242,45 @@ fn decide_without_text(policy: &Policy, request: Request<'_>) -> Decision {
     }
 }
 
-/// The allow rule that allows `text`: the longest that matches it, passing over, with
-/// [`Policy::readonly_rules`], a read-only rule when `text` itself is not read-only.
-pub fn find_rule<'p>(policy: &'p Policy, text: &str) -> Option<(&'p str, &'p Origin)> {
-    if !policy.readonly_rules {
-        return policy.allow.find(text);
-    }
+/// The allow rule that allows `text`: the longest that matches it, passing over a rule
+/// for a test or build runner when a word after it loads or runs other code
+/// ([`super::runners`]), and, with [`Policy::readonly_rules`], a read-only rule when
+/// `text` itself is not read-only.
+pub fn find_rule<'p>(
+    policy: &'p Policy,
+    text: &str,
+    view: &View<'_>,
+) -> Option<(&'p str, &'p Origin)> {
     let mut text_reads_only = None;
     policy.allow.find_where(text, |rule| {
-        !is_read_only_rule(rule)
-            || *text_reads_only.get_or_insert_with(|| super::readonly::read_only(text).is_some())
+        super::runners::check(rule, text).is_ok()
+            && (!policy.readonly_rules
+                || !is_read_only_rule(rule)
+                || *text_reads_only
+                    .get_or_insert_with(|| super::readonly::check_in(text, view).is_ok()))
     })
 }
 
 /// Whether an allow rule is a read-only command, by itself (`git diff`, `find`) or with
-/// one more operand (`sed -n`, `grep -r`, which need a script or a pattern): its text, or
-/// its text and ` p`, passes the read-only preset.
+/// one more operand (`sed -n`, `grep -r`, which need a script or a pattern): its words,
+/// or its words and ` p`, pass the read-only preset's checks.
 pub fn is_read_only_rule(rule: &str) -> bool {
-    super::readonly::read_only(rule).is_some()
-        || super::readonly::read_only(&format!("{rule} p")).is_some()
+    super::readonly::reads_only_as_written(rule)
+        || super::readonly::reads_only_as_written(&format!("{rule} p"))
 }
 
 /// What allows one simple command's text on its own at `ask`: an allow rule, the
 /// read-only preset (when on), or a remembered approval.
-fn alone(policy: &Policy, remembered: &Remembered, text: &str) -> Option<Allowed> {
-    if let Some((rule, origin)) = find_rule(policy, text) {
+fn alone(policy: &Policy, remembered: &Remembered, text: &str, view: &View<'_>) -> Option<Allowed> {
+    if let Some((rule, origin)) = find_rule(policy, text, view) {
         return Some(Allowed::Rule {
             rule: rule.into(),
             origin: origin.clone(),
         });
     }
     if policy.readonly {
-        if let Some(entry) = super::readonly::read_only(text) {
-            return Some(Allowed::ReadOnly { entry });
+        if let Ok(entry) = super::readonly::check_in(text, view) {
+            return Some(Allowed::ReadOnly { entry: entry.name });
         }
     }
     remembered.allows_text(text)
@@ -287,6 +314,7 @@ mod tests {
             p,
             &Remembered::new(),
             Request::Command(&CommandText::new(text)),
+            &Files::nothing_there(),
         )
     }
 
@@ -299,6 +327,7 @@ mod tests {
                 inner: &CommandText::new(inner),
                 execs_gate,
             },
+            &Files::nothing_there(),
         )
     }
 
@@ -351,7 +380,12 @@ mod tests {
         let p = policy(Level::Deny, &["ls"], &[]);
         assert_eq!(decide_text(&p, "ls"), Decision::Deny(Denied::Level));
         assert_eq!(
-            decide(&p, &Remembered::new(), Request::Session),
+            decide(
+                &p,
+                &Remembered::new(),
+                Request::Session,
+                &Files::nothing_there()
+            ),
             Decision::Deny(Denied::Level)
         );
     }
@@ -372,7 +406,12 @@ mod tests {
         let p = policy(Level::Ask, &[], &["rm -rf"]);
         let mut r = Remembered::new();
         r.remember_command("rm -rf /");
-        let d = decide(&p, &r, Request::Command(&CommandText::new("rm -rf /")));
+        let d = decide(
+            &p,
+            &r,
+            Request::Command(&CommandText::new("rm -rf /")),
+            &Files::nothing_there(),
+        );
         assert!(matches!(d, Decision::Deny(Denied::Rule(_))));
     }
 
@@ -384,7 +423,12 @@ mod tests {
             Decision::Allow(Allowed::Level)
         );
         assert_eq!(
-            decide(&p, &Remembered::new(), Request::Session),
+            decide(
+                &p,
+                &Remembered::new(),
+                Request::Session,
+                &Files::nothing_there()
+            ),
             Decision::Allow(Allowed::Level)
         );
     }
@@ -397,7 +441,12 @@ mod tests {
             Decision::Allow(Allowed::Sandboxed)
         );
         assert_eq!(
-            decide(&p, &Remembered::new(), Request::Session),
+            decide(
+                &p,
+                &Remembered::new(),
+                Request::Session,
+                &Files::nothing_there()
+            ),
             Decision::Allow(Allowed::Sandboxed)
         );
     }
@@ -420,9 +469,49 @@ mod tests {
         assert_eq!(decide_text(&p, "git push"), Decision::Ask);
         assert_eq!(decide_text(&p, "git status; rm -rf ~"), Decision::Ask);
         assert_eq!(
-            decide(&p, &Remembered::new(), Request::Session),
+            decide(
+                &p,
+                &Remembered::new(),
+                Request::Session,
+                &Files::nothing_there()
+            ),
             Decision::Ask
         );
+    }
+
+    #[test]
+    fn a_runners_rule_does_not_cover_an_option_that_loads_other_code() {
+        let p = policy(Level::Ask, &["npm test", "make"], &[]);
+        assert!(matches!(
+            decide_text(&p, "npm test -- --watch"),
+            Decision::Allow(Allowed::Rule { .. })
+        ));
+        assert!(matches!(
+            decide_text(&p, "make -j4 all"),
+            Decision::Allow(Allowed::Rule { .. })
+        ));
+        assert_eq!(
+            decide_text(&p, "npm test --script-shell=./pwn.sh"),
+            Decision::Ask
+        );
+        assert_eq!(decide_text(&p, "make SHELL=./x"), Decision::Ask);
+        // A remembered prefix is held to the same.
+        let p = policy(Level::Ask, &[], &[]);
+        let mut r = Remembered::new();
+        r.remember_prefix("make").unwrap();
+        let ask = |text: &str| {
+            decide(
+                &p,
+                &r,
+                Request::Command(&CommandText::new(text)),
+                &Files::nothing_there(),
+            )
+        };
+        assert!(matches!(
+            ask("make test"),
+            Decision::Allow(Allowed::RememberedRule { .. })
+        ));
+        assert_eq!(ask("make -f /tmp/evil.mk"), Decision::Ask);
     }
 
     #[test]
@@ -430,7 +519,14 @@ mod tests {
         let p = policy(Level::Ask, &[], &[]);
         let mut r = Remembered::new();
         r.remember_command("  npm test ; echo done ");
-        let ask = |text: &str| decide(&p, &r, Request::Command(&CommandText::new(text)));
+        let ask = |text: &str| {
+            decide(
+                &p,
+                &r,
+                Request::Command(&CommandText::new(text)),
+                &Files::nothing_there(),
+            )
+        };
         assert_eq!(
             ask("npm test ; echo done"),
             Decision::Allow(Allowed::RememberedCommand)
@@ -445,7 +541,14 @@ mod tests {
         let mut r = Remembered::new();
         r.remember_prefix("npm test").unwrap();
         assert!(r.remember_prefix("npm test; ls").is_err());
-        let ask = |text: &str| decide(&p, &r, Request::Command(&CommandText::new(text)));
+        let ask = |text: &str| {
+            decide(
+                &p,
+                &r,
+                Request::Command(&CommandText::new(text)),
+                &Files::nothing_there(),
+            )
+        };
         assert_eq!(
             ask("npm test -- --watch"),
             Decision::Allow(Allowed::RememberedRule {
@@ -462,7 +565,10 @@ mod tests {
         r.remember_command("ls \u{fffd}");
         let text = CommandText::from_bytes(b"ls \xff");
         assert!(!text.is_exact());
-        assert_eq!(decide(&p, &r, Request::Command(&text)), Decision::Ask);
+        assert_eq!(
+            decide(&p, &r, Request::Command(&text), &Files::nothing_there()),
+            Decision::Ask
+        );
     }
 
     #[test]
@@ -546,7 +652,7 @@ mod tests {
         r.remember_command("make test");
         let c = CommandText::new("git status && make test");
         assert!(matches!(
-            decide(&p, &r, Request::Command(&c)),
+            decide(&p, &r, Request::Command(&c), &Files::nothing_there()),
             Decision::Allow(Allowed::Compound { .. })
         ));
         // A deny rule in any part refuses the whole.
@@ -668,7 +774,8 @@ mod tests {
             if let Decision::Allow(Allowed::Rule { rule, .. }) = decide_text(&p, &text) {
                 proptest::prop_assert!(
                     !is_read_only_rule(&rule)
-                        || super::super::readonly::read_only(&text).is_some(),
+                        || super::super::readonly::read_only(&text, &Files::nothing_there())
+                            .is_some(),
                     "{text} allowed by the read-only rule {rule}"
                 );
             }

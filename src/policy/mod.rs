@@ -11,6 +11,7 @@ mod options;
 mod patterns;
 pub mod readonly;
 mod rules;
+pub mod runners;
 pub mod scan;
 pub mod wrapper;
 

@@ -145,6 +145,90 @@ fn absolute_var(env: &dyn Fn(&str) -> Option<OsString>, name: &str) -> Option<Pa
     env(name).map(PathBuf::from).filter(|p| p.is_absolute())
 }
 
+/// What the safe level hides from reading, as given: the secrets in the home directory,
+/// the broker's directory, the configured `deny_read`, and root's secrets as root.
+fn deny_read_wanted(
+    settings: &SandboxSettings,
+    cwd: &Path,
+    env: &dyn Fn(&str) -> Option<OsString>,
+    is_root: bool,
+    home: &Path,
+) -> Vec<PathBuf> {
+    let mut deny_read: Vec<PathBuf> = DEFAULT_DENY_READ
+        .iter()
+        .map(|p| home.join(p))
+        // The broker's socket and token: a command that could reach them could approve
+        // its own requests. (Not when the directory is the last-resort one in /tmp: see
+        // `approval::paths::private_dir`.)
+        .chain(Some(crate::approval::paths::private_dir(env)).filter(|d| !in_temporary(d)))
+        .chain(settings.deny_read.iter().map(|p| cwd.join(p)))
+        .collect();
+    if is_root {
+        // uid 0 owns these, so without capabilities it can still read them; and root's
+        // own home holds root's keys whatever HOME says.
+        deny_read.extend(root_secrets());
+        if home != Path::new(ROOT_HOME) {
+            deny_read.extend(
+                DEFAULT_DENY_READ
+                    .iter()
+                    .map(|p| Path::new(ROOT_HOME).join(p)),
+            );
+        }
+    }
+    deny_read
+}
+
+/// A memo that starts with listings of the home directories: some thirty of the names
+/// looked up are in HOME (and, as root, in /root), most of them missing, and one listing
+/// answers for all (see `Listing`).
+fn listed_homes(home: &Path, is_root: bool) -> Resolved {
+    let mut resolved = Resolved::new();
+    resolved.listings.extend(Listing::of(home));
+    if is_root && home != Path::new(ROOT_HOME) {
+        resolved.listings.extend(Listing::of(Path::new(ROOT_HOME)));
+    }
+    resolved
+}
+
+/// What the safe level hides from reading for a command in `cwd`, as [`build`] finds
+/// it: canonical, existing, and with the other names mounts give the same files. The
+/// read-only preset refuses to read the same places (`crate::files`). `None` when
+/// `HOME` is not set (or not absolute), so the secrets in it cannot be found.
+pub fn hidden(
+    settings: &SandboxSettings,
+    cwd: &Path,
+    env: &dyn Fn(&str) -> Option<OsString>,
+    is_root: bool,
+) -> Option<Vec<PathBuf>> {
+    let home = crate::xdg::home(env)?;
+    let wanted = deny_read_wanted(settings, cwd, env, is_root, &home);
+    let (mut hidden, _, _) = canonical_split(&wanted, &mut listed_homes(&home, is_root));
+    if !hidden.is_empty() && !each_filesystem_mounted_once() {
+        let mounts = read_proc("/proc/self/mountinfo")
+            .map(|text| parse_mountinfo(&text))
+            .unwrap_or_default();
+        let more = aliases(&mounts, &hidden);
+        extend_new(&mut hidden, more);
+    }
+    Some(hidden)
+}
+
+/// Where proc file systems are mounted, other than /proc: each holds the processes'
+/// environments and memory too.
+pub fn other_proc_mounts() -> Vec<PathBuf> {
+    let Some(text) = read_proc("/proc/self/mountinfo") else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter_map(|line| {
+            // The fields after " - " start with the file system's type.
+            let (mount, fs) = line.split_once(" - ")?;
+            let point = unescape(mount.split(' ').nth(4)?);
+            (fs.split(' ').next() == Some("proc") && point != Path::new("/proc")).then_some(point)
+        })
+        .collect()
+}
+
 /// Build the spec for a run in `cwd`. `protect`: more files to keep read-only, such as
 /// the configuration files gate read and its audit log, wherever they are.
 pub fn build(
@@ -169,37 +253,8 @@ pub fn build(
         ));
     }
 
-    let mut deny_read: Vec<PathBuf> = DEFAULT_DENY_READ
-        .iter()
-        .map(|p| home.join(p))
-        // The broker's socket and token: a command that could reach them could approve
-        // its own requests. (Not when the directory is the last-resort one in /tmp: see
-        // `approval::paths::private_dir`.)
-        .chain(Some(crate::approval::paths::private_dir(env)).filter(|d| !in_temporary(d)))
-        .chain(settings.deny_read.iter().map(|p| cwd.join(p)))
-        .collect();
-    if is_root {
-        // uid 0 owns these, so without capabilities it can still read them; and root's
-        // own home holds root's keys whatever HOME says.
-        deny_read.extend(root_secrets());
-        if home != Path::new(ROOT_HOME) {
-            deny_read.extend(
-                DEFAULT_DENY_READ
-                    .iter()
-                    .map(|p| Path::new(ROOT_HOME).join(p)),
-            );
-        }
-    }
-    let deny_read_wanted = deny_read;
-    let mut resolved_parents = Resolved::new();
-    // Some thirty of the names below are in HOME (and, as root, in /root), most of
-    // them missing: one listing answers for all (see `Listing`).
-    resolved_parents.listings.extend(Listing::of(&home));
-    if is_root && home != Path::new(ROOT_HOME) {
-        resolved_parents
-            .listings
-            .extend(Listing::of(Path::new(ROOT_HOME)));
-    }
+    let deny_read_wanted = deny_read_wanted(settings, cwd, env, is_root, &home);
+    let mut resolved_parents = listed_homes(&home, is_root);
     let (mut deny_read, missing_read, hidden_kinds) =
         canonical_split(&deny_read_wanted, &mut resolved_parents);
     if let Some(secret) = deny_read.iter().find(|d| under(&workspace, d)) {
