@@ -29,12 +29,10 @@ pub struct Permit {
     sandbox: Option<crate::sandbox::Enforced>,
     /// Network by domain: where the proxy listens, for the command's environment.
     proxy: Option<std::net::SocketAddr>,
-    /// Deny rules at exec outside the sandbox: gate's supervisor, waiting for the
-    /// listener of the filter loaded right before exec, and where it records.
-    supervisor: Option<(
-        crate::supervisor::Supervisor,
-        Option<crate::supervisor::Audit>,
-    )>,
+    /// Deny rules at exec outside the sandbox: what gate's supervisor checks (it is
+    /// started right before exec, and given the listener of the filter loaded then),
+    /// and where it records.
+    exec_checks: Option<(crate::supervisor::Execs, Option<crate::supervisor::Audit>)>,
 }
 
 /// Why an allow decision could not become a [`Permit`] by itself.
@@ -62,19 +60,19 @@ impl Permit {
             | Allowed::Compound { .. } => Ok(Permit {
                 sandbox: None,
                 proxy: None,
-                supervisor: None,
+                exec_checks: None,
             }),
         }
     }
 
     /// With deny rules, the exec check: the permit's command runs under a filter that
-    /// hands each of its execs to `supervisor` (already started).
+    /// hands each of its execs to a supervisor with `execs`, started right before exec.
     pub fn checked_at_exec(
         mut self,
-        supervisor: crate::supervisor::Supervisor,
+        execs: crate::supervisor::Execs,
         audit: Option<crate::supervisor::Audit>,
     ) -> Permit {
-        self.supervisor = Some((supervisor, audit));
+        self.exec_checks = Some((execs, audit));
         self
     }
 
@@ -89,7 +87,7 @@ impl Permit {
         Permit {
             sandbox: Some(enforced),
             proxy,
-            supervisor: None,
+            exec_checks: None,
         }
     }
 }
@@ -250,6 +248,28 @@ pub fn exec(plan: Plan, permit: Permit) -> ExecError {
             }
         }
     };
+    // Deny rules at exec: the supervisor is forked before the mark (so it is neither
+    // marked nor filtered) and as late as that (gate writes to few pages after it, each
+    // of which the fork makes it copy).
+    let supervisor = match permit.exec_checks {
+        None => None,
+        Some((execs, audit)) => {
+            let started = crate::supervisor::Supervisor::start(crate::supervisor::Duties {
+                execs: Some(execs),
+                proxy: None,
+                drop_capabilities: false,
+            });
+            match started {
+                Ok(supervisor) => Some((supervisor, audit)),
+                Err(e) => {
+                    return ExecError {
+                        unchecked: Some(e.to_string()),
+                        ..fail(Errno::EPERM)
+                    };
+                }
+            }
+        }
+    };
     // Last, so that nothing gate does itself runs marked. The sandbox, at `safe`, is
     // the mark already.
     if permit.sandbox.is_none() {
@@ -263,7 +283,7 @@ pub fn exec(plan: Plan, permit: Permit) -> ExecError {
     // Deny rules at exec: the filter goes on after the mark (whose no_new_privs lets an
     // unprivileged process load it), and its listener to the supervisor; from here on
     // every exec, this one included, waits for the supervisor's answer.
-    if let Some((supervisor, audit)) = permit.supervisor {
+    if let Some((supervisor, audit)) = supervisor {
         let handed = crate::sandbox::load_exec_filter()
             .map_err(|e| e.to_string())
             .and_then(|listener| {

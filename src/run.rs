@@ -834,17 +834,20 @@ fn run_allowed(
     // sandbox (and the record carries what it will enforce), with deny rules the
     // supervisor.
     let (sandbox, supervisor) = match Permit::for_allowed(allowed) {
+        // Outside the sandbox the supervisor is started at the last moment, right
+        // before exec (see `exec::exec`): gate then writes to few pages after the fork,
+        // each of which the fork would have made it copy.
         Ok(_) => match execs {
             None => (None, None),
-            Some(execs) => match start_exec_checks(execs) {
-                Ok(supervisor) => (None, Some(supervisor)),
+            Some(execs) => match exec_checks_readable() {
+                Ok(()) => (None, Some(Deferred::Start(execs))),
                 Err(message) => return refuse(message),
             },
         },
         Err(PermitError::NeedsSandbox) => match prepare_sandbox(settings, execs) {
             Ok((sandbox, supervisor)) => {
                 *trail.sandbox.borrow_mut() = Some(sandbox.summary().clone());
-                (Some(sandbox), supervisor)
+                (Some(sandbox), supervisor.map(Deferred::Started))
             }
             Err(e) => return refuse(e.to_string()),
         },
@@ -877,7 +880,8 @@ fn run_allowed(
     let permit = match sandbox {
         None => match (Permit::for_allowed(allowed), supervisor) {
             (Ok(permit), None) => permit,
-            (Ok(permit), Some(supervisor)) => permit.checked_at_exec(supervisor, audit),
+            (Ok(permit), Some(Deferred::Start(execs))) => permit.checked_at_exec(execs, audit),
+            (Ok(_), Some(Deferred::Started(_))) => unreachable!("started only with the sandbox"),
             (Err(PermitError::NeedsSandbox), _) => unreachable!("prepared above"),
         },
         Some(sandbox) => {
@@ -892,6 +896,11 @@ fn run_allowed(
                         .join(", ")
                 ));
             }
+            let supervisor = match supervisor {
+                Some(Deferred::Started(supervisor)) => Some(supervisor),
+                Some(Deferred::Start(_)) => unreachable!("started with the sandbox"),
+                None => None,
+            };
             let proxy = supervisor.as_ref().and_then(|s| s.proxy());
             let enforced = sandbox
                 .enforce()
@@ -972,18 +981,18 @@ fn sandbox_problem(settings: &Settings) -> Option<String> {
     ))
 }
 
-/// Start gate's supervisor for deny rules at exec, outside the sandbox.
-fn start_exec_checks(
-    execs: crate::supervisor::Execs,
-) -> Result<crate::supervisor::Supervisor, String> {
+/// gate's supervisor: started with the sandbox, or, outside it, to start right before
+/// exec.
+enum Deferred {
+    Started(crate::supervisor::Supervisor),
+    Start(crate::supervisor::Execs),
+}
+
+/// Whether the supervisor for deny rules at exec, outside the sandbox, could read what
+/// the command runs (Yama); checked before the allow record.
+fn exec_checks_readable() -> Result<(), String> {
     let root = nix::unistd::geteuid().is_root();
-    crate::supervisor::readable(root).map_err(|why| format!("{why}; nothing was run"))?;
-    crate::supervisor::Supervisor::start(crate::supervisor::Duties {
-        execs: Some(execs),
-        proxy: None,
-        drop_capabilities: false,
-    })
-    .map_err(|e| e.to_string())
+    crate::supervisor::readable(root).map_err(|why| format!("{why}; nothing was run"))
 }
 
 /// Build and prepare the sandbox for a run in the current directory, with gate's

@@ -63,6 +63,7 @@ const STANDARD_DIRS: [&str; 6] = [
 ];
 
 /// The exec duty: the deny rules, and what the supervisor learns of the files they name.
+#[derive(Debug)]
 pub struct Execs {
     rules: DenyRules,
     /// The names the rules start with.
