@@ -9,18 +9,22 @@
 //! - [`address`]: the ranges the proxy never connects to unless the user mapped a name
 //!   there (loopback, private, link-local, …).
 //! - [`dns`]: the proxy's own resolver (`/etc/hosts`, `/etc/resolv.conf`).
-//! - [`http`], [`socks`]: the protocols, parsed purely.
+//! - [`http`], [`socks`]: the protocols, parsed purely; [`stream`]: an HTTP head and
+//!   body read off a connection (a chunked body read strictly and written anew).
 //! - `server`: [`Proxy`], the listener that serves only the connections the supervisor
-//!   registered ([`Admit`]), audited one record each ([`Audit`]).
+//!   registered ([`Admit`]), audited one record each ([`Audit`]); `plain`: plain HTTP,
+//!   one request per connection.
 
 pub mod address;
 pub mod dns;
 pub mod http;
 pub mod pattern;
+mod plain;
 pub mod policy;
 mod server;
 pub mod socks;
 mod splice;
+pub mod stream;
 
 use std::net::SocketAddr;
 
