@@ -320,6 +320,11 @@ fn strip_prefix_ignore_case<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
         .then(|| &s[prefix.len()..])
 }
 
+/// The host and port a `Host` header names (port 80 when it names none).
+pub fn host_header(value: &str) -> Result<(Host, u16), String> {
+    authority(value, Some(80))
+}
+
 /// `host:port`, `[v6]:port`; the port may be left out only when `default` is given.
 fn authority(text: &str, default: Option<u16>) -> Result<(Host, u16), String> {
     let shown = text.escape_debug();

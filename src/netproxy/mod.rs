@@ -13,7 +13,7 @@
 //!   body read off a connection (a chunked body read strictly and written anew).
 //! - `server`: [`Proxy`], the listener that serves only the connections the supervisor
 //!   registered ([`Admit`]), audited one record each ([`Audit`]); `plain`: plain HTTP,
-//!   one request per connection.
+//!   one request per connection, also inside a tunnel to port 80.
 
 pub mod address;
 pub mod dns;

@@ -1,10 +1,14 @@
 //! Plain HTTP through the proxy: what arrives on the HTTP side of its port (`CONNECT
-//! host:port`, or a request in absolute form, `GET http://host/path`).
+//! host:port`, or a request in absolute form, `GET http://host/path`), and the request
+//! inside a tunnel to port 80.
 //!
 //! A plain request is one per connection: checked, sent on in origin form with the
 //! checked host as `Host` and `Connection: close`, and its response relayed with
 //! `Connection: close`, so the client's next request comes on a new connection (and is
-//! checked). A tunnel carries bytes both ways unread.
+//! checked). A tunnel to port 80 (by `CONNECT` or SOCKS5) carries plain HTTP to a
+//! server that may front many sites (a CDN routes by `Host`): the request inside is
+//! read like a plain one, its target and `Host` must name the tunnel's host, and it is
+//! sent on the same way. Every other tunnel carries bytes both ways unread.
 
 #![forbid(unsafe_code)]
 
@@ -15,6 +19,9 @@ use super::http::{self, Framing, Head, Target};
 use super::pattern::Host;
 use super::server::{BUFFER, Event, Shared, open, relay, tunnel};
 use super::stream;
+
+/// The port whose tunnels carry plain HTTP, read like a plain request.
+pub(super) const PLAIN_HTTP_PORT: u16 = 80;
 
 /// [`open`] for an HTTP client: the upstream connection, or `None` once the client has
 /// its answer (the refusal, recorded). A connection made is not recorded yet.
@@ -109,7 +116,7 @@ pub(super) fn serve_http(
             let Some(upstream) = open_answered(shared, peer, &host, port, &mut e, &mut out) else {
                 return;
             };
-            if !recorded(shared, peer, &e, &mut out) {
+            if port != PLAIN_HTTP_PORT && !recorded(shared, peer, &e, &mut out) {
                 return;
             }
             if out
@@ -117,6 +124,9 @@ pub(super) fn serve_http(
                 .is_err()
             {
                 return;
+            }
+            if port == PLAIN_HTTP_PORT {
+                return serve_tunneled(shared, peer, client, out, upstream, &host, e);
             }
             let _ = client.get_ref().set_read_timeout(None);
             tunnel(client, out, upstream);
@@ -140,6 +150,111 @@ pub(super) fn serve_http(
             let _ = forward(&head, framing, &authority, &path, client, out, upstream);
         }
     }
+}
+
+/// Serves the request inside a tunnel to `host` port 80, once the client has been told
+/// the tunnel is open (`e`: the tunnel's event, allowed, not recorded yet).
+pub(super) fn serve_tunneled(
+    shared: &Shared,
+    peer: SocketAddr,
+    mut client: BufReader<TcpStream>,
+    mut out: TcpStream,
+    upstream: TcpStream,
+    host: &Host,
+    mut e: Event,
+) {
+    let inside = |err: String| {
+        (
+            400,
+            format!(
+                "gate's proxy could not read the request inside the tunnel to {host}:80: {err}"
+            ),
+        )
+    };
+    let head_bytes = match stream::read_head(&mut client) {
+        Ok(h) => h,
+        Err(err) => return refuse(shared, peer, &mut e, &mut out, inside(err.to_string())),
+    };
+    let head = match Head::request(&head_bytes) {
+        Ok(h) => h,
+        Err(err) => return refuse(shared, peer, &mut e, &mut out, inside(err)),
+    };
+    let path = match inside_tunnel(&head, host) {
+        Ok(p) => p,
+        Err(refusal) => return refuse(shared, peer, &mut e, &mut out, refusal),
+    };
+    let framing = match head.request_framing() {
+        Ok(f) => f,
+        Err(err) => return refuse(shared, peer, &mut e, &mut out, inside(err)),
+    };
+    if !recorded(shared, peer, &e, &mut out) {
+        return;
+    }
+    let _ = upstream.set_nodelay(true);
+    let _ = forward(
+        &head,
+        framing,
+        &host.to_string(),
+        &path,
+        client,
+        out,
+        upstream,
+    );
+}
+
+/// The origin-form path of a request sent inside a tunnel to `host` port 80, or why it
+/// is refused (status, line): its target and its `Host` must name the tunnel's host
+/// (pure).
+fn inside_tunnel(head: &Head<'_>, host: &Host) -> Result<String, (u16, String)> {
+    let (method, target) = (head.start[0], head.start[1]);
+    let other = |named: &Host, port: u16| {
+        (
+            403,
+            format!(
+                "gate refused {named}:{port} inside the tunnel to {host}:80: a tunnel reaches only the host it was opened for"
+            ),
+        )
+    };
+    let bad = |what: String| {
+        (
+            400,
+            format!(
+                "gate's proxy could not read the request inside the tunnel to {host}:80: {what}"
+            ),
+        )
+    };
+    let path = if target.starts_with('/') && method != "CONNECT" {
+        target.to_string()
+    } else {
+        match http::target(method, target) {
+            Ok(Target::Http {
+                host: named,
+                port,
+                path,
+                ..
+            }) => {
+                if named != *host || port != PLAIN_HTTP_PORT {
+                    return Err(other(&named, port));
+                }
+                path
+            }
+            Ok(Target::Connect(named, port)) => return Err(other(&named, port)),
+            Err(err) => return Err(bad(err)),
+        }
+    };
+    let hosts: Vec<&str> = head.values("host").collect();
+    match (hosts.as_slice(), head.start[2]) {
+        ([], "HTTP/1.0") => {}
+        ([], _) => return Err(bad("an HTTP/1.1 request without Host".into())),
+        ([one], _) => {
+            let (named, port) = http::host_header(one).map_err(bad)?;
+            if named != *host || port != PLAIN_HTTP_PORT {
+                return Err(other(&named, port));
+            }
+        }
+        _ => return Err(bad("Host given more than once".into())),
+    }
+    Ok(path)
 }
 
 /// One plain HTTP request and its response.
@@ -184,5 +299,76 @@ fn forward(
         }
         let _ = out.shutdown(Shutdown::Write);
         return Ok(());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(text: &str) -> Head<'_> {
+        Head::request(text.as_bytes()).unwrap()
+    }
+    fn name(n: &str) -> Host {
+        Host::Name(n.into())
+    }
+
+    #[test]
+    fn a_request_inside_a_tunnel_to_port_80_must_name_its_host() {
+        let cdn = name("cdn.test");
+        let ok = |t: &str| inside_tunnel(&head(t), &cdn);
+        assert_eq!(
+            ok("GET /a?b HTTP/1.1\r\nHost: cdn.test\r\n\r\n"),
+            Ok("/a?b".into())
+        );
+        assert_eq!(
+            ok("GET /a HTTP/1.1\r\nHost: CDN.test.:80\r\n\r\n"),
+            Ok("/a".into())
+        );
+        assert_eq!(
+            ok("GET http://cdn.test/x HTTP/1.1\r\nHost: cdn.test\r\n\r\n"),
+            Ok("/x".into())
+        );
+        assert_eq!(ok("GET / HTTP/1.0\r\n\r\n"), Ok("/".into()));
+        let refused = |t: &str, status: u16, words: &str| {
+            let (s, line) = ok(t).unwrap_err();
+            assert_eq!(s, status, "{t:?}: {line}");
+            assert!(line.contains(words), "{t:?}: {line}");
+        };
+        let other = "a tunnel reaches only the host it was opened for";
+        refused(
+            "GET / HTTP/1.1\r\nHost: evil.test\r\n\r\n",
+            403,
+            "evil.test:80",
+        );
+        refused("GET / HTTP/1.1\r\nHost: cdn.test:8080\r\n\r\n", 403, other);
+        refused("GET / HTTP/1.1\r\nHost: 10.0.0.1\r\n\r\n", 403, other);
+        refused(
+            "GET http://evil.test/ HTTP/1.1\r\nHost: cdn.test\r\n\r\n",
+            403,
+            "evil.test:80",
+        );
+        refused(
+            "GET http://cdn.test/ HTTP/1.1\r\nHost: evil.test\r\n\r\n",
+            403,
+            "evil.test:80",
+        );
+        refused(
+            "CONNECT evil.test:443 HTTP/1.1\r\n\r\n",
+            403,
+            "evil.test:443",
+        );
+        refused("GET / HTTP/1.1\r\n\r\n", 400, "without Host");
+        refused(
+            "GET / HTTP/1.1\r\nHost: cdn.test\r\nHost: evil.test\r\n\r\n",
+            400,
+            "more than once",
+        );
+        refused("GET * HTTP/1.1\r\nHost: cdn.test\r\n\r\n", 400, "absolute");
+        refused(
+            "GET / HTTP/1.1\r\nHost: a b\r\n\r\n",
+            400,
+            "inside the tunnel",
+        );
     }
 }

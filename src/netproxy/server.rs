@@ -22,7 +22,7 @@ use super::address;
 use super::dns::Resolver;
 use super::http::{self, Framing};
 use super::pattern::{self, Host};
-use super::plain;
+use super::plain::{self, PLAIN_HTTP_PORT};
 use super::policy::{Policy, Verdict};
 use super::socks;
 use super::splice::{self, Relayed};
@@ -283,7 +283,7 @@ impl Refusal {
 
 /// The pattern that would allow `host` on `port`, as a user would write it.
 fn suggestion(host: &Host, port: u16) -> String {
-    if port == 443 || port == 80 {
+    if port == 443 {
         host.to_string()
     } else {
         format!("{host}:{port}")
@@ -552,6 +552,13 @@ fn serve_socks(
             return;
         }
     };
+    if port == PLAIN_HTTP_PORT {
+        // Plain HTTP inside: recorded once its request is read.
+        if out.write_all(&socks::reply(socks::REPLY_OK)).is_ok() {
+            plain::serve_tunneled(shared, peer, client, out, upstream, &host, e);
+        }
+        return;
+    }
     if !shared.record(peer, &e) {
         let _ = out.write_all(&socks::reply(socks::REPLY_FAILURE));
         return;
@@ -580,8 +587,11 @@ mod tests {
         );
         let l = refusal_line(&Verdict::Unlisted, &host("evil.test"), 8443).unwrap();
         assert!(l.contains("--allow-domain evil.test:8443 "), "{l}");
-        let l = refusal_line(&Verdict::Unlisted, &host("::1"), 80).unwrap();
+        let l = refusal_line(&Verdict::Unlisted, &host("::1"), 443).unwrap();
         assert!(l.contains("--allow-domain [::1] "), "{l}");
+        // Port 80 is allowed only when written.
+        let l = refusal_line(&Verdict::Unlisted, &host("cdn.test"), 80).unwrap();
+        assert!(l.contains("--allow-domain cdn.test:80 "), "{l}");
     }
 
     #[test]
