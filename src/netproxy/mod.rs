@@ -7,7 +7,7 @@
 //! - [`policy`]: which host and port may be reached, by which rule; the user's
 //!   name-to-address mapping (`sandbox.resolve`).
 //! - [`address`]: the ranges the proxy never connects to unless the user mapped a name
-//!   there (loopback, private, link-local, …).
+//!   there (loopback, private, link-local, …, and this machine's own addresses).
 //! - [`dns`]: the proxy's own resolver (`/etc/hosts`, `/etc/resolv.conf`).
 //! - [`http`], [`socks`]: the protocols, parsed purely; [`stream`]: an HTTP head and
 //!   body read off a connection (a chunked body read strictly and written anew).

@@ -5,7 +5,7 @@
 //!
 //! Here too: the check of a host and port against the policy, the lookup, and the
 //! addresses never connected to unless the user mapped the name there (the ranges of
-//! [`super::address`]).
+//! [`super::address`], and this machine's own addresses, read when the proxy starts).
 
 #![forbid(unsafe_code)]
 
@@ -112,6 +112,7 @@ pub struct Proxy {
     policy: Policy,
     resolver: Resolver,
     admit: Admit,
+    own: Vec<IpAddr>,
 }
 
 /// What every connection's thread reads.
@@ -120,18 +121,51 @@ pub(super) struct Shared {
     resolver: Resolver,
     admit: Admit,
     audit: Option<(Mutex<File>, String, String)>,
+    /// This machine's own addresses: never connected to for a name the user did not map.
+    own: Vec<IpAddr>,
+}
+
+/// Every address of every interface of this machine (in the proxy's network
+/// namespace), read once. A service bound to `0.0.0.0` or `::` answers on each of them,
+/// also where a firewall hides it from the outside.
+fn own_addresses() -> io::Result<Vec<IpAddr>> {
+    let mut own = Vec::new();
+    for interface in nix::ifaddrs::getifaddrs().map_err(io::Error::from)? {
+        let Some(addr) = interface.address else {
+            continue;
+        };
+        let ip = if let Some(v4) = addr.as_sockaddr_in() {
+            IpAddr::V4(v4.ip())
+        } else if let Some(v6) = addr.as_sockaddr_in6() {
+            IpAddr::V6(v6.ip())
+        } else {
+            continue;
+        };
+        let ip = pattern::unmap(ip);
+        if !own.contains(&ip) {
+            own.push(ip);
+        }
+    }
+    Ok(own)
 }
 
 impl Proxy {
     /// Binds 127.0.0.1 on a port the kernel picks, and reads the system's resolver
-    /// files. Called before the sandbox applies.
+    /// files and this machine's addresses. Called before the sandbox applies.
     pub fn bind(policy: Policy) -> io::Result<Proxy> {
         let listener = TcpListener::bind(("127.0.0.1", 0))?;
+        let own = own_addresses().map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot read this machine's addresses: {e}"),
+            )
+        })?;
         Ok(Proxy {
             listener,
             policy,
             resolver: Resolver::system(),
             admit: Admit::default(),
+            own,
         })
     }
 
@@ -158,6 +192,7 @@ impl Proxy {
             resolver: self.resolver,
             admit: self.admit,
             audit: audit.map(|a| (Mutex::new(a.file), a.call_id, a.session_id)),
+            own: self.own,
         });
         loop {
             let (stream, peer) = match self.listener.accept() {
@@ -336,17 +371,17 @@ fn addresses(shared: &Shared, host: &Host, port: u16) -> Result<Vec<SocketAddr>,
     }
     let public: Vec<SocketAddr> = ips
         .iter()
-        .filter(|ip| address::forbidden(**ip).is_none())
+        .filter(|ip| address::refused(**ip, &shared.own).is_none())
         .map(|ip| SocketAddr::new(*ip, port))
         .collect();
     if public.is_empty() {
-        return Err(Refusal::Address(address_line(host, ips[0])));
+        return Err(Refusal::Address(address_line(host, ips[0], &shared.own)));
     }
     Ok(public)
 }
 
-fn address_line(host: &Host, ip: IpAddr) -> String {
-    let kind = address::forbidden(ip).unwrap_or("a non-public");
+fn address_line(host: &Host, ip: IpAddr, own: &[IpAddr]) -> String {
+    let kind = address::refused(ip, own).unwrap_or("a non-public");
     match host {
         Host::Name(name) => format!(
             "gate refused {host}: it resolves to {ip}, {kind} address; if that is meant, map the name yourself with --resolve {name}={ip} or sandbox.resolve = [\"{name}={ip}\"]"
@@ -616,7 +651,7 @@ mod tests {
 
     #[test]
     fn a_private_answer_names_the_address_and_the_mapping() {
-        let l = address_line(&host("registry.test"), "127.0.0.1".parse().unwrap());
+        let l = address_line(&host("registry.test"), "127.0.0.1".parse().unwrap(), &[]);
         assert_eq!(
             l,
             "gate refused registry.test: it resolves to 127.0.0.1, a loopback address; if that is meant, map the name yourself with --resolve registry.test=127.0.0.1 or sandbox.resolve = [\"registry.test=127.0.0.1\"]"
@@ -633,7 +668,48 @@ mod tests {
             resolver: Resolver::from_files(hosts, "nameserver 127.0.0.1\n"),
             admit: Admit::default(),
             audit: None,
+            own: Vec::new(),
         }
+    }
+
+    #[test]
+    fn this_machines_own_addresses_are_refused_unless_mapped() {
+        // The real interfaces, as the proxy reads them when it starts.
+        let own = own_addresses().unwrap();
+        assert!(own.contains(&"127.0.0.1".parse().unwrap()), "{own:?}");
+        // The addresses of the interfaces that are not loopback, and a public-looking
+        // one as if an interface had it (this machine's own are all private ranges).
+        let public: IpAddr = "11.22.33.44".parse().unwrap();
+        let mut tried: Vec<IpAddr> = own.iter().copied().filter(|ip| !ip.is_loopback()).collect();
+        tried.push(public);
+        let hosts: String = tried.iter().map(|ip| format!("{ip} own.test\n")).collect();
+        let mapped: Vec<String> = tried.iter().map(|ip| format!("mapped.test={ip}")).collect();
+        let mapped: Vec<&str> = mapped.iter().map(String::as_str).collect();
+        let mut s = shared(&hosts, &[], &mapped);
+        s.own = own.clone();
+        s.own.push(public);
+        let got = addresses(&s, &host("own.test"), 443);
+        assert!(
+            matches!(&got, Err(Refusal::Address(l)) if l.contains("11.22.33.44, this machine's own address")
+                || l.contains("a private") || l.contains("a unique local") || l.contains("a link-local")
+                || l.contains("a documentation")),
+            "{got:?}"
+        );
+        let literal = addresses(&s, &Host::Ip(public), 443);
+        assert!(
+            matches!(&literal, Err(Refusal::Address(l)) if l.contains("this machine's own address")),
+            "{literal:?}"
+        );
+        // The same address without the interface is public: the control.
+        s.own.retain(|ip| *ip != public);
+        assert_eq!(
+            addresses(&s, &Host::Ip(public), 443),
+            Ok(vec![SocketAddr::new(public, 443)])
+        );
+        s.own.push(public);
+        // A name the user mapped reaches them all.
+        let all: Vec<SocketAddr> = tried.iter().map(|ip| SocketAddr::new(*ip, 443)).collect();
+        assert_eq!(addresses(&s, &host("mapped.test"), 443), Ok(all));
     }
 
     #[test]
