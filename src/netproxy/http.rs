@@ -10,8 +10,10 @@
 //! method is a token, the version `HTTP/1.1` or `HTTP/1.0`; a field name is a token and
 //! a value holds no control character but HTAB; a line that starts with a space or a
 //! tab (obs-fold) is refused, as are a repeated or list-valued `Content-Length`, a
-//! `Content-Length` beside `Transfer-Encoding`, and any `Transfer-Encoding` but
-//! `chunked` alone (and that only in HTTP/1.1). A response head is read with the same
+//! `Content-Length` beside `Transfer-Encoding`, any `Transfer-Encoding` but `chunked`
+//! alone (and that only in HTTP/1.1), and a `Connection` that names either (the proxy
+//! drops the fields `Connection` names, and the server would then read the body as the
+//! next request). A response head is read with the same
 //! line and field rules; its framing follows RFC 9112 section 6.3.
 
 #![forbid(unsafe_code)]
@@ -170,6 +172,19 @@ impl<'a> Head<'a> {
     /// How the body of this request is framed, refusing anything two readers could
     /// take differently (see the module's notes).
     pub fn request_framing(&self) -> Result<Framing, String> {
+        // A field `Connection` names is not sent on: were it the framing, the server
+        // would read the body as the next request.
+        if self
+            .values("connection")
+            .flat_map(|v| v.split(','))
+            .map(str::trim)
+            .any(|t| {
+                t.eq_ignore_ascii_case("content-length")
+                    || t.eq_ignore_ascii_case("transfer-encoding")
+            })
+        {
+            return Err("Connection names Content-Length or Transfer-Encoding".into());
+        }
         let te: Vec<&str> = self.values("transfer-encoding").collect();
         let cl: Vec<&str> = self.values("content-length").collect();
         match (te.as_slice(), cl.as_slice()) {
@@ -571,6 +586,14 @@ mod tests {
             (
                 "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
                 "HTTP/1.0",
+            ),
+            (
+                "POST / HTTP/1.1\r\nContent-Length: 3\r\nConnection: close, Content-Length\r\n\r\n",
+                "Connection names",
+            ),
+            (
+                "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nConnection: transfer-encoding\r\n\r\n",
+                "Connection names",
             ),
         ] {
             let e = framing(t).unwrap_err();
