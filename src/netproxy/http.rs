@@ -35,8 +35,11 @@ pub fn head_end(buf: &[u8]) -> Option<usize> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Head<'a> {
     pub start: [&'a str; 3],
-    pub headers: Vec<(&'a str, &'a str)>,
+    pub headers: Fields<'a>,
 }
+
+/// Header fields as (name, value), in order.
+type Fields<'a> = Vec<(&'a str, &'a str)>;
 
 /// A `tchar` of RFC 9110: what methods and field names are made of.
 fn is_tchar(b: u8) -> bool {
@@ -67,7 +70,7 @@ fn crlf_lines(text: &str) -> Result<Vec<&str>, String> {
         rest = &rest[end + 1..];
     }
     match lines.last() {
-        Some(l) if l.is_empty() => Ok(lines),
+        Some(&"") => Ok(lines),
         _ => Err("a head that does not end in a blank line".into()),
     }
 }
@@ -145,7 +148,7 @@ impl<'a> Head<'a> {
     }
 
     /// The start line and the checked fields of a head.
-    fn lines(buf: &'a [u8]) -> Result<(&'a str, Vec<(&'a str, &'a str)>), String> {
+    fn lines(buf: &'a [u8]) -> Result<(&'a str, Fields<'a>), String> {
         let text = std::str::from_utf8(buf).map_err(|_| "the head is not UTF-8".to_string())?;
         let lines = crlf_lines(text)?;
         let (start, fields) = lines.split_first().expect("a blank line at least");
