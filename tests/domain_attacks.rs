@@ -516,7 +516,10 @@ def run(name, how, hosts):
         if r[1] != 0:
             print(name, "socks%d" % r[1], "-", flush=True)
             return
-    s.sendall(b"".join(b"GET / HTTP/1.1\r\nHost: %s\r\n\r\n" % h.encode() for h in hosts))
+    if hosts == ["tls"]:
+        s.sendall(b"\x16\x03\x01\x00\x05hello")
+    else:
+        s.sendall(b"".join(b"GET / HTTP/1.1\r\nHost: %s\r\n\r\n" % h.encode() for h in hosts))
     data = f.read()
     parts = data.split(b"\r\n", 1)[0].split()
     status = parts[1].decode() if len(parts) > 1 else "none"
@@ -527,6 +530,7 @@ run("socks_other", "socks", ["evil.test"])
 run("connect_own", "connect", ["cdn.test"])
 run("socks_own", "socks", ["cdn.test:80"])
 run("connect_then_other", "connect", ["cdn.test", "evil.test"])
+run("connect_tls", "connect", ["tls"])
 "#;
 
 for_each_user! {
@@ -534,8 +538,8 @@ for_each_user! {
     /// `http://cdn.test/` gets 403 naming `cdn.test:80`. With `cdn.test:80` written,
     /// plain HTTP works, and a tunnel to port 80 (CONNECT or SOCKS5) carries one request
     /// for `cdn.test` only: `Host: evil.test` inside gets 403 (recorded, `decided_by`
-    /// `request`), and a second request on the tunnel goes nowhere. The CDN never sees
-    /// `evil.test`.
+    /// `request`), a second request on the tunnel goes nowhere, and TLS gets 400 at
+    /// once. The CDN never sees `evil.test`.
     ///
     /// Control: at level full with `--net`, the same request straight to the CDN gets
     /// `site evil.test`: it routes by `Host`.
@@ -578,13 +582,16 @@ for_each_user! {
         for name in ["connect_own", "socks_own", "connect_then_other"] {
             assert_eq!(got.get(name), Some(&("200".to_owned(), "site cdn.test".to_owned())), "{name}\n{}", out.report());
         }
+        // TLS to port 80 is no plain request: refused at once.
+        let tls = "gate's proxy could not read the request inside the tunnel to cdn.test:80: not an HTTP/1.x request (a tunnel to port 80 carries plain HTTP only)";
+        assert_eq!(got.get("connect_tls"), Some(&("400".to_owned(), tls.to_owned())), "{}", out.report());
         assert_eq!(logged(&cdn_log), ["GET / cdn.test"; 4], "what the CDN saw");
         let records = connections(&audit);
         let refused: Vec<_> = records.iter().filter(|r| r["decision"] == "deny").collect();
-        assert_eq!(refused.len(), 2, "{records:#?}");
+        assert_eq!(refused.len(), 3, "{records:#?}");
         for r in refused {
             assert_eq!(r["decided_by"], "request", "{r}");
-            assert_eq!(r["message"], other, "{r}");
+            assert!(r["message"] == other || r["message"] == tls, "{r}");
             assert_eq!(r["host"], "cdn.test", "{r}");
         }
 

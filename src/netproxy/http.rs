@@ -42,7 +42,7 @@ pub struct Head<'a> {
 type Fields<'a> = Vec<(&'a str, &'a str)>;
 
 /// A `tchar` of RFC 9110: what methods and field names are made of.
-fn is_tchar(b: u8) -> bool {
+pub fn is_tchar(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 

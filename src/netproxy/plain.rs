@@ -12,7 +12,7 @@
 
 #![forbid(unsafe_code)]
 
-use std::io::{self, BufReader, Write};
+use std::io::{self, BufRead, BufReader, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 
 use super::http::{self, Framing, Head, Target};
@@ -171,6 +171,16 @@ pub(super) fn serve_tunneled(
             ),
         )
     };
+    // TLS, or anything else that does not start like a request line, is refused at
+    // once rather than read up to a line's end that never comes.
+    let starts_a_request = match client.fill_buf() {
+        Ok([first, ..]) => http::is_tchar(*first),
+        _ => false,
+    };
+    if !starts_a_request {
+        let what = "not an HTTP/1.x request (a tunnel to port 80 carries plain HTTP only)";
+        return refuse(shared, peer, &mut e, &mut out, inside(what.into()));
+    }
     let head_bytes = match stream::read_head(&mut client) {
         Ok(h) => h,
         Err(err) => return refuse(shared, peer, &mut e, &mut out, inside(err.to_string())),
