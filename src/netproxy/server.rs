@@ -5,7 +5,8 @@
 //!
 //! Here too: the check of a host and port against the policy, the lookup, and the
 //! addresses never connected to unless the user mapped the name there (the ranges of
-//! [`super::address`], and this machine's own addresses, read when the proxy starts).
+//! [`super::address`], and this machine's own addresses, read when the proxy starts
+//! serving).
 
 #![forbid(unsafe_code)]
 
@@ -112,7 +113,6 @@ pub struct Proxy {
     policy: Policy,
     resolver: Resolver,
     admit: Admit,
-    own: Vec<IpAddr>,
 }
 
 /// What every connection's thread reads.
@@ -123,6 +123,8 @@ pub(super) struct Shared {
     audit: Option<(Mutex<File>, String, String)>,
     /// This machine's own addresses: never connected to for a name the user did not map.
     own: Vec<IpAddr>,
+    /// Why they could not be read: then no address but a mapped one is connected to.
+    own_unknown: Option<String>,
 }
 
 /// Every address of every interface of this machine (in the proxy's network
@@ -151,21 +153,14 @@ fn own_addresses() -> io::Result<Vec<IpAddr>> {
 
 impl Proxy {
     /// Binds 127.0.0.1 on a port the kernel picks, and reads the system's resolver
-    /// files and this machine's addresses. Called before the sandbox applies.
+    /// files. Called before the sandbox applies.
     pub fn bind(policy: Policy) -> io::Result<Proxy> {
         let listener = TcpListener::bind(("127.0.0.1", 0))?;
-        let own = own_addresses().map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("cannot read this machine's addresses: {e}"),
-            )
-        })?;
         Ok(Proxy {
             listener,
             policy,
             resolver: Resolver::system(),
             admit: Admit::default(),
-            own,
         })
     }
 
@@ -186,13 +181,21 @@ impl Proxy {
     }
 
     /// Serves connections until the process ends, one audit record each to `audit`.
+    /// First it reads this machine's addresses: in the supervisor, while the command
+    /// starts, not on gate's way to exec it. A connection made meanwhile waits in the
+    /// listener's queue.
     pub fn serve(self, audit: Option<Audit>) {
+        let (own, own_unknown) = match own_addresses() {
+            Ok(own) => (own, None),
+            Err(e) => (Vec::new(), Some(e.to_string())),
+        };
         let shared = Arc::new(Shared {
             policy: self.policy,
             resolver: self.resolver,
             admit: self.admit,
             audit: audit.map(|a| (Mutex::new(a.file), a.call_id, a.session_id)),
-            own: self.own,
+            own,
+            own_unknown,
         });
         loop {
             let (stream, peer) = match self.listener.accept() {
@@ -368,6 +371,11 @@ fn addresses(shared: &Shared, host: &Host, port: u16) -> Result<Vec<SocketAddr>,
             .into_iter()
             .map(|ip| SocketAddr::new(ip, port))
             .collect());
+    }
+    if let Some(e) = &shared.own_unknown {
+        return Err(Refusal::Address(format!(
+            "gate refused {host}: gate's proxy could not read this machine's addresses ({e}), so it cannot tell them from the ones DNS gives; only names mapped with --resolve are reached"
+        )));
     }
     let public: Vec<SocketAddr> = ips
         .iter()
@@ -669,6 +677,7 @@ mod tests {
             admit: Admit::default(),
             audit: None,
             own: Vec::new(),
+            own_unknown: None,
         }
     }
 
@@ -709,6 +718,14 @@ mod tests {
         s.own.push(public);
         // A name the user mapped reaches them all.
         let all: Vec<SocketAddr> = tried.iter().map(|ip| SocketAddr::new(*ip, 443)).collect();
+        assert_eq!(addresses(&s, &host("mapped.test"), 443), Ok(all.clone()));
+        // Addresses that could not be read refuse every name but a mapped one.
+        s.own = Vec::new();
+        s.own_unknown = Some("no netlink".into());
+        assert!(matches!(
+            addresses(&s, &Host::Ip("8.8.8.8".parse().unwrap()), 443),
+            Err(Refusal::Address(l)) if l.contains("could not read this machine's addresses (no netlink)")
+        ));
         assert_eq!(addresses(&s, &host("mapped.test"), 443), Ok(all));
     }
 
