@@ -40,7 +40,7 @@ complete -c gate -n "__fish_gate_needs_command" -l write -d 'safe: also allow wr
 complete -c gate -n "__fish_gate_needs_command" -l deny-read -d 'safe: also hide PATH from the command (repeatable; added to ~/.ssh, ~/.aws and the other defaults)' -r -F
 complete -c gate -n "__fish_gate_needs_command" -l net-connect -d 'safe: allow TCP connections to PORT only (repeatable)' -r
 complete -c gate -n "__fish_gate_needs_command" -l net-bind -d 'safe: allow binding TCP PORT only (repeatable)' -r
-complete -c gate -n "__fish_gate_needs_command" -l allow-domain -d 'safe: allow connections through gate\'s proxy to DOMAIN (`host` on ports 443 and 80, `*.host` for its subdomains, `host:PORT`, `host:*`, or a preset: @npm, @pypi, @crates, @go, @github; repeatable); nothing else is reached' -r
+complete -c gate -n "__fish_gate_needs_command" -l allow-domain -d 'safe: allow connections through gate\'s proxy to DOMAIN (`host` on port 443, `*.host` for its subdomains, `host:PORT`, `host:*`, or a preset: @npm, @pypi, @crates, @go, @github; repeatable); nothing else is reached' -r
 complete -c gate -n "__fish_gate_needs_command" -l deny-domain -d 'safe: refuse DOMAIN through the proxy even where --allow-domain would allow it (repeatable)' -r
 complete -c gate -n "__fish_gate_needs_command" -l resolve -d 'safe: the proxy resolves NAME to ADDRESS, which may be a private or loopback one (repeatable)' -r
 complete -c gate -n "__fish_gate_needs_command" -s c -d 'Judge COMMAND, then run it with the real shell (-c COMMAND NAME ARGS...)' -r -f -a "(__fish_complete_command)"
@@ -79,7 +79,7 @@ complete -c gate -n "__fish_gate_using_subcommand check" -l write -d 'safe: also
 complete -c gate -n "__fish_gate_using_subcommand check" -l deny-read -d 'safe: also hide PATH from the command (repeatable; added to ~/.ssh, ~/.aws and the other defaults)' -r -F
 complete -c gate -n "__fish_gate_using_subcommand check" -l net-connect -d 'safe: allow TCP connections to PORT only (repeatable)' -r
 complete -c gate -n "__fish_gate_using_subcommand check" -l net-bind -d 'safe: allow binding TCP PORT only (repeatable)' -r
-complete -c gate -n "__fish_gate_using_subcommand check" -l allow-domain -d 'safe: allow connections through gate\'s proxy to DOMAIN (`host` on ports 443 and 80, `*.host` for its subdomains, `host:PORT`, `host:*`, or a preset: @npm, @pypi, @crates, @go, @github; repeatable); nothing else is reached' -r
+complete -c gate -n "__fish_gate_using_subcommand check" -l allow-domain -d 'safe: allow connections through gate\'s proxy to DOMAIN (`host` on port 443, `*.host` for its subdomains, `host:PORT`, `host:*`, or a preset: @npm, @pypi, @crates, @go, @github; repeatable); nothing else is reached' -r
 complete -c gate -n "__fish_gate_using_subcommand check" -l deny-domain -d 'safe: refuse DOMAIN through the proxy even where --allow-domain would allow it (repeatable)' -r
 complete -c gate -n "__fish_gate_using_subcommand check" -l resolve -d 'safe: the proxy resolves NAME to ADDRESS, which may be a private or loopback one (repeatable)' -r
 complete -c gate -n "__fish_gate_using_subcommand check" -s c -d 'The command text to judge, as an agent would pass it to -c' -r -f -a "(__fish_complete_command)"
@@ -109,7 +109,7 @@ complete -c gate -n "__fish_gate_using_subcommand doctor" -l write -d 'safe: als
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l deny-read -d 'safe: also hide PATH from the command (repeatable; added to ~/.ssh, ~/.aws and the other defaults)' -r -F
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l net-connect -d 'safe: allow TCP connections to PORT only (repeatable)' -r
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l net-bind -d 'safe: allow binding TCP PORT only (repeatable)' -r
-complete -c gate -n "__fish_gate_using_subcommand doctor" -l allow-domain -d 'safe: allow connections through gate\'s proxy to DOMAIN (`host` on ports 443 and 80, `*.host` for its subdomains, `host:PORT`, `host:*`, or a preset: @npm, @pypi, @crates, @go, @github; repeatable); nothing else is reached' -r
+complete -c gate -n "__fish_gate_using_subcommand doctor" -l allow-domain -d 'safe: allow connections through gate\'s proxy to DOMAIN (`host` on port 443, `*.host` for its subdomains, `host:PORT`, `host:*`, or a preset: @npm, @pypi, @crates, @go, @github; repeatable); nothing else is reached' -r
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l deny-domain -d 'safe: refuse DOMAIN through the proxy even where --allow-domain would allow it (repeatable)' -r
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l resolve -d 'safe: the proxy resolves NAME to ADDRESS, which may be a private or loopback one (repeatable)' -r
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l help -d 'Print this help'

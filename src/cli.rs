@@ -127,7 +127,7 @@ pub const GATE_OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "--allow-domain",
         value: Some("DOMAIN"),
-        help: "safe: allow connections through gate's proxy to DOMAIN (`host` on ports 443 and 80, `*.host` for its subdomains, `host:PORT`, `host:*`, or a preset: @npm, @pypi, @crates, @go, @github; repeatable); nothing else is reached",
+        help: "safe: allow connections through gate's proxy to DOMAIN (`host` on port 443, `*.host` for its subdomains, `host:PORT`, `host:*`, or a preset: @npm, @pypi, @crates, @go, @github; repeatable); nothing else is reached",
     },
     OptionSpec {
         name: "--deny-domain",

@@ -20,8 +20,16 @@ mod compound;
 mod deny_oracle;
 #[path = "../fuzz/checks/deny_rules.rs"]
 mod deny_rules;
+#[path = "../fuzz/checks/dns_answer.rs"]
+mod dns_answer;
+#[path = "../fuzz/checks/domain_pattern.rs"]
+mod domain_pattern;
+#[path = "../fuzz/checks/http_head.rs"]
+mod http_head;
 #[path = "../fuzz/checks/protocol.rs"]
 mod protocol;
+#[path = "../fuzz/checks/socks.rs"]
+mod socks;
 #[path = "../fuzz/checks/wrapper.rs"]
 mod wrapper;
 
@@ -77,6 +85,29 @@ fn the_compound_seeds_split_into_exact_parts() {
 #[test]
 fn the_wrapper_seeds_unwrap_to_their_own_words() {
     every_seed("wrapper", wrapper::check);
+}
+
+// The parsers of network by domain: every byte they read, the command chose (or, for
+// DNS answers, whoever can answer the proxy's questions).
+
+#[test]
+fn the_http_head_seeds_go_upstream_as_one_request() {
+    every_seed("http_head", http_head::check);
+}
+
+#[test]
+fn the_socks_seeds_are_read_whole_or_not_at_all() {
+    every_seed("socks", socks::check);
+}
+
+#[test]
+fn the_dns_answer_seeds_give_only_addresses_their_records_hold() {
+    every_seed("dns_answer", dns_answer::check);
+}
+
+#[test]
+fn the_domain_pattern_seeds_read_back_as_themselves() {
+    every_seed("domain_pattern", domain_pattern::check);
 }
 
 // Found by fuzzing.

@@ -1,7 +1,10 @@
 //! Which addresses the proxy never connects to on its own: everything that is not the
-//! public internet. An allowed name whose DNS answer points into the local network
-//! (DNS rebinding, a name the model registered for 127.0.0.1) is refused here; only a
-//! name the user mapped with `sandbox.resolve` may reach such an address.
+//! public internet, and this machine's own addresses. An allowed name whose DNS answer
+//! points into the local network (DNS rebinding, a name the model registered for
+//! 127.0.0.1) or at this machine (a public address of one of its interfaces, where a
+//! service bound to `0.0.0.0` answers that a firewall hides from the outside) is
+//! refused here; only a name the user mapped with `sandbox.resolve` may reach such an
+//! address.
 
 #![forbid(unsafe_code)]
 
@@ -14,6 +17,12 @@ pub fn forbidden(ip: IpAddr) -> Option<&'static str> {
         IpAddr::V4(v4) => forbidden_v4(v4),
         IpAddr::V6(v6) => forbidden_v6(v6),
     }
+}
+
+/// [`forbidden`], or this machine's own: one of `own` (the addresses of its
+/// interfaces), where a service bound to every address answers.
+pub fn refused(ip: IpAddr, own: &[IpAddr]) -> Option<&'static str> {
+    forbidden(ip).or_else(|| own.contains(&ip).then_some("this machine's own"))
 }
 
 fn forbidden_v4(ip: Ipv4Addr) -> Option<&'static str> {
@@ -110,6 +119,29 @@ mod tests {
         ] {
             assert_eq!(kind(a), None, "{a}");
         }
+    }
+
+    #[test]
+    fn this_machines_own_addresses_are_refused_too() {
+        let own: Vec<IpAddr> = ["11.22.33.44", "2a00:1450::44"]
+            .iter()
+            .map(|a| a.parse().unwrap())
+            .collect();
+        for a in ["11.22.33.44", "2a00:1450::44"] {
+            assert_eq!(
+                refused(a.parse().unwrap(), &own),
+                Some("this machine's own"),
+                "{a}"
+            );
+            assert_eq!(refused(a.parse().unwrap(), &[]), None, "{a}");
+        }
+        assert_eq!(refused("11.22.33.45".parse().unwrap(), &own), None);
+        assert_eq!(
+            refused("127.0.0.1".parse().unwrap(), &own),
+            Some("a loopback")
+        );
+        assert_eq!(refused("0.0.0.0".parse().unwrap(), &own), kind("0.0.0.0"));
+        assert_eq!(refused("::".parse().unwrap(), &own), Some("an unspecified"));
     }
 
     #[test]

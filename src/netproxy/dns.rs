@@ -16,9 +16,10 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream, UdpSocket};
 use std::time::Duration;
 
 const TIMEOUT: Duration = Duration::from_secs(3);
-const TYPE_A: u16 = 1;
+/// The record types asked for (A, AAAA) and followed (CNAME).
+pub const TYPE_A: u16 = 1;
 const TYPE_CNAME: u16 = 5;
-const TYPE_AAAA: u16 = 28;
+pub const TYPE_AAAA: u16 = 28;
 
 /// Where names are looked up.
 #[derive(Debug, Clone, Default)]
@@ -200,7 +201,8 @@ fn query_tcp(
     }
 }
 
-fn build_query(id: u16, name: &str, qtype: u16) -> io::Result<Vec<u8>> {
+/// The question for `name` (normal form) of type `qtype`, with recursion desired.
+pub fn build_query(id: u16, name: &str, qtype: u16) -> io::Result<Vec<u8>> {
     let mut m = Vec::with_capacity(18 + name.len());
     m.extend_from_slice(&id.to_be_bytes());
     m.extend_from_slice(&[0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0]); // RD; one question
@@ -218,14 +220,16 @@ fn build_query(id: u16, name: &str, qtype: u16) -> io::Result<Vec<u8>> {
     Ok(m)
 }
 
+/// What a name server's message says about the question.
 #[derive(Debug, PartialEq, Eq)]
-enum Answer {
+pub enum Answer {
     Addresses(Vec<IpAddr>),
     Truncated,
 }
 
+/// Why a message is not taken.
 #[derive(Debug, PartialEq, Eq)]
-enum Malformed {
+pub enum Malformed {
     /// Another id, not a response, or another question.
     NotOurs,
     Bad(String),
@@ -296,7 +300,11 @@ impl Reader<'_> {
     }
 }
 
-fn parse_answer(m: &[u8], id: u16, name: &str, qtype: u16) -> Result<Answer, Malformed> {
+/// Reads a name server's message `m` as the answer to question `id` for `name` of type
+/// `qtype`: the addresses of `name`, followed through CNAME records from it only. The
+/// message comes from the network (a forged one too), so nothing in it is trusted: a
+/// bad one is an error, never a panic.
+pub fn parse_answer(m: &[u8], id: u16, name: &str, qtype: u16) -> Result<Answer, Malformed> {
     let mut r = Reader { m, at: 0 };
     let got_id = r.u16().map_err(|_| Malformed::NotOurs)?;
     let flags = r.u16().map_err(|_| Malformed::NotOurs)?;
@@ -335,11 +343,13 @@ fn parse_answer(m: &[u8], id: u16, name: &str, qtype: u16) -> Result<Answer, Mal
         let len = usize::from(r.u16()?);
         let start = r.at;
         match rtype {
-            TYPE_A if len == 4 => {
+            // Only records of the type asked: an AAAA in the answer to an A question
+            // (or the reverse) is no answer to it.
+            TYPE_A if qtype == TYPE_A && len == 4 => {
                 let b: [u8; 4] = r.bytes(4)?.try_into().expect("4 bytes");
                 addresses.push((owner, IpAddr::from(b)));
             }
-            TYPE_AAAA if len == 16 => {
+            TYPE_AAAA if qtype == TYPE_AAAA && len == 16 => {
                 let b: [u8; 16] = r.bytes(16)?.try_into().expect("16 bytes");
                 addresses.push((owner, super::pattern::unmap(IpAddr::from(b))));
             }
@@ -423,6 +433,22 @@ mod tests {
         assert_eq!(
             parse_answer(&a, 7, "www.example.com", TYPE_A),
             Ok(Answer::Addresses(vec!["93.184.216.34".parse().unwrap()]))
+        );
+    }
+
+    #[test]
+    fn records_of_another_type_are_ignored() {
+        let q = build_query(7, "a.example", TYPE_A).unwrap();
+        let a = answer(&q, 0x8180, &[("@", TYPE_AAAA, vec![0x20; 16])]);
+        assert_eq!(
+            parse_answer(&a, 7, "a.example", TYPE_A),
+            Ok(Answer::Addresses(vec![]))
+        );
+        let q = build_query(7, "a.example", TYPE_AAAA).unwrap();
+        let a = answer(&q, 0x8180, &[("@", TYPE_A, vec![1, 2, 3, 4])]);
+        assert_eq!(
+            parse_answer(&a, 7, "a.example", TYPE_AAAA),
+            Ok(Answer::Addresses(vec![]))
         );
     }
 

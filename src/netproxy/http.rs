@@ -1,6 +1,20 @@
 //! HTTP/1.x as the proxy sees it: request and response heads, the target of a request
 //! (`CONNECT host:port`, or an absolute `http://` URL), and the framing of a body.
 //! Pure: bytes in, values out.
+//!
+//! A request head is read strictly (RFC 9112), because what the proxy forwards must
+//! mean to the server exactly what it meant to the proxy: an upstream that ends a line
+//! at a bare LF (Python's http.server does) would otherwise read a second request,
+//! with a `Host` of the client's choosing, inside a header value the proxy copied
+//! (request smuggling). So every line ends in CRLF and holds no other CR or LF; the
+//! method is a token, the version `HTTP/1.1` or `HTTP/1.0`; a field name is a token and
+//! a value holds no control character but HTAB; a line that starts with a space or a
+//! tab (obs-fold) is refused, as are a repeated or list-valued `Content-Length`, a
+//! `Content-Length` beside `Transfer-Encoding`, any `Transfer-Encoding` but `chunked`
+//! alone (and that only in HTTP/1.1), and a `Connection` that names either (the proxy
+//! drops the fields `Connection` names, and the server would then read the body as the
+//! next request). A response head is read with the same
+//! line and field rules; its framing follows RFC 9112 section 6.3.
 
 #![forbid(unsafe_code)]
 
@@ -15,41 +29,138 @@ pub fn head_end(buf: &[u8]) -> Option<usize> {
 }
 
 /// A parsed head: the start line's three parts and the header fields.
+///
+/// For a request: method, request-target, version. For a response: version, status
+/// code, reason phrase (which may be empty).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Head<'a> {
     pub start: [&'a str; 3],
-    pub headers: Vec<(&'a str, &'a str)>,
+    pub headers: Fields<'a>,
+}
+
+/// Header fields as (name, value), in order.
+type Fields<'a> = Vec<(&'a str, &'a str)>;
+
+/// A `tchar` of RFC 9110: what methods and field names are made of.
+pub fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// Whether `s` is a token (one or more `tchar`).
+pub fn is_token(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(is_tchar)
+}
+
+/// The lines of a head (its blank line included, at the end), each without its CRLF,
+/// or why they are not CRLF lines: a bare CR or LF anywhere is refused.
+fn crlf_lines(text: &str) -> Result<Vec<&str>, String> {
+    let mut lines = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let Some(end) = rest.find('\n') else {
+            return Err("a line without its CRLF".into());
+        };
+        let Some(line) = rest[..end].strip_suffix('\r') else {
+            return Err("a bare LF (a line must end in CRLF)".into());
+        };
+        if line.contains('\r') {
+            return Err("a bare CR".into());
+        }
+        lines.push(line);
+        rest = &rest[end + 1..];
+    }
+    match lines.last() {
+        Some(&"") => Ok(lines),
+        _ => Err("a head that does not end in a blank line".into()),
+    }
+}
+
+/// One field line, `name: value`, checked: the name a token, the value free of control
+/// characters but HTAB; the value comes without its surrounding blanks.
+pub fn field_line(line: &str) -> Result<(&str, &str), String> {
+    if line.starts_with([' ', '\t']) {
+        return Err("a header line folded onto the one before (obs-fold)".into());
+    }
+    let Some((name, value)) = line.split_once(':') else {
+        return Err("a malformed header line".into());
+    };
+    if !is_token(name) {
+        return Err("a malformed header name".into());
+    }
+    if value.chars().any(|c| c.is_control() && c != '\t') {
+        return Err(format!(
+            "a control character in the value of `{}`",
+            name.escape_debug()
+        ));
+    }
+    Ok((name, value.trim_matches([' ', '\t'])))
+}
+
+/// The version of an HTTP/1.x message, checked.
+fn version(text: &str) -> Result<&str, String> {
+    match text {
+        "HTTP/1.1" | "HTTP/1.0" => Ok(text),
+        _ => Err(format!(
+            "`{}` is not HTTP/1.1 or HTTP/1.0",
+            text.escape_debug()
+        )),
+    }
 }
 
 impl<'a> Head<'a> {
-    /// Parses a head (with its blank line).
-    pub fn parse(buf: &'a [u8]) -> Result<Head<'a>, String> {
-        let text = std::str::from_utf8(buf).map_err(|_| "the head is not UTF-8".to_string())?;
-        let mut lines = text.split("\r\n");
-        let start_line = lines.next().unwrap_or_default();
+    /// Parses a request head (with its blank line), strictly: see the module's notes.
+    pub fn request(buf: &'a [u8]) -> Result<Head<'a>, String> {
+        let (start_line, headers) = Head::lines(buf)?;
         let mut parts = start_line.splitn(3, ' ');
         let start = [
             parts.next().unwrap_or_default(),
             parts.next().unwrap_or_default(),
             parts.next().unwrap_or_default(),
         ];
-        if start.iter().any(|p| p.is_empty()) {
-            return Err("a malformed start line".into());
+        if !is_token(start[0]) {
+            return Err("a malformed start line (the method is not a token)".into());
         }
-        let mut headers = Vec::new();
-        for line in lines {
-            if line.is_empty() {
-                break;
-            }
-            let Some((name, value)) = line.split_once(':') else {
-                return Err("a malformed header line".into());
-            };
-            if name.is_empty() || name.contains([' ', '\t']) {
-                return Err("a malformed header name".into());
-            }
-            headers.push((name, value.trim_matches([' ', '\t'])));
+        if start[1].is_empty() || !start[1].bytes().all(|b| b.is_ascii_graphic()) {
+            return Err("a malformed start line (the request target)".into());
+        }
+        version(start[2])?;
+        Ok(Head { start, headers })
+    }
+
+    /// Parses a response head (with its blank line): the lines and fields as a
+    /// request's; the status line is a version, a three-digit code and a phrase.
+    pub fn response(buf: &'a [u8]) -> Result<Head<'a>, String> {
+        let (start_line, headers) = Head::lines(buf)?;
+        let mut parts = start_line.splitn(3, ' ');
+        let start = [
+            parts.next().unwrap_or_default(),
+            parts.next().unwrap_or_default(),
+            parts.next().unwrap_or_default(),
+        ];
+        version(start[0])?;
+        if start[1].len() != 3 || !start[1].bytes().all(|b| b.is_ascii_digit()) {
+            return Err("a malformed status line".into());
+        }
+        if start[2].chars().any(|c| c.is_control() && c != '\t') {
+            return Err("a control character in the status line".into());
         }
         Ok(Head { start, headers })
+    }
+
+    /// The start line and the checked fields of a head.
+    fn lines(buf: &'a [u8]) -> Result<(&'a str, Fields<'a>), String> {
+        let text = std::str::from_utf8(buf).map_err(|_| "the head is not UTF-8".to_string())?;
+        let lines = crlf_lines(text)?;
+        let (start, fields) = lines.split_first().expect("a blank line at least");
+        if start.is_empty() {
+            return Err("a malformed start line".into());
+        }
+        let fields = &fields[..fields.len() - 1];
+        let headers = fields
+            .iter()
+            .map(|l| field_line(l))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((start, headers))
     }
 
     /// The values of header `name` (any case).
@@ -61,9 +172,40 @@ impl<'a> Head<'a> {
             .map(|(_, v)| *v)
     }
 
-    /// How a body that follows this head is framed. `no_body` for responses that
-    /// never have one (to HEAD, 1xx, 204, 304).
-    pub fn framing(&self, no_body: bool, is_request: bool) -> Result<Framing, String> {
+    /// How the body of this request is framed, refusing anything two readers could
+    /// take differently (see the module's notes).
+    pub fn request_framing(&self) -> Result<Framing, String> {
+        // A field `Connection` names is not sent on: were it the framing, the server
+        // would read the body as the next request.
+        if self
+            .values("connection")
+            .flat_map(|v| v.split(','))
+            .map(str::trim)
+            .any(|t| {
+                t.eq_ignore_ascii_case("content-length")
+                    || t.eq_ignore_ascii_case("transfer-encoding")
+            })
+        {
+            return Err("Connection names Content-Length or Transfer-Encoding".into());
+        }
+        let te: Vec<&str> = self.values("transfer-encoding").collect();
+        let cl: Vec<&str> = self.values("content-length").collect();
+        match (te.as_slice(), cl.as_slice()) {
+            ([], []) => Ok(Framing::Length(0)),
+            ([], [one]) => content_length(one).map(Framing::Length),
+            ([], _) => Err("Content-Length given more than once".into()),
+            (_, [_, ..]) => Err("both Transfer-Encoding and Content-Length".into()),
+            ([_], []) if self.start[2] == "HTTP/1.0" => {
+                Err("Transfer-Encoding in an HTTP/1.0 request".into())
+            }
+            ([one], []) if one.eq_ignore_ascii_case("chunked") => Ok(Framing::Chunked),
+            _ => Err("a Transfer-Encoding other than `chunked` alone".into()),
+        }
+    }
+
+    /// How the body of this response is framed (RFC 9112, 6.3). `no_body` for
+    /// responses that never have one (to HEAD, 1xx, 204, 304).
+    pub fn response_framing(&self, no_body: bool) -> Result<Framing, String> {
         if no_body {
             return Ok(Framing::Length(0));
         }
@@ -79,33 +221,55 @@ impl<'a> Head<'a> {
                 .map(str::trim)
                 .next_back()
                 .unwrap_or_default();
-            return if last.eq_ignore_ascii_case("chunked") {
-                Ok(Framing::Chunked)
-            } else if is_request {
-                Err("a Transfer-Encoding other than chunked".into())
+            return Ok(if last.eq_ignore_ascii_case("chunked") {
+                Framing::Chunked
             } else {
-                Ok(Framing::UntilClose)
-            };
+                Framing::UntilClose
+            });
         }
         let mut length = None;
         for v in cl.iter().flat_map(|v| v.split(',')).map(str::trim) {
-            if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
-                return Err("a malformed Content-Length".into());
-            }
-            let n: u64 = v
-                .parse()
-                .map_err(|_| "a malformed Content-Length".to_string())?;
+            let n = content_length(v)?;
             if length.is_some_and(|l| l != n) {
                 return Err("Content-Length values that differ".into());
             }
             length = Some(n);
         }
-        Ok(match length {
-            Some(n) => Framing::Length(n),
-            None if is_request => Framing::Length(0),
-            None => Framing::UntilClose,
-        })
+        Ok(length.map_or(Framing::UntilClose, Framing::Length))
     }
+}
+
+/// One Content-Length value: digits only.
+fn content_length(v: &str) -> Result<u64, String> {
+    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+        return Err("a malformed Content-Length".into());
+    }
+    v.parse()
+        .map_err(|_| "a malformed Content-Length".to_string())
+}
+
+/// The size of a chunk from its size line (without the CRLF): hexadecimal digits, and
+/// extensions after `;` that are dropped (the proxy writes each chunk anew).
+pub fn chunk_size(line: &[u8]) -> Result<u64, String> {
+    let digits = line.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    let (size, rest) = line.split_at(digits);
+    if size.is_empty() || size.len() > 15 {
+        return Err("a malformed chunk size".into());
+    }
+    let rest_ok = match rest.iter().position(|b| !matches!(b, b' ' | b'\t')) {
+        None => true,
+        Some(i) => {
+            rest[i] == b';'
+                && rest
+                    .iter()
+                    .all(|&b| b == b'\t' || (b' '..=b'~').contains(&b))
+        }
+    };
+    if !rest_ok {
+        return Err("a malformed chunk extension".into());
+    }
+    let text = std::str::from_utf8(size).expect("hexadecimal digits");
+    u64::from_str_radix(text, 16).map_err(|_| "a malformed chunk size".into())
 }
 
 /// How a body is delimited.
@@ -172,6 +336,11 @@ pub fn target(method: &str, target: &str) -> Result<Target, String> {
 fn strip_prefix_ignore_case<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
     (s.len() >= prefix.len() && s[..prefix.len()].eq_ignore_ascii_case(prefix))
         .then(|| &s[prefix.len()..])
+}
+
+/// The host and port a `Host` header names (port 80 when it names none).
+pub fn host_header(value: &str) -> Result<(Host, u16), String> {
+    authority(value, Some(80))
 }
 
 /// `host:port`, `[v6]:port`; the port may be left out only when `default` is given.
@@ -347,9 +516,9 @@ mod tests {
     fn heads_parse_and_frame() {
         let raw = b"POST http://a.test/x HTTP/1.1\r\nHost: b.test\r\nContent-Length: 5\r\nConnection: keep-alive, X-Secret\r\nX-Secret: 1\r\nProxy-Authorization: no\r\nAccept: */*\r\n\r\n";
         assert_eq!(head_end(raw), Some(raw.len()));
-        let h = Head::parse(raw).unwrap();
+        let h = Head::request(raw).unwrap();
         assert_eq!(h.start, ["POST", "http://a.test/x", "HTTP/1.1"]);
-        assert_eq!(h.framing(false, true), Ok(Framing::Length(5)));
+        assert_eq!(h.request_framing(), Ok(Framing::Length(5)));
         let up = String::from_utf8(upstream_request(&h, "a.test", "/x")).unwrap();
         assert_eq!(
             up,
@@ -358,32 +527,260 @@ mod tests {
     }
 
     #[test]
-    fn ambiguous_framing_is_refused() {
-        let h = |t: &'static str| Head::parse(t.as_bytes()).unwrap();
-        let both = h("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n");
-        assert!(both.framing(false, true).is_err());
-        let two = h("POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n");
-        assert!(two.framing(false, true).is_err());
-        let same = h("POST / HTTP/1.1\r\nContent-Length: 3, 3\r\n\r\n");
-        assert_eq!(same.framing(false, true), Ok(Framing::Length(3)));
-        let neg = h("POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n");
-        assert!(neg.framing(false, true).is_err());
-        let gz = h("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n");
-        assert!(gz.framing(false, true).is_err());
-        let chunked = h("POST / HTTP/1.1\r\nTransfer-Encoding: gzip, Chunked\r\n\r\n");
-        assert_eq!(chunked.framing(false, true), Ok(Framing::Chunked));
-        let none = h("GET / HTTP/1.1\r\n\r\n");
-        assert_eq!(none.framing(false, true), Ok(Framing::Length(0)));
-        assert_eq!(none.framing(false, false), Ok(Framing::UntilClose));
-        assert_eq!(none.framing(true, false), Ok(Framing::Length(0)));
-        assert!(Head::parse(b"GET /\r\n\r\n").is_err());
-        assert!(Head::parse(b"GET / HTTP/1.1\r\nBad Header: x\r\n\r\n").is_err());
-        assert!(Head::parse(b"GET / HTTP/1.1\r\nNoColon\r\n\r\n").is_err());
+    fn ambiguous_request_framing_is_refused() {
+        let h = |t: &'static str| Head::request(t.as_bytes()).unwrap();
+        let framing = |t: &'static str| h(t).request_framing();
+        for (t, words) in [
+            (
+                "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n",
+                "both",
+            ),
+            (
+                "POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
+                "both",
+            ),
+            (
+                "POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n",
+                "more than once",
+            ),
+            (
+                "POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\n",
+                "more than once",
+            ),
+            (
+                "POST / HTTP/1.1\r\nContent-Length: 3, 3\r\n\r\n",
+                "malformed",
+            ),
+            ("POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n", "malformed"),
+            ("POST / HTTP/1.1\r\nContent-Length: +3\r\n\r\n", "malformed"),
+            (
+                "POST / HTTP/1.1\r\nContent-Length: 0x3\r\n\r\n",
+                "malformed",
+            ),
+            ("POST / HTTP/1.1\r\nContent-Length:\r\n\r\n", "malformed"),
+            (
+                "POST / HTTP/1.1\r\nContent-Length: 99999999999999999999\r\n\r\n",
+                "malformed",
+            ),
+            (
+                "POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n",
+                "chunked",
+            ),
+            (
+                "POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+                "chunked",
+            ),
+            (
+                "POST / HTTP/1.1\r\nTransfer-Encoding: chunked, chunked\r\n\r\n",
+                "chunked",
+            ),
+            (
+                "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+                "chunked",
+            ),
+            (
+                "POST / HTTP/1.1\r\nTransfer-Encoding: xchunked\r\n\r\n",
+                "chunked",
+            ),
+            (
+                "POST / HTTP/1.1\r\nTransfer-Encoding: chunked;q=1\r\n\r\n",
+                "chunked",
+            ),
+            (
+                "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
+                "HTTP/1.0",
+            ),
+            (
+                "POST / HTTP/1.1\r\nContent-Length: 3\r\nConnection: close, Content-Length\r\n\r\n",
+                "Connection names",
+            ),
+            (
+                "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nConnection: transfer-encoding\r\n\r\n",
+                "Connection names",
+            ),
+        ] {
+            let e = framing(t).unwrap_err();
+            assert!(e.contains(words), "{t:?}: {e}");
+        }
+        assert_eq!(
+            framing("POST / HTTP/1.1\r\nTransfer-Encoding: Chunked\r\n\r\n"),
+            Ok(Framing::Chunked)
+        );
+        assert_eq!(
+            framing("POST / HTTP/1.1\r\ncontent-length: 007\r\n\r\n"),
+            Ok(Framing::Length(7))
+        );
+        assert_eq!(framing("GET / HTTP/1.1\r\n\r\n"), Ok(Framing::Length(0)));
+    }
+
+    #[test]
+    fn a_request_head_is_read_strictly() {
+        let good = "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\nX-Tab:\tv\tw \r\nEmpty:\r\n\r\n";
+        let h = Head::request(good.as_bytes()).unwrap();
+        assert_eq!(
+            h.headers,
+            [("Host", "a.test"), ("X-Tab", "v\tw"), ("Empty", "")]
+        );
+        for (bad, words) in [
+            // Bare LF and bare CR, anywhere: a second request for an upstream that
+            // takes a bare LF for a line's end.
+            (
+                "GET http://a.test/ HTTP/1.1\r\nX: 1\n\nGET /x HTTP/1.1\nHost: evil.test\r\n\r\n",
+                "bare LF",
+            ),
+            (
+                "GET http://a.test/ HTTP/1.1\nHost: a.test\r\n\r\n",
+                "bare LF",
+            ),
+            ("GET http://a.test/ HTTP/1.1\r\nHost: a.test\n\n", "bare LF"),
+            (
+                "GET http://a.test/ HTTP/1.1\r\nX: a\rHost: evil\r\n\r\n",
+                "bare CR",
+            ),
+            ("GET http://a.test/ HTTP/1.1\r\r\n\r\n", "bare CR"),
+            ("GET http://a.test/ HTTP/1.1\r\n\r", "CRLF"),
+            (
+                "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n",
+                "blank line",
+            ),
+            // Control characters in a value.
+            (
+                "GET http://a.test/ HTTP/1.1\r\nX: a\x00b\r\n\r\n",
+                "control",
+            ),
+            (
+                "GET http://a.test/ HTTP/1.1\r\nX: a\x0bb\r\n\r\n",
+                "control",
+            ),
+            (
+                "GET http://a.test/ HTTP/1.1\r\nX: a\x7fb\r\n\r\n",
+                "control",
+            ),
+            // obs-fold, and blanks between the start line and the first field.
+            (
+                "GET http://a.test/ HTTP/1.1\r\nX: a\r\n b\r\n\r\n",
+                "obs-fold",
+            ),
+            (
+                "GET http://a.test/ HTTP/1.1\r\n\tHost: evil\r\n\r\n",
+                "obs-fold",
+            ),
+            // Field names.
+            (
+                "GET http://a.test/ HTTP/1.1\r\nBad Header: x\r\n\r\n",
+                "header name",
+            ),
+            (
+                "GET http://a.test/ HTTP/1.1\r\nHost : x\r\n\r\n",
+                "header name",
+            ),
+            ("GET http://a.test/ HTTP/1.1\r\n: x\r\n\r\n", "header name"),
+            (
+                "GET http://a.test/ HTTP/1.1\r\nX\"y: x\r\n\r\n",
+                "header name",
+            ),
+            (
+                "GET http://a.test/ HTTP/1.1\r\nNoColon\r\n\r\n",
+                "header line",
+            ),
+            // Methods, targets, versions.
+            ("G(T http://a.test/ HTTP/1.1\r\n\r\n", "method"),
+            ("GET\thttp://a.test/ HTTP/1.1\r\n\r\n", "method"),
+            ("GET  http://a.test/ HTTP/1.1\r\n\r\n", "target"),
+            ("GET http://a.test/\x01 HTTP/1.1\r\n\r\n", "target"),
+            (
+                "GET http://a.test/ HTTP/1.1 \r\n\r\n",
+                "HTTP/1.1 or HTTP/1.0",
+            ),
+            (
+                "GET http://a.test/ HTTP/1.1 x\r\n\r\n",
+                "HTTP/1.1 or HTTP/1.0",
+            ),
+            (
+                "GET http://a.test/ HTTP/2.0\r\n\r\n",
+                "HTTP/1.1 or HTTP/1.0",
+            ),
+            (
+                "GET http://a.test/ http/1.1\r\n\r\n",
+                "HTTP/1.1 or HTTP/1.0",
+            ),
+            (
+                "GET http://a.test/ HTTP/1.10\r\n\r\n",
+                "HTTP/1.1 or HTTP/1.0",
+            ),
+            ("GET http://a.test/\r\n\r\n", "HTTP/1.1 or HTTP/1.0"),
+            ("GET /\r\n\r\n", "HTTP/1.1 or HTTP/1.0"),
+            ("\r\n\r\n", "start line"),
+        ] {
+            let e = Head::request(bad.as_bytes()).unwrap_err();
+            assert!(e.contains(words), "{bad:?}: {e}");
+        }
+        assert!(Head::request(b"GET / HTTP/1.1\r\nX: \xff\r\n\r\n").is_err());
+    }
+
+    #[test]
+    fn response_heads_are_read_with_the_same_line_rules() {
+        let r = Head::response(b"HTTP/1.1 204\r\n\r\n").unwrap();
+        assert_eq!(r.start, ["HTTP/1.1", "204", ""]);
+        let r = Head::response(b"HTTP/1.0 404 Not  Found\r\n\r\n").unwrap();
+        assert_eq!(r.start, ["HTTP/1.0", "404", "Not  Found"]);
+        for bad in [
+            &b"HTTP/1.1 200 OK\nX: 1\r\n\r\n"[..],
+            b"HTTP/1.1 2000 OK\r\n\r\n",
+            b"HTTP/1.1 20x OK\r\n\r\n",
+            b"ICY 200 OK\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nX: a\r\n b\r\n\r\n",
+        ] {
+            assert!(
+                Head::response(bad).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+        let h = |t: &'static str| Head::response(t.as_bytes()).unwrap();
+        let both = h("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n");
+        assert!(both.response_framing(false).is_err());
+        let two = h("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n");
+        assert!(two.response_framing(false).is_err());
+        let same = h("HTTP/1.1 200 OK\r\nContent-Length: 3, 3\r\n\r\n");
+        assert_eq!(same.response_framing(false), Ok(Framing::Length(3)));
+        let gz = h("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n");
+        assert_eq!(gz.response_framing(false), Ok(Framing::UntilClose));
+        let chunked = h("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, Chunked\r\n\r\n");
+        assert_eq!(chunked.response_framing(false), Ok(Framing::Chunked));
+        let none = h("HTTP/1.1 200 OK\r\n\r\n");
+        assert_eq!(none.response_framing(false), Ok(Framing::UntilClose));
+        assert_eq!(none.response_framing(true), Ok(Framing::Length(0)));
+    }
+
+    #[test]
+    fn chunk_sizes_are_hexadecimal_digits_and_extensions() {
+        assert_eq!(chunk_size(b"1a"), Ok(26));
+        assert_eq!(chunk_size(b"A;name=value"), Ok(10));
+        assert_eq!(chunk_size(b"0 ; x=\"y z\""), Ok(0));
+        for bad in [
+            &b""[..],
+            b"+1",
+            b"-1",
+            b"0x1",
+            b" 1",
+            b"1 2",
+            b"1;\x00",
+            b"1\r",
+            b"1000000000000000",
+            b"\xff",
+        ] {
+            assert!(
+                chunk_size(bad).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
     }
 
     #[test]
     fn responses_are_closed_after_one() {
-        let h = Head::parse(b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nContent-Length: 2\r\n\r\n").unwrap();
+        let h = Head::response(b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nContent-Length: 2\r\n\r\n").unwrap();
         assert_eq!(
             String::from_utf8(downstream_response(&h)).unwrap(),
             "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n"

@@ -7,20 +7,24 @@
 //! - [`policy`]: which host and port may be reached, by which rule; the user's
 //!   name-to-address mapping (`sandbox.resolve`).
 //! - [`address`]: the ranges the proxy never connects to unless the user mapped a name
-//!   there (loopback, private, link-local, …).
+//!   there (loopback, private, link-local, …, and this machine's own addresses).
 //! - [`dns`]: the proxy's own resolver (`/etc/hosts`, `/etc/resolv.conf`).
-//! - [`http`], [`socks`]: the protocols, parsed purely.
+//! - [`http`], [`socks`]: the protocols, parsed purely; [`stream`]: an HTTP head and
+//!   body read off a connection (a chunked body read strictly and written anew).
 //! - `server`: [`Proxy`], the listener that serves only the connections the supervisor
-//!   registered ([`Admit`]), audited one record each ([`Audit`]).
+//!   registered ([`Admit`]), audited one record each ([`Audit`]); `plain`: plain HTTP,
+//!   one request per connection, also inside a tunnel to port 80.
 
 pub mod address;
 pub mod dns;
 pub mod http;
 pub mod pattern;
+mod plain;
 pub mod policy;
 mod server;
 pub mod socks;
 mod splice;
+pub mod stream;
 
 use std::net::SocketAddr;
 

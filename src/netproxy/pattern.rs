@@ -2,9 +2,11 @@
 //! presets (data: `presets.txt`).
 //!
 //! An entry is one of:
-//! - `host`: that host exactly, on ports 443 and 80 (in `deny_domains`: every port);
+//! - `host`: that host exactly, on port 443 (in `deny_domains`: every port);
 //! - `*.host`: every subdomain of `host`, not `host` itself (write both for both);
-//! - either with `:PORT` (that port only) or `:*` (every port);
+//! - either with `:PORT` (that port only) or `:*` (every port). Port 80 is never a
+//!   default: plain HTTP to a name that fronts many sites (a CDN) reaches whichever site
+//!   the request's `Host` names, so it is allowed only when written (`host:80`);
 //! - a public IP address (`8.8.8.8`, `[2606:4700::1111]:443`), matched only when a
 //!   client asks for that literal address;
 //! - `@NAME`: a preset, the patterns under `[NAME]` in `presets.txt`.
@@ -129,7 +131,7 @@ fn name(text: &str) -> Result<String, String> {
 /// Which ports a pattern covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ports {
-    /// None written: 443 and 80 in an allow list, every port in a deny list.
+    /// None written: 443 in an allow list, every port in a deny list.
     Default,
     One(u16),
     Any,
@@ -237,7 +239,7 @@ impl Pattern {
         host_ok
             && match (self.ports, list) {
                 (Ports::Any, _) | (Ports::Default, List::Deny) => true,
-                (Ports::Default, List::Allow) => port == 443 || port == 80,
+                (Ports::Default, List::Allow) => port == 443,
                 (Ports::One(p), _) => p == port,
             }
     }
@@ -478,9 +480,10 @@ mod tests {
     }
 
     #[test]
-    fn an_exact_host_is_that_host_on_443_and_80() {
+    fn an_exact_host_is_that_host_on_443() {
         assert!(allows("example.com", "example.com", 443));
-        assert!(allows("example.com", "EXAMPLE.com.", 80));
+        assert!(allows("example.com", "EXAMPLE.com.", 443));
+        assert!(!allows("example.com", "example.com", 80));
         assert!(!allows("example.com", "example.com", 8443));
         assert!(!allows("example.com", "www.example.com", 443));
         assert!(!allows("example.com", "example.com.evil", 443));
@@ -490,7 +493,8 @@ mod tests {
     #[test]
     fn a_wildcard_is_the_subdomains_without_the_apex() {
         assert!(allows("*.example.com", "a.example.com", 443));
-        assert!(allows("*.example.com", "a.b.example.com", 80));
+        assert!(allows("*.example.com", "a.b.example.com", 443));
+        assert!(!allows("*.example.com", "a.b.example.com", 80));
         assert!(!allows("*.example.com", "example.com", 443));
         assert!(!allows("*.example.com", "evilexample.com", 443));
         assert!(!allows("*.example.com", "a.example.com", 22));
@@ -500,6 +504,9 @@ mod tests {
 
     #[test]
     fn ports_are_one_or_every() {
+        assert!(allows("example.com:80", "example.com", 80));
+        assert!(!allows("example.com:80", "example.com", 443));
+        assert!(allows("example.com:*", "example.com", 80));
         assert!(allows("example.com:8443", "example.com", 8443));
         assert!(!allows("example.com:8443", "example.com", 443));
         assert!(allows("example.com:*", "example.com", 1));
@@ -553,6 +560,25 @@ mod tests {
         assert!(has("@github", "codeload.github.com"));
         assert!(has("@github", "github.com"));
         assert!(!has("@github", "gist.example.com"));
+        // Port 80 of a name a CDN serves reaches any site it fronts: no preset has it.
+        for name in preset_names() {
+            let Entry::Preset(_, ps) = Entry::parse(&format!("@{name}")).unwrap() else {
+                unreachable!()
+            };
+            for p in ps {
+                assert_eq!(p.ports, Ports::Default, "@{name}: {p}");
+                let host = match &p.hosts {
+                    Hosts::Exact(h) => h.clone(),
+                    Hosts::Below(h) => format!("a.{h}"),
+                    Hosts::Ip(ip) => ip.to_string(),
+                };
+                let host = Host::parse(&host).unwrap();
+                assert!(
+                    !p.matches(List::Allow, &host, 80),
+                    "@{name}: {p} allows port 80"
+                );
+            }
+        }
     }
 
     #[test]

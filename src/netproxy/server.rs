@@ -1,8 +1,12 @@
 //! The proxy server: one loopback listener, one thread per connection. The first bytes
 //! say what a client speaks: SOCKS5 (`0x05`), or HTTP (`CONNECT host:port` for a
-//! tunnel, an absolute `http://` URL for a plain request; one request per
-//! connection, so every request is checked). Only peers the supervisor registered are
-//! served. Every connection is one audit record.
+//! tunnel, an absolute `http://` URL for a plain request: [`super::plain`]). Only peers
+//! the supervisor registered are served. Every connection is one audit record.
+//!
+//! Here too: the check of a host and port against the policy, the lookup, and the
+//! addresses never connected to unless the user mapped the name there (the ranges of
+//! [`super::address`], and this machine's own addresses, read when the proxy starts
+//! serving).
 
 #![forbid(unsafe_code)]
 
@@ -17,14 +21,16 @@ use serde_json::{Map, Value, json};
 
 use super::address;
 use super::dns::Resolver;
-use super::http::{self, Framing, Head, Target};
+use super::http::{self, Framing};
 use super::pattern::{self, Host};
+use super::plain::{self, PLAIN_HTTP_PORT};
 use super::policy::{Policy, Verdict};
 use super::socks;
 use super::splice::{self, Relayed};
+use super::stream;
 
 /// Each direction of a connection copies through one buffer of this size.
-const BUFFER: usize = 64 * 1024;
+pub(super) const BUFFER: usize = 64 * 1024;
 /// How long a client may take to send its request.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a connection to a server may take.
@@ -109,11 +115,40 @@ pub struct Proxy {
     admit: Admit,
 }
 
-struct Shared {
+/// What every connection's thread reads.
+pub(super) struct Shared {
     policy: Policy,
     resolver: Resolver,
     admit: Admit,
     audit: Option<(Mutex<File>, String, String)>,
+    /// This machine's own addresses: never connected to for a name the user did not map.
+    own: Vec<IpAddr>,
+    /// Why they could not be read: then no address but a mapped one is connected to.
+    own_unknown: Option<String>,
+}
+
+/// Every address of every interface of this machine (in the proxy's network
+/// namespace), read once. A service bound to `0.0.0.0` or `::` answers on each of them,
+/// also where a firewall hides it from the outside.
+fn own_addresses() -> io::Result<Vec<IpAddr>> {
+    let mut own = Vec::new();
+    for interface in nix::ifaddrs::getifaddrs().map_err(io::Error::from)? {
+        let Some(addr) = interface.address else {
+            continue;
+        };
+        let ip = if let Some(v4) = addr.as_sockaddr_in() {
+            IpAddr::V4(v4.ip())
+        } else if let Some(v6) = addr.as_sockaddr_in6() {
+            IpAddr::V6(v6.ip())
+        } else {
+            continue;
+        };
+        let ip = pattern::unmap(ip);
+        if !own.contains(&ip) {
+            own.push(ip);
+        }
+    }
+    Ok(own)
 }
 
 impl Proxy {
@@ -146,12 +181,21 @@ impl Proxy {
     }
 
     /// Serves connections until the process ends, one audit record each to `audit`.
+    /// First it reads this machine's addresses: in the supervisor, while the command
+    /// starts, not on gate's way to exec it. A connection made meanwhile waits in the
+    /// listener's queue.
     pub fn serve(self, audit: Option<Audit>) {
+        let (own, own_unknown) = match own_addresses() {
+            Ok(own) => (own, None),
+            Err(e) => (Vec::new(), Some(e.to_string())),
+        };
         let shared = Arc::new(Shared {
             policy: self.policy,
             resolver: self.resolver,
             admit: self.admit,
             audit: audit.map(|a| (Mutex::new(a.file), a.call_id, a.session_id)),
+            own,
+            own_unknown,
         });
         loop {
             let (stream, peer) = match self.listener.accept() {
@@ -171,19 +215,19 @@ impl Proxy {
 }
 
 /// What happened to one connection, as audited.
-struct Event {
-    protocol: &'static str,
+pub(super) struct Event {
+    pub(super) protocol: &'static str,
     host: Option<String>,
     port: Option<u16>,
-    decision: &'static str,
-    decided_by: &'static str,
+    pub(super) decision: &'static str,
+    pub(super) decided_by: &'static str,
     rule: Option<String>,
     address: Option<SocketAddr>,
-    message: Option<String>,
+    pub(super) message: Option<String>,
 }
 
 impl Event {
-    fn new(protocol: &'static str) -> Event {
+    pub(super) fn new(protocol: &'static str) -> Event {
         Event {
             protocol,
             host: None,
@@ -200,7 +244,7 @@ impl Event {
 impl Shared {
     /// Writes the record. `false` when an audit log is configured and the record could
     /// not be written: then the connection is not made.
-    fn record(&self, peer: SocketAddr, e: &Event) -> bool {
+    pub(super) fn record(&self, peer: SocketAddr, e: &Event) -> bool {
         let Some((file, call_id, session_id)) = &self.audit else {
             return true;
         };
@@ -240,7 +284,7 @@ fn encode(
 
 /// Why a connection was not made.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Refusal {
+pub(super) enum Refusal {
     /// The policy refused it (403, SOCKS 2).
     Policy(String),
     /// The name resolved only to addresses outside the public internet (403, SOCKS 2).
@@ -252,7 +296,7 @@ enum Refusal {
 }
 
 impl Refusal {
-    fn line(&self) -> &str {
+    pub(super) fn line(&self) -> &str {
         match self {
             Refusal::Policy(l)
             | Refusal::Address(l)
@@ -260,7 +304,7 @@ impl Refusal {
             | Refusal::Connect(l) => l,
         }
     }
-    fn http(&self) -> Vec<u8> {
+    pub(super) fn http(&self) -> Vec<u8> {
         match self {
             Refusal::Policy(l) | Refusal::Address(l) => http::response(403, "Forbidden", l),
             Refusal::Resolve(l) | Refusal::Connect(l) => http::response(502, "Bad Gateway", l),
@@ -277,7 +321,7 @@ impl Refusal {
 
 /// The pattern that would allow `host` on `port`, as a user would write it.
 fn suggestion(host: &Host, port: u16) -> String {
-    if port == 443 || port == 80 {
+    if port == 443 {
         host.to_string()
     } else {
         format!("{host}:{port}")
@@ -328,19 +372,24 @@ fn addresses(shared: &Shared, host: &Host, port: u16) -> Result<Vec<SocketAddr>,
             .map(|ip| SocketAddr::new(ip, port))
             .collect());
     }
+    if let Some(e) = &shared.own_unknown {
+        return Err(Refusal::Address(format!(
+            "gate refused {host}: gate's proxy could not read this machine's addresses ({e}), so it cannot tell them from the ones DNS gives; only names mapped with --resolve are reached"
+        )));
+    }
     let public: Vec<SocketAddr> = ips
         .iter()
-        .filter(|ip| address::forbidden(**ip).is_none())
+        .filter(|ip| address::refused(**ip, &shared.own).is_none())
         .map(|ip| SocketAddr::new(*ip, port))
         .collect();
     if public.is_empty() {
-        return Err(Refusal::Address(address_line(host, ips[0])));
+        return Err(Refusal::Address(address_line(host, ips[0], &shared.own)));
     }
     Ok(public)
 }
 
-fn address_line(host: &Host, ip: IpAddr) -> String {
-    let kind = address::forbidden(ip).unwrap_or("a non-public");
+fn address_line(host: &Host, ip: IpAddr, own: &[IpAddr]) -> String {
+    let kind = address::refused(ip, own).unwrap_or("a non-public");
     match host {
         Host::Name(name) => format!(
             "gate refused {host}: it resolves to {ip}, {kind} address; if that is meant, map the name yourself with --resolve {name}={ip} or sandbox.resolve = [\"{name}={ip}\"]"
@@ -352,7 +401,12 @@ fn address_line(host: &Host, ip: IpAddr) -> String {
 }
 
 /// Checks, resolves and connects, filling in the event.
-fn open(shared: &Shared, host: &Host, port: u16, e: &mut Event) -> Result<TcpStream, Refusal> {
+pub(super) fn open(
+    shared: &Shared,
+    host: &Host,
+    port: u16,
+    e: &mut Event,
+) -> Result<TcpStream, Refusal> {
     e.host = Some(host.to_string());
     e.port = Some(port);
     let verdict = shared.policy.check(host, port);
@@ -412,7 +466,7 @@ fn handle(shared: &Shared, stream: TcpStream, peer: SocketAddr) {
     };
     match first {
         socks::VERSION => serve_socks(shared, client, stream, peer),
-        b'A'..=b'Z' => serve_http(shared, client, stream, peer),
+        b'A'..=b'Z' => plain::serve_http(shared, client, stream, peer),
         _ => {
             let mut e = Event::new("unknown");
             e.message = Some("neither HTTP nor SOCKS5".into());
@@ -421,253 +475,9 @@ fn handle(shared: &Shared, stream: TcpStream, peer: SocketAddr) {
     }
 }
 
-/// Reads a head, line by line, up to [`http::MAX_HEAD`].
-fn read_head(r: &mut impl BufRead) -> io::Result<Vec<u8>> {
-    let mut head = Vec::with_capacity(1024);
-    loop {
-        let before = head.len();
-        let n = r
-            .by_ref()
-            .take((http::MAX_HEAD - before) as u64 + 1)
-            .read_until(b'\n', &mut head)?;
-        if n == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "the head ended early",
-            ));
-        }
-        if head.len() > http::MAX_HEAD {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "the head is too long",
-            ));
-        }
-        if head[before..] == *b"\r\n" && before > 0 || head.ends_with(b"\r\n\r\n") {
-            return Ok(head);
-        }
-    }
-}
-
-/// [`open`] for an HTTP client, recorded: the upstream connection, or `None` once the
-/// client has its answer (the refusal, or 503 when the audit record cannot be written:
-/// nothing is relayed unrecorded).
-fn open_recorded(
-    shared: &Shared,
-    peer: SocketAddr,
-    host: &Host,
-    port: u16,
-    e: &mut Event,
-    out: &mut TcpStream,
-) -> Option<TcpStream> {
-    match open(shared, host, port, e) {
-        Err(r) => {
-            e.message = Some(r.line().to_string());
-            shared.record(peer, e);
-            let _ = out.write_all(&r.http());
-            None
-        }
-        Ok(_) if !shared.record(peer, e) => {
-            let _ = out.write_all(&http::response(
-                503,
-                "Service Unavailable",
-                "gate could not write the audit log, so nothing is relayed",
-            ));
-            None
-        }
-        Ok(upstream) => Some(upstream),
-    }
-}
-
-fn serve_http(
-    shared: &Shared,
-    mut client: BufReader<TcpStream>,
-    mut out: TcpStream,
-    peer: SocketAddr,
-) {
-    let mut e = Event::new("http");
-    let head_bytes = match read_head(&mut client) {
-        Ok(h) => h,
-        Err(err) => {
-            e.message = Some(err.to_string());
-            shared.record(peer, &e);
-            return;
-        }
-    };
-    let head = match Head::parse(&head_bytes) {
-        Ok(h) => h,
-        Err(err) => {
-            let line = format!("gate's proxy could not read the request: {err}");
-            let _ = out.write_all(&http::response(400, "Bad Request", &line));
-            e.message = Some(line);
-            shared.record(peer, &e);
-            return;
-        }
-    };
-    let target = match http::target(head.start[0], head.start[1]) {
-        Ok(t) => t,
-        Err(err) => {
-            let line = format!("gate's proxy could not read the request: {err}");
-            let _ = out.write_all(&http::response(400, "Bad Request", &line));
-            e.message = Some(line);
-            shared.record(peer, &e);
-            return;
-        }
-    };
-    match target {
-        Target::Connect(host, port) => {
-            e.protocol = "connect";
-            let Some(upstream) = open_recorded(shared, peer, &host, port, &mut e, &mut out) else {
-                return;
-            };
-            if out
-                .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                .is_err()
-            {
-                return;
-            }
-            let _ = client.get_ref().set_read_timeout(None);
-            tunnel(client, out, upstream);
-        }
-        Target::Http {
-            host,
-            port,
-            authority,
-            path,
-        } => {
-            let framing = match head.framing(false, true) {
-                Ok(f) => f,
-                Err(err) => {
-                    let line = format!("gate's proxy could not read the request: {err}");
-                    let _ = out.write_all(&http::response(400, "Bad Request", &line));
-                    e.message = Some(line);
-                    shared.record(peer, &e);
-                    return;
-                }
-            };
-            let Some(upstream) = open_recorded(shared, peer, &host, port, &mut e, &mut out) else {
-                return;
-            };
-            let _ = upstream.set_nodelay(true);
-            let _ = forward(&head, framing, &authority, &path, client, out, upstream);
-        }
-    }
-}
-
-/// One plain HTTP request and its response.
-fn forward(
-    head: &Head<'_>,
-    framing: Framing,
-    authority: &str,
-    path: &str,
-    mut client: BufReader<TcpStream>,
-    mut out: TcpStream,
-    mut upstream: TcpStream,
-) -> io::Result<()> {
-    if http::expects_continue(head) {
-        out.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
-    }
-    upstream.write_all(&http::upstream_request(head, authority, path))?;
-    copy_body(&mut client, &mut upstream, framing)?;
-    let _ = client.get_ref().set_read_timeout(None);
-    let mut server = BufReader::with_capacity(BUFFER, upstream.try_clone()?);
-    loop {
-        let raw = read_head(&mut server)?;
-        let response = Head::parse(&raw).map_err(io::Error::other)?;
-        let status: u16 = response.start[1]
-            .parse()
-            .map_err(|_| io::Error::other("a malformed status"))?;
-        if (100..200).contains(&status) && status != 101 {
-            out.write_all(&raw)?;
-            continue;
-        }
-        if status == 101 {
-            return Err(io::Error::other("an upgrade through the plain-HTTP proxy"));
-        }
-        let no_body = head.start[0] == "HEAD" || status == 204 || status == 304;
-        let framing = response.framing(no_body, false).map_err(io::Error::other)?;
-        out.write_all(&http::downstream_response(&response))?;
-        match framing {
-            Framing::Length(n) => relay(&mut server, &mut out, Some(n))?,
-            Framing::UntilClose => relay(&mut server, &mut out, None)?,
-            Framing::Chunked => copy_body(&mut server, &mut out, framing)?,
-        }
-        let _ = out.shutdown(Shutdown::Write);
-        return Ok(());
-    }
-}
-
-/// Copies one body, framed as `framing`, from `from` to `to`.
-fn copy_body(from: &mut impl BufRead, to: &mut TcpStream, framing: Framing) -> io::Result<()> {
-    match framing {
-        Framing::Length(n) => copy_exact(from, to, n),
-        Framing::UntilClose => loop {
-            let chunk = from.fill_buf()?;
-            if chunk.is_empty() {
-                return Ok(());
-            }
-            let n = chunk.len();
-            to.write_all(chunk)?;
-            from.consume(n);
-        },
-        Framing::Chunked => {
-            let mut line = Vec::with_capacity(64);
-            loop {
-                line.clear();
-                from.by_ref().take(4096).read_until(b'\n', &mut line)?;
-                if !line.ends_with(b"\n") {
-                    return Err(io::Error::other("a malformed chunk"));
-                }
-                to.write_all(&line)?;
-                let text = std::str::from_utf8(&line).map_err(io::Error::other)?;
-                let size = text.split(';').next().unwrap_or_default().trim();
-                let size = u64::from_str_radix(size, 16)
-                    .map_err(|_| io::Error::other("a malformed chunk size"))?;
-                if size == 0 {
-                    // Trailer fields, then the blank line.
-                    loop {
-                        line.clear();
-                        from.by_ref().take(4096).read_until(b'\n', &mut line)?;
-                        if !line.ends_with(b"\n") {
-                            return Err(io::Error::other("a malformed trailer"));
-                        }
-                        to.write_all(&line)?;
-                        if line == b"\r\n" || line == b"\n" {
-                            return Ok(());
-                        }
-                    }
-                }
-                copy_exact(from, to, size)?;
-                line.clear();
-                from.by_ref().take(2).read_until(b'\n', &mut line)?;
-                if line != b"\r\n" {
-                    return Err(io::Error::other("a chunk without its CRLF"));
-                }
-                to.write_all(&line)?;
-            }
-        }
-    }
-}
-
-fn copy_exact(from: &mut impl BufRead, to: &mut TcpStream, mut n: u64) -> io::Result<()> {
-    while n > 0 {
-        let chunk = from.fill_buf()?;
-        if chunk.is_empty() {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "the body ended early",
-            ));
-        }
-        let k = chunk.len().min(usize::try_from(n).unwrap_or(usize::MAX));
-        to.write_all(&chunk[..k])?;
-        from.consume(k);
-        n -= k as u64;
-    }
-    Ok(())
-}
-
 /// Copies both ways until both ends are done: the client's side (with what it already
 /// sent) on this thread, the server's on another.
-fn tunnel(mut client: BufReader<TcpStream>, out: TcpStream, mut upstream: TcpStream) {
+pub(super) fn tunnel(mut client: BufReader<TcpStream>, out: TcpStream, mut upstream: TcpStream) {
     let _ = upstream.set_nodelay(true);
     let (Ok(up_read), Ok(mut out_write)) = (upstream.try_clone(), out.try_clone()) else {
         return;
@@ -687,7 +497,7 @@ fn tunnel(mut client: BufReader<TcpStream>, out: TcpStream, mut upstream: TcpStr
 
 /// Relays the rest of `from` (what it has buffered, then its socket) to `to`: all of
 /// it, or `limit` bytes. The socket's part goes by splice(2) where it can.
-fn relay(
+pub(super) fn relay(
     from: &mut BufReader<TcpStream>,
     to: &mut TcpStream,
     limit: Option<u64>,
@@ -705,8 +515,8 @@ fn relay(
     match splice::relay(from.get_ref(), to, rest)? {
         Relayed::Done(_) => Ok(()),
         Relayed::Unsupported => match rest {
-            Some(n) => copy_exact(from, to, n),
-            None => copy_body(from, to, Framing::UntilClose),
+            Some(n) => stream::copy_exact(from, to, n),
+            None => stream::copy_body(from, to, Framing::UntilClose),
         },
     }
 }
@@ -785,6 +595,13 @@ fn serve_socks(
             return;
         }
     };
+    if port == PLAIN_HTTP_PORT {
+        // Plain HTTP inside: recorded once its request is read.
+        if out.write_all(&socks::reply(socks::REPLY_OK)).is_ok() {
+            plain::serve_tunneled(shared, peer, client, out, upstream, &host, e);
+        }
+        return;
+    }
     if !shared.record(peer, &e) {
         let _ = out.write_all(&socks::reply(socks::REPLY_FAILURE));
         return;
@@ -813,8 +630,11 @@ mod tests {
         );
         let l = refusal_line(&Verdict::Unlisted, &host("evil.test"), 8443).unwrap();
         assert!(l.contains("--allow-domain evil.test:8443 "), "{l}");
-        let l = refusal_line(&Verdict::Unlisted, &host("::1"), 80).unwrap();
+        let l = refusal_line(&Verdict::Unlisted, &host("::1"), 443).unwrap();
         assert!(l.contains("--allow-domain [::1] "), "{l}");
+        // Port 80 is allowed only when written.
+        let l = refusal_line(&Verdict::Unlisted, &host("cdn.test"), 80).unwrap();
+        assert!(l.contains("--allow-domain cdn.test:80 "), "{l}");
     }
 
     #[test]
@@ -839,7 +659,7 @@ mod tests {
 
     #[test]
     fn a_private_answer_names_the_address_and_the_mapping() {
-        let l = address_line(&host("registry.test"), "127.0.0.1".parse().unwrap());
+        let l = address_line(&host("registry.test"), "127.0.0.1".parse().unwrap(), &[]);
         assert_eq!(
             l,
             "gate refused registry.test: it resolves to 127.0.0.1, a loopback address; if that is meant, map the name yourself with --resolve registry.test=127.0.0.1 or sandbox.resolve = [\"registry.test=127.0.0.1\"]"
@@ -856,7 +676,57 @@ mod tests {
             resolver: Resolver::from_files(hosts, "nameserver 127.0.0.1\n"),
             admit: Admit::default(),
             audit: None,
+            own: Vec::new(),
+            own_unknown: None,
         }
+    }
+
+    #[test]
+    fn this_machines_own_addresses_are_refused_unless_mapped() {
+        // The real interfaces, as the proxy reads them when it starts.
+        let own = own_addresses().unwrap();
+        assert!(own.contains(&"127.0.0.1".parse().unwrap()), "{own:?}");
+        // The addresses of the interfaces that are not loopback, and a public-looking
+        // one as if an interface had it (this machine's own are all private ranges).
+        let public: IpAddr = "11.22.33.44".parse().unwrap();
+        let mut tried: Vec<IpAddr> = own.iter().copied().filter(|ip| !ip.is_loopback()).collect();
+        tried.push(public);
+        let hosts: String = tried.iter().map(|ip| format!("{ip} own.test\n")).collect();
+        let mapped: Vec<String> = tried.iter().map(|ip| format!("mapped.test={ip}")).collect();
+        let mapped: Vec<&str> = mapped.iter().map(String::as_str).collect();
+        let mut s = shared(&hosts, &[], &mapped);
+        s.own = own.clone();
+        s.own.push(public);
+        let got = addresses(&s, &host("own.test"), 443);
+        assert!(
+            matches!(&got, Err(Refusal::Address(l)) if l.contains("11.22.33.44, this machine's own address")
+                || l.contains("a private") || l.contains("a unique local") || l.contains("a link-local")
+                || l.contains("a documentation")),
+            "{got:?}"
+        );
+        let literal = addresses(&s, &Host::Ip(public), 443);
+        assert!(
+            matches!(&literal, Err(Refusal::Address(l)) if l.contains("this machine's own address")),
+            "{literal:?}"
+        );
+        // The same address without the interface is public: the control.
+        s.own.retain(|ip| *ip != public);
+        assert_eq!(
+            addresses(&s, &Host::Ip(public), 443),
+            Ok(vec![SocketAddr::new(public, 443)])
+        );
+        s.own.push(public);
+        // A name the user mapped reaches them all.
+        let all: Vec<SocketAddr> = tried.iter().map(|ip| SocketAddr::new(*ip, 443)).collect();
+        assert_eq!(addresses(&s, &host("mapped.test"), 443), Ok(all.clone()));
+        // Addresses that could not be read refuse every name but a mapped one.
+        s.own = Vec::new();
+        s.own_unknown = Some("no netlink".into());
+        assert!(matches!(
+            addresses(&s, &Host::Ip("8.8.8.8".parse().unwrap()), 443),
+            Err(Refusal::Address(l)) if l.contains("could not read this machine's addresses (no netlink)")
+        ));
+        assert_eq!(addresses(&s, &host("mapped.test"), 443), Ok(all));
     }
 
     #[test]
@@ -964,31 +834,5 @@ mod tests {
         assert_eq!(v["address"], "127.0.0.1:443");
         assert_eq!(v["call_id"], "c1");
         assert!(line.ends_with(b"\n") && !line[..line.len() - 1].contains(&b'\n'));
-    }
-
-    #[test]
-    fn chunked_bodies_are_copied_exactly_and_stop_at_their_end() {
-        let (a, b) = pair();
-        let chunked = b"4;x=1\r\nWiki\r\n5\r\npedia\r\n0\r\nTrailer: 1\r\n\r\n";
-        let body = [&chunked[..], b"GET http://evil/ HTTP/1.1\r\n\r\n"].concat();
-        let mut r = BufReader::new(&body[..]);
-        let mut to = a;
-        copy_body(&mut r, &mut to, Framing::Chunked).unwrap();
-        drop(to);
-        let mut got = Vec::new();
-        let mut b = b;
-        b.read_to_end(&mut got).unwrap();
-        assert_eq!(&got[..], &chunked[..]);
-        let bad = b"zz\r\n";
-        let (a, _b) = pair();
-        let mut to = a;
-        assert!(copy_body(&mut BufReader::new(&bad[..]), &mut to, Framing::Chunked).is_err());
-    }
-
-    fn pair() -> (TcpStream, TcpStream) {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let a = TcpStream::connect(l.local_addr().unwrap()).unwrap();
-        let (b, _) = l.accept().unwrap();
-        (a, b)
     }
 }

@@ -20,7 +20,12 @@
 //! - `bind()` and `listen()`, when no port may be bound and Unix sockets are off: the
 //!   command is no server then. `bind()` would squat a path or an abstract name with a
 //!   socketpair end, and `listen()` on an unbound TCP socket picks a free port on every
-//!   address without the `bind()` that Landlock checks.
+//!   address without the `bind()` that Landlock checks. With a domain list and Unix
+//!   sockets or a port to bind, `listen()` goes to the supervisor instead, which
+//!   performs it on a copy of the caller's socket only when that is a Unix socket or a
+//!   TCP socket already bound (through Landlock's check): a domain list never makes
+//!   the command a server on a port nobody allowed, and the filter, which cannot see
+//!   what a descriptor is, could not tell the two apart.
 //! - With port rules, `MSG_FASTOPEN` in `sendto`, `sendmsg` and `sendmmsg`: TCP Fast
 //!   Open connects from inside the send call, which Landlock's connect rule never sees.
 //! - `ioctl(TIOCSTI)` and `ioctl(TIOCLINUX)`: they push keystrokes into the terminal's
@@ -308,7 +313,9 @@ fn rules(policy: &Policy) -> BTreeMap<i64, Vec<Rule>> {
 
 /// The calls handed to the supervisor as user notifications, whatever their arguments:
 /// `connect()` when the network is by domain (the supervisor reads the address and
-/// either connects the caller to the proxy or lets the kernel, and so Landlock, decide).
+/// either connects the caller to the proxy or lets the kernel, and so Landlock, decide),
+/// and then also `listen()` when the command may serve at all (the supervisor listens
+/// on a copy of a Unix socket or of a bound TCP socket, and refuses an unbound one).
 /// `sendto`/`sendmsg` need no notification: on a TCP socket the kernel ignores their
 /// address unless `MSG_FASTOPEN` (refused above) asks it to connect.
 /// With deny rules, `execve` and `execveat`: the supervisor reads what would run.
@@ -316,6 +323,9 @@ fn notified(policy: &Policy) -> Vec<i64> {
     let mut calls = Vec::new();
     if policy.proxied {
         calls.push(libc::SYS_connect);
+        if may_serve(policy.network, policy.unix_sockets) {
+            calls.push(libc::SYS_listen);
+        }
     }
     if policy.exec_checked {
         calls.extend([libc::SYS_execve, libc::SYS_execveat]);
@@ -858,11 +868,19 @@ mod tests {
             let program = Filter::build(&policy, true).unwrap().program.unwrap();
             let table = rules(&policy);
             let notify = notified(&policy);
+            // With a domain list, the command serves only through the supervisor: a
+            // Unix socket, or a port it may bind.
+            let serves = unix_sockets
+                || matches!(&network, Network::On)
+                || matches!(&network, Network::Tcp { bind, .. } if !bind.is_empty());
+            let listen_notified = proxied && serves;
             assert_eq!(notify.contains(&libc::SYS_connect), proxied);
+            assert_eq!(notify.contains(&libc::SYS_listen), listen_notified);
             assert_eq!(notify.contains(&libc::SYS_execve), exec_checked);
             assert_eq!(notify.contains(&libc::SYS_execveat), exec_checked);
             let expect = |nr: i64, args| {
                 if (proxied && nr == libc::SYS_connect)
+                    || (listen_notified && nr == libc::SYS_listen)
                     || (exec_checked && EXEC_CALLS.contains(&nr))
                 {
                     SECCOMP_RET_USER_NOTIF
@@ -1005,6 +1023,62 @@ mod tests {
         assert!(may_serve(&Network::On, false));
         assert!(may_serve(&Network::Off, true));
         assert!(may_serve(&tcp(vec![]), true));
+    }
+
+    #[test]
+    fn with_a_domain_list_listen_is_the_supervisors_or_refused() {
+        let by_domain = |bind: Vec<u16>| Network::Tcp {
+            connect: vec![],
+            bind,
+        };
+        let listen = |network: &Network, unix_sockets: bool, proxied: bool| {
+            let policy = Policy {
+                network,
+                unix_sockets,
+                root: false,
+                proxied,
+                exec_checked: false,
+            };
+            let program = Filter::build(&policy, true).unwrap().program.unwrap();
+            run(
+                &program,
+                libc::SYS_listen as u32,
+                audit_arch().unwrap(),
+                [3, 1, 0, 0, 0, 0],
+            )
+            .0
+        };
+        // The attack of issue 23 (item 4): Unix sockets beside a domain list let
+        // listen() through, which opens a TCP port on every address. Now the
+        // supervisor decides.
+        assert_eq!(
+            listen(&by_domain(vec![]), true, true),
+            SECCOMP_RET_USER_NOTIF
+        );
+        assert_eq!(
+            listen(&by_domain(vec![8080]), false, true),
+            SECCOMP_RET_USER_NOTIF
+        );
+        assert_eq!(
+            listen(&by_domain(vec![8080]), true, true),
+            SECCOMP_RET_USER_NOTIF
+        );
+        // Nothing to serve: refused in the filter.
+        assert_eq!(listen(&by_domain(vec![]), false, true), REFUSE);
+        // Without a domain list there is no supervisor: port rules alone keep the
+        // filter's answer (docs/sandbox.md, "What the seccomp filter cannot decide").
+        assert_eq!(listen(&by_domain(vec![]), true, false), SECCOMP_RET_ALLOW);
+        assert_eq!(listen(&Network::On, false, false), SECCOMP_RET_ALLOW);
+        // bind() stays the kernel's: Landlock checks a TCP port, a Unix path is a file.
+        let policy = Policy {
+            network: &by_domain(vec![]),
+            unix_sockets: true,
+            root: false,
+            proxied: true,
+            exec_checked: false,
+        };
+        assert!(!notified(&policy).contains(&libc::SYS_bind));
+        assert!(!rules(&policy).contains_key(&libc::SYS_bind));
     }
 
     #[test]

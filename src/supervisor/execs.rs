@@ -27,7 +27,7 @@
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::Write;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
@@ -36,7 +36,7 @@ use std::time::SystemTime;
 use nix::errno::Errno;
 use serde_json::{Map, Value, json};
 
-use super::notify::{Answer, id_valid, read_into, respond};
+use super::notify::{Answer, descriptor_from, id_valid, pidfd_of, read_into, respond};
 use crate::policy::{DenyRules, ExecMatch};
 
 /// The most argv bytes (strings and their pointers) read for a program the rules name.
@@ -672,20 +672,8 @@ fn tell(pid: u32, line: &str) {
 
 /// A copy of descriptor `fd` of process `pid` (pidfd_getfd, Linux 5.6).
 fn descriptor_of(pid: u32, fd: i32) -> Option<OwnedFd> {
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor.
-    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
-    if pidfd < 0 {
-        return None;
-    }
-    // SAFETY: a new descriptor that nothing else owns.
-    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as i32) };
-    // SAFETY: pidfd_getfd takes descriptors and flags and returns a new descriptor.
-    let copy = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
-    if copy < 0 {
-        return None;
-    }
-    // SAFETY: as above, new and ours.
-    Some(unsafe { OwnedFd::from_raw_fd(copy as i32) })
+    let pidfd = pidfd_of(pid).ok()?;
+    descriptor_from(&pidfd, fd).ok()
 }
 
 /// The audit record of a refused exec.

@@ -5,7 +5,9 @@
 //!   everything it starts, at every level that runs commands, whenever deny rules are
 //!   set;
 //! - **network by domain** ([`connect`]): every `connect()` at `safe` with a domain
-//!   list, with the proxy ([`crate::netproxy`]) on a thread of its own.
+//!   list, with the proxy ([`crate::netproxy`]) on a thread of its own; and
+//!   ([`listens`]) every `listen()` when the command may serve (Unix sockets, or a
+//!   port to bind), performed by the supervisor on a Unix socket or a bound TCP one.
 //!
 //! Only one seccomp listener can exist in a process's chain of filters (the kernel says
 //! EBUSY to a second), so one supervisor answers for every duty, from one listener.
@@ -43,6 +45,7 @@
 
 mod connect;
 pub mod execs;
+mod listens;
 mod notify;
 
 use std::io;
@@ -601,6 +604,8 @@ fn answer_one(
             execs.answer(listener, &req, record)
         }
         (libc::SYS_connect, _, Some(connects)) => connects.answer(listener, &req),
+        // Never let through: the supervisor listens itself, or refuses.
+        (libc::SYS_listen, _, _) => listens::answer(listener, &req),
         _ => notify::respond(listener, req.id, notify::Answer::Continue),
     }
 }

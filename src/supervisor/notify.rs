@@ -1,7 +1,8 @@
 //! The seccomp user-notification calls the supervisor makes on its listener: receive a
-//! notified call, check it is still waiting, answer it, and read the caller's memory.
+//! notified call, check it is still waiting, answer it, and read the caller's memory or
+//! take a copy of one of its descriptors.
 
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 
 use nix::errno::Errno;
 
@@ -114,4 +115,42 @@ pub(super) fn read_into(pid: u32, address: u64, buf: &mut [u8]) -> Result<usize,
         return Err(Errno::last());
     }
     Ok(n as usize)
+}
+
+/// `PIDFD_THREAD` (linux/pidfd.h, Linux 6.9): a pidfd for one thread, not only a
+/// thread-group leader. The same value as `O_EXCL`.
+const PIDFD_THREAD: libc::c_long = libc::O_EXCL as libc::c_long;
+
+/// A pidfd for the thread `tid` a notification names: of that thread (Linux 6.9), or
+/// before that kernel, of the process when `tid` leads it. Check that the call still
+/// waits ([`id_valid`]) after opening it: then the pidfd is the caller's, not a
+/// process's that took a reused number.
+pub(super) fn pidfd_of(tid: u32) -> Result<OwnedFd, Errno> {
+    let open = |flags: libc::c_long| {
+        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor.
+        let rc = unsafe { libc::syscall(libc::SYS_pidfd_open, tid as libc::pid_t, flags) };
+        if rc < 0 {
+            Err(Errno::last())
+        } else {
+            // SAFETY: a new descriptor that nothing else owns.
+            Ok(unsafe { OwnedFd::from_raw_fd(rc as i32) })
+        }
+    };
+    match open(PIDFD_THREAD) {
+        Err(Errno::EINVAL) => open(0),
+        other => other,
+    }
+}
+
+/// A copy of descriptor `fd` of the process or thread behind `pidfd` (pidfd_getfd,
+/// Linux 5.6): the same open file. The kernel allows it as it allows reading the
+/// process's memory (ptrace's rule; Yama's `ptrace_scope` 1 and up forbid it here).
+pub(super) fn descriptor_from(pidfd: &OwnedFd, fd: i32) -> Result<OwnedFd, Errno> {
+    // SAFETY: pidfd_getfd takes descriptors and flags and returns a new descriptor.
+    let copy = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
+    if copy < 0 {
+        return Err(Errno::last());
+    }
+    // SAFETY: as above, new and ours.
+    Ok(unsafe { OwnedFd::from_raw_fd(copy as i32) })
 }

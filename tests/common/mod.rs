@@ -331,6 +331,7 @@ impl TestEnv {
             stderr_unread: false,
             user: User::Current,
             deadline: DEADLINE,
+            within: Vec::new(),
         }
     }
 
@@ -433,6 +434,9 @@ pub struct Gate {
     stderr_unread: bool,
     user: User,
     deadline: Duration,
+    /// A program (and its arguments) that runs the rest of the chain: `nsenter …` to
+    /// start gate in other namespaces.
+    within: Vec<OsString>,
 }
 
 impl Gate {
@@ -515,6 +519,17 @@ impl Gate {
         self
     }
 
+    /// Start gate through `wrapper` (a program and its arguments that executes the rest
+    /// of its command line, such as `nsenter --net=… --`), before the drop to uid 65534.
+    pub fn within<I, S>(mut self, wrapper: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.within = wrapper.into_iter().map(|a| a.as_ref().to_owned()).collect();
+        self
+    }
+
     /// A one-line description for failure messages.
     fn describe(&self) -> String {
         let mut text = String::new();
@@ -558,8 +573,9 @@ impl Gate {
             (None, true) => unprivileged_gate().to_path_buf(),
             (None, false) => PathBuf::from(GATE),
         };
-        // The chain: [sh (closes fds)] → [setpriv (drops to 65534)] → gate. Each execs
-        // the next, so the pid the test sees is gate's, and then the command's.
+        // The chain: [sh (closes fds)] → [a wrapper] → [setpriv (drops to 65534)] → gate.
+        // Each execs the next, so the pid the test sees is gate's, and then the
+        // command's.
         let mut chain: Vec<OsString> = Vec::new();
         if !self.closed.is_empty() {
             let redirections: String = self.closed.iter().map(|fd| format!(" {fd}>&-")).collect();
@@ -567,6 +583,7 @@ impl Gate {
             chain.push("-c".into());
             chain.push(format!("exec \"$0\" \"$@\"{redirections}").into());
         }
+        chain.extend(self.within.iter().cloned());
         if unprivileged {
             assert!(self.arg0.is_none(), "argv[0] cannot be set through setpriv");
             chain.push(require_program("setpriv").into());
