@@ -918,7 +918,8 @@ fn an_allowed_npm_test_does_not_run_its_scripts_with_another_shell() {
 /// a compiler wrapper. Control: the same at level full runs the wrapper.
 #[test]
 fn an_allowed_cargo_build_does_not_take_configuration_from_its_arguments() {
-    let cargo = require_program("cargo");
+    // The cargo that builds these tests (a toolchain, not a Debian package).
+    let cargo = std::path::PathBuf::from(env!("CARGO"));
     let env = TestEnv::new();
     plant_pwn(&env);
     std::fs::write(
