@@ -20,6 +20,7 @@ use nix::unistd::{AccessFlags, access};
 use crate::invocation::ShellWork;
 use crate::policy::{Allowed, Origin};
 
+mod placed;
 pub mod start_files;
 
 /// Proof that a run was allowed.
@@ -148,6 +149,9 @@ pub struct ExecError {
     /// Deny rules at exec could not be put in force (the filter or the hand-over to the
     /// supervisor failed), so it was not exec'd.
     pub unchecked: Option<String>,
+    /// A deny rule refused the program at exec (gate judged its own exec as the
+    /// supervisor would): the line, recorded already.
+    pub refused: Option<String>,
 }
 
 impl ExecError {
@@ -155,7 +159,9 @@ impl ExecError {
     /// including a real shell that is missing, is gate's failure to run it (125): 126
     /// always means "refused".
     pub fn exit_status(&self) -> i32 {
-        if self.unmarked.is_some() || self.unchecked.is_some() {
+        if self.refused.is_some() {
+            126
+        } else if self.unmarked.is_some() || self.unchecked.is_some() {
             125
         } else if self.kind == PlanKind::Program && self.errno == Errno::ENOENT {
             127
@@ -172,6 +178,9 @@ impl fmt::Display for ExecError {
         }
         if let Some(e) = &self.unchecked {
             return write!(f, "{e}");
+        }
+        if let Some(line) = &self.refused {
+            return f.write_str(line.strip_prefix("gate: ").unwrap_or(line));
         }
         let name = self.program.to_string_lossy();
         match (self.kind, self.errno) {
@@ -198,6 +207,7 @@ pub fn exec(plan: Plan, permit: Permit) -> ExecError {
         errno,
         unmarked: None,
         unchecked: None,
+        refused: None,
     };
     let program = match cstring(&plan.program) {
         Ok(p) => p,
@@ -248,19 +258,31 @@ pub fn exec(plan: Plan, permit: Permit) -> ExecError {
             }
         }
     };
-    // Deny rules at exec: the supervisor is forked before the mark (so it is neither
-    // marked nor filtered) and as late as that (gate writes to few pages after it, each
-    // of which the fork makes it copy).
+    // Deny rules at exec: gate judges its own exec here, as the supervisor would (the
+    // programs the rules name are looked up first, and the supervisor inherits what was
+    // found), so the filter can let that one call through without a round trip. Then
+    // the supervisor is forked before the mark (so it is neither marked nor filtered)
+    // and as late as that (gate writes to few pages after it, each of which the fork
+    // makes it copy).
     let supervisor = match permit.exec_checks {
         None => None,
-        Some((execs, audit)) => {
+        Some((mut execs, audit)) => {
+            execs.learn();
+            let words: Vec<Vec<u8>> = argv.iter().map(|a| a.as_bytes().to_vec()).collect();
+            if let Some(line) = execs.own_refusal(program.as_bytes(), &words, audit.as_ref()) {
+                return ExecError {
+                    refused: Some(line),
+                    ..fail(Errno::EACCES)
+                };
+            }
+            let placed = placed::Placed::new(&program, &argv);
             let started = crate::supervisor::Supervisor::start(crate::supervisor::Duties {
                 execs: Some(execs),
                 proxy: None,
                 drop_capabilities: false,
             });
             match started {
-                Ok(supervisor) => Some((supervisor, audit)),
+                Ok(supervisor) => Some((supervisor, audit, placed)),
                 Err(e) => {
                     return ExecError {
                         unchecked: Some(e.to_string()),
@@ -283,8 +305,9 @@ pub fn exec(plan: Plan, permit: Permit) -> ExecError {
     // Deny rules at exec: the filter goes on after the mark (whose no_new_privs lets an
     // unprivileged process load it), and its listener to the supervisor; from here on
     // every exec, this one included, waits for the supervisor's answer.
-    if let Some((supervisor, audit)) = supervisor {
-        let handed = crate::sandbox::load_exec_filter()
+    let mut placed = None;
+    if let Some((supervisor, audit, own)) = supervisor {
+        let handed = crate::sandbox::load_exec_filter(own.as_ref().map(|p| p.own()))
             .map_err(|e| e.to_string())
             .and_then(|listener| {
                 supervisor
@@ -297,8 +320,17 @@ pub fn exec(plan: Plan, permit: Permit) -> ExecError {
                 ..fail(Errno::EPERM)
             };
         }
+        placed = own;
     }
     tracing::debug!(program = ?program, argv = ?plan.argv, "exec");
+    if let Some(placed) = &placed {
+        // A file without a `#!` line that is not a program (ENOEXEC): execvp below runs
+        // it with /bin/sh, as a shell would, through other arrays (so notified).
+        match placed.exec() {
+            Errno::ENOEXEC => {}
+            errno => return fail(errno),
+        }
+    }
     // execvp with a path that has a slash does no search, but still runs a script
     // without a `#!` line with /bin/sh, as a shell would.
     match nix::unistd::execvp(&program, &argv) {
@@ -665,6 +697,7 @@ mod tests {
             errno,
             unmarked: None,
             unchecked: None,
+            refused: None,
         };
         assert_eq!(e(PlanKind::Program, Errno::ENOENT).exit_status(), 127);
         assert_eq!(

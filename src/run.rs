@@ -928,7 +928,10 @@ fn run_allowed(
     };
     let err = exec::exec(plan, permit);
     let message = err.to_string();
-    trail.did_not_run(&explanation, &message);
+    // A refusal at exec has its own record (decided_by "exec").
+    if err.refused.is_none() {
+        trail.did_not_run(&explanation, &message);
+    }
     say(&format!("gate: {message}"));
     err.exit_status()
 }

@@ -445,6 +445,174 @@ at_each_level_as_each_user! {
         );
     }
 
+    /// `gate -- ./tool victim`, `tool` a link to `rm`: gate's own exec, which gate judges
+    /// itself (its filter lets that one call through without the supervisor), is refused
+    /// as the supervisor refuses one: 126, one `refused to run` line, a record by `exec`.
+    /// The control, without the rule, removes the victim through the link.
+    fn gates_own_exec_of_a_denied_program_under_another_name_is_refused(level, user) {
+        for rule in [None, Some("rm")] {
+            let env = env_with_victim(user);
+            std::os::unix::fs::symlink(program("rm"), env.file("tool")).unwrap();
+            give(&env.file("tool"), user);
+            let mut gate = env.gate().user(user).env("PATH", PATH).args([
+                "--no-config",
+                "--no-tty",
+                "--level",
+                level.name(),
+                "--allow",
+                "./tool",
+            ]);
+            if let Some(rule) = rule {
+                gate = gate.arg("--deny").arg(rule);
+            }
+            let out = gate.args(["--", "./tool", "victim"]).run();
+            if rule.is_none() {
+                assert!(
+                    !env.file("victim").exists(),
+                    "CONTROL: the link did not remove the victim without the rule\n{}",
+                    out.report()
+                );
+                continue;
+            }
+            assert!(env.file("victim").exists(), "BYPASS\n{}", out.report());
+            if level == Level::Safe {
+                // Inside the sandbox the supervisor judges gate's exec too (the sandbox's
+                // filter has no place for gate's own call yet): gate then sees only that
+                // its exec failed, and says so after the supervisor's line (125).
+                assert!(
+                    out.stderr().starts_with("gate: refused to run `./tool victim`"),
+                    "{}",
+                    out.report()
+                );
+                continue;
+            }
+            out.assert_code(126);
+            let stderr = out.stderr();
+            let lines: Vec<&str> = stderr.lines().collect();
+            assert!(
+                lines.len() == 1
+                    && lines[0].starts_with("gate: refused to run `./tool victim`")
+                    && lines[0].contains("the deny rule `rm`"),
+                "one refusal line, naming the rule\n{}",
+                out.report()
+            );
+            let records = audit_records(&env.default_audit_log());
+            assert!(
+                records
+                    .iter()
+                    .any(|r| r["decided_by"] == "exec" && r["rule"] == "rm"),
+                "no record by `exec`\n{}",
+                out.report()
+            );
+            assert!(
+                !records.iter().any(|r| r["decided_by"] == "error"),
+                "a refusal is not an error\n{}",
+                out.report()
+            );
+        }
+    }
+
+    /// A script the command's user may execute but not read: the kernel reads its `#!`
+    /// line itself and starts `rm`, without an exec the supervisor could see. The exec
+    /// check refuses a file it may not read (as root at `full` the supervisor reads it
+    /// anyway, and the rule refuses `rm`). The control, without the rule, removes the
+    /// victim through it.
+    fn an_executable_script_the_supervisor_may_not_read_is_refused(level, user) {
+        for rule in [None, Some("rm")] {
+            let env = env_with_victim(user);
+            let script = env.file("t");
+            fs::write(&script, format!("#!{}\n", program("rm").display())).unwrap();
+            give(&script, user);
+            fs::write(env.file("x.sh"), "./t victim\n").unwrap();
+            give(&env.file("x.sh"), user);
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&script, fs::Permissions::from_mode(0o111)).unwrap();
+            let mut gate = env.gate().user(user).env("PATH", PATH).args([
+                "--no-config",
+                "--no-tty",
+                "--level",
+                level.name(),
+                "--allow",
+                "sh",
+            ]);
+            if let Some(rule) = rule {
+                gate = gate.arg("--deny").arg(rule);
+            }
+            let out = gate.args(["--", "sh", "x.sh"]).run();
+            if rule.is_none() {
+                assert!(
+                    !env.file("victim").exists(),
+                    "CONTROL: the unreadable script did not remove the victim\n{}",
+                    out.report()
+                );
+                continue;
+            }
+            assert!(env.file("victim").exists(), "BYPASS\n{}", out.report());
+            assert!(
+                out.stderr().lines().any(|l| l.starts_with("gate: refused to run ")),
+                "no `gate: refused to run` line\n{}",
+                out.report()
+            );
+        }
+    }
+
+    /// A FIFO with execute permission, run: the kernel refuses it (not a regular file),
+    /// and the supervisor, which looks at the file first, must neither wait for a writer
+    /// nor stop checking: the next exec runs.
+    fn a_fifo_run_as_a_program_does_not_stop_the_supervisor(level, user) {
+        let env = env_with_victim(user);
+        let text = "mkfifo f; chmod +x f; ./f; /bin/echo alive";
+        let out = gate_for(&env, dash(level, user), Some("rm"), text).run();
+        assert!(
+            out.stdout().contains("alive"),
+            "after a FIFO was run, the next exec did not run\n{}",
+            out.report()
+        );
+    }
+
+    /// `rm` on `PATH` a link to busybox (a symbolic one, then a second name of the same
+    /// file): the deny rule on `rm` holds for `busybox rm`, and does not make busybox's
+    /// other programs `rm`. The control: without the rule, `busybox rm` removes the
+    /// victim.
+    fn a_rule_on_a_program_linked_to_a_multi_call_binary_denies_only_that_program(
+        level,
+        user
+    ) {
+        for hard in [false, true] {
+            for rule in [None, Some("rm")] {
+                let env = env_with_victim(user);
+                let bin = env.file("bin");
+                fs::create_dir(&bin).unwrap();
+                if hard {
+                    fs::copy("/bin/busybox", bin.join("busybox")).unwrap();
+                    fs::hard_link(bin.join("busybox"), bin.join("rm")).unwrap();
+                } else {
+                    std::os::unix::fs::symlink("/bin/busybox", bin.join("rm")).unwrap();
+                }
+                let path = format!("{}:{PATH}", bin.display());
+                // In a script: the scanner would refuse `busybox rm` in the text.
+                let text = "printf 'busybox echo other-programs-run\\nbusybox rm victim\\n' \
+                            > x.sh; sh x.sh";
+                let gate = gate_for(&env, dash(level, user), rule, text).env("PATH", &path);
+                let out = gate.run();
+                assert!(
+                    out.stdout().contains("other-programs-run"),
+                    "busybox's other programs were refused as `rm` (hard link: {hard})\n{}",
+                    out.report()
+                );
+                if rule.is_none() {
+                    assert!(
+                        !env.file("victim").exists(),
+                        "CONTROL: `busybox rm` did not remove the victim\n{}",
+                        out.report()
+                    );
+                } else {
+                    assert!(env.file("victim").exists(), "BYPASS\n{}", out.report());
+                }
+            }
+        }
+    }
+
     /// A gate inside the command (an agent's wrapper that runs gate again) cannot have
     /// a supervisor of its own: it asks the outer one, which holds the same rule, and
     /// leaves the exec check to it. The victim survives, and the inner shell's status

@@ -47,6 +47,7 @@ mod mounts;
 mod paths;
 mod probe;
 mod seccomp;
+pub use seccomp::OwnExec;
 pub mod spec;
 mod verify;
 
@@ -226,9 +227,10 @@ pub fn drop_capabilities() -> Result<(), SandboxError> {
 /// The filter of a command that runs outside the sandbox with deny rules: only its
 /// `execve` and `execveat` calls go to the supervisor (x32 calls are refused and other
 /// architectures killed, as in the sandbox's filter). Loaded right before exec, after
-/// the mark's no_new_privs; the listener comes back.
-pub fn load_exec_filter() -> Result<std::os::fd::OwnedFd, SandboxError> {
-    let filter = seccomp::Filter::exec_only()?;
+/// the mark's no_new_privs; the listener comes back. With `own`, gate's own exec (by
+/// its pointers, [`OwnExec`]) goes on without the supervisor.
+pub fn load_exec_filter(own: Option<OwnExec>) -> Result<std::os::fd::OwnedFd, SandboxError> {
+    let filter = seccomp::Filter::exec_only(own)?;
     match filter.load()? {
         Some(listener) => Ok(listener),
         None => Err(SandboxError(

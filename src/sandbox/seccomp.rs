@@ -357,6 +357,11 @@ fn offset_arg(arg: u8) -> u32 {
     16 + 8 * u32::from(arg) + if cfg!(target_endian = "big") { 4 } else { 0 }
 }
 
+/// The high 32 bits of argument `arg` in `struct seccomp_data`.
+fn offset_arg_high(arg: u8) -> u32 {
+    16 + 8 * u32::from(arg) + if cfg!(target_endian = "big") { 0 } else { 4 }
+}
+
 /// The kernel's name for this architecture (linux/audit.h).
 fn audit_arch() -> Result<u32, SandboxError> {
     const LE64: u32 = 0x8000_0000 | 0x4000_0000;
@@ -461,6 +466,7 @@ fn dispatch(
 fn compile(
     table: &BTreeMap<i64, Vec<Rule>>,
     notify: &[i64],
+    own: Option<OwnExec>,
     arch: u32,
     x32: bool,
 ) -> Vec<sock_filter> {
@@ -485,6 +491,21 @@ fn compile(
     let mut starts = BTreeMap::new();
     for &nr in notify {
         starts.insert(nr, out.len());
+        if let (Some(own), libc::SYS_execve) = (own, nr) {
+            let words = own.0.iter().enumerate().flat_map(|(arg, &value)| {
+                let arg = arg as u8;
+                [
+                    (offset_arg(arg), value as u32),
+                    (offset_arg_high(arg), (value >> 32) as u32),
+                ]
+            });
+            // Each test that fails jumps past the rest and the allow, to the notification.
+            for (i, (offset, value)) in words.enumerate() {
+                out.push(ins(LD_W_ABS, 0, 0, offset));
+                out.push(ins(JEQ_K, 0, short((5 - i) * 2 + 1), value));
+            }
+            out.push(ins(RET_K, 0, 0, SECCOMP_RET_ALLOW));
+        }
         out.push(ins(RET_K, 0, 0, SECCOMP_RET_USER_NOTIF));
     }
     for (&nr, rules) in table.iter().filter(|(nr, _)| !notify.contains(nr)) {
@@ -500,6 +521,15 @@ fn compile(
     }
     out
 }
+
+/// gate's own `execve`, by its three pointers (the path, argv and envp), each at an
+/// address drawn at random for this one exec ([`crate::exec`]): the filter lets exactly
+/// that call through without asking the supervisor, since gate judged it itself. A
+/// command cannot make the same call without knowing all three addresses (the filter
+/// cannot be read from inside it: `PTRACE_SECCOMP_GET_FILTER` needs CAP_SYS_ADMIN and a
+/// caller without a filter of its own); a wrong guess is an ordinary exec, judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OwnExec(pub [u64; 3]);
 
 /// The compiled filter, ready to load.
 pub struct Filter {
@@ -531,7 +561,7 @@ impl Filter {
             });
         }
         let x32 = std::env::consts::ARCH == "x86_64";
-        let program = compile(&rules(policy), &notified(policy), audit_arch()?, x32);
+        let program = compile(&rules(policy), &notified(policy), None, audit_arch()?, x32);
         if program.len() >= 4096 {
             return Err(error(format!("{} instructions, too many", program.len())));
         }
@@ -544,10 +574,11 @@ impl Filter {
 
     /// The filter of a command outside the sandbox with deny rules: the architecture
     /// check, x32 refused, `execve` and `execveat` to the supervisor, everything else
-    /// allowed.
-    pub fn exec_only() -> Result<Filter, SandboxError> {
+    /// allowed; with `own`, the one `execve` whose three pointers are those goes on
+    /// unasked (gate's own, judged already).
+    pub fn exec_only(own: Option<OwnExec>) -> Result<Filter, SandboxError> {
         let x32 = std::env::consts::ARCH == "x86_64";
-        let program = compile(&BTreeMap::new(), &EXEC_CALLS, audit_arch()?, x32);
+        let program = compile(&BTreeMap::new(), &EXEC_CALLS, own, audit_arch()?, x32);
         Ok(Filter {
             program: Some(program),
             listener: true,
@@ -959,7 +990,7 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn outside_the_sandbox_only_the_execs_go_to_the_supervisor() {
-        let program = Filter::exec_only().unwrap().program.unwrap();
+        let program = Filter::exec_only(None).unwrap().program.unwrap();
         let arch = audit_arch().unwrap();
         for nr in 0..600u32 {
             let expect = if EXEC_CALLS.contains(&i64::from(nr)) {
@@ -978,6 +1009,43 @@ mod tests {
             run(&program, 11, ARCH_I386, [0; 6]).0,
             SECCOMP_RET_KILL_PROCESS
         );
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn gates_own_exec_goes_on_unasked_by_its_three_pointers_only() {
+        let own = [
+            0x1234_5678_9abc_def0,
+            0x0fed_cba9_8765_4321,
+            0x7777_0000_1111_2228,
+        ];
+        let program = Filter::exec_only(Some(OwnExec(own)))
+            .unwrap()
+            .program
+            .unwrap();
+        let arch = audit_arch().unwrap();
+        let execve = libc::SYS_execve as u32;
+        let args = |p: [u64; 3]| [p[0], p[1], p[2], 0, 0, 0];
+        assert_eq!(run(&program, execve, arch, args(own)).0, SECCOMP_RET_ALLOW);
+        // Any half of any pointer otherwise: the supervisor is asked.
+        for i in 0..3 {
+            for bit in [0, 31, 32, 63] {
+                let mut other = own;
+                other[i] ^= 1 << bit;
+                assert_eq!(
+                    run(&program, execve, arch, args(other)).0,
+                    SECCOMP_RET_USER_NOTIF,
+                    "pointer {i}, bit {bit}"
+                );
+            }
+        }
+        // execveat with the same words is asked, and nothing else changes.
+        let execveat = libc::SYS_execveat as u32;
+        assert_eq!(
+            run(&program, execveat, arch, args(own)).0,
+            SECCOMP_RET_USER_NOTIF
+        );
+        assert_eq!(run(&program, 0, arch, args(own)).0, SECCOMP_RET_ALLOW);
     }
 
     #[test]

@@ -77,6 +77,8 @@ pub struct Execs {
     /// program refused in one `PATH` directory tries the next ones (dash does), and the
     /// person needs the line once.
     last_told: std::cell::Cell<Option<(u32, u64)>>,
+    /// Whether [`Execs::learn`] has run.
+    learned: bool,
 }
 
 impl Execs {
@@ -109,28 +111,66 @@ impl Execs {
             dirs,
             files: HashMap::new(),
             last_told: std::cell::Cell::new(None),
+            learned: false,
         }
     }
 
-    /// Find the files the rules' programs are (in the supervisor, before it answers).
-    /// The multi-call binaries are known by name and argv alone: a link to one runs
-    /// what its argv[0] names, which is judged anyway.
-    pub(super) fn learn(&mut self) {
-        let named = self
-            .names
-            .iter()
-            .filter(|n| !crate::policy::MULTI_CALL.contains(&n.as_str()));
-        for name in named {
+    /// Find the files the rules' programs are (in gate, before it forks the supervisor,
+    /// which inherits what was found, and before gate judges its own exec). Once: later
+    /// calls do nothing. The multi-call binaries are known by name and argv alone: a link
+    /// to one runs what its argv[0] names, which is judged anyway.
+    pub fn learn(&mut self) {
+        if std::mem::replace(&mut self.learned, true) {
+            return;
+        }
+        let multi_call = |name: &str| crate::policy::MULTI_CALL.contains(&name);
+        // A multi-call binary is every program it holds: a rule's program that is a link
+        // to one (`/bin/rm` to busybox) must not make the binary itself, and so `sh` and
+        // the rest, that program. Those are judged by their argv[0] instead. Only a link
+        // can be one: a symbolic link is followed to its name, a file with more than one
+        // name compared with the multi-call binaries found (looked up only then).
+        let mut shared: Option<Vec<(u64, u64)>> = None;
+        let mut files = HashMap::new();
+        for name in self.names.iter().filter(|n| !multi_call(n)) {
             for dir in &self.dirs {
-                if let Ok(meta) = std::fs::metadata(dir.join(name)) {
-                    if meta.is_file() {
-                        self.files
-                            .entry((meta.dev(), meta.ino()))
-                            .or_insert_with(|| name.clone());
+                let path = dir.join(name);
+                let Ok(link) = std::fs::symlink_metadata(&path) else {
+                    continue;
+                };
+                if link.file_type().is_symlink() {
+                    let resolved = std::fs::canonicalize(&path).ok();
+                    let target = resolved.as_ref().and_then(|p| p.file_name());
+                    if target.and_then(|n| n.to_str()).is_some_and(multi_call) {
+                        continue;
                     }
                 }
+                let Ok(meta) = std::fs::metadata(&path) else {
+                    continue;
+                };
+                if !meta.is_file() {
+                    continue;
+                }
+                let id = (meta.dev(), meta.ino());
+                if meta.nlink() > 1 {
+                    let shared = shared.get_or_insert_with(|| self.multi_call_files());
+                    if shared.contains(&id) {
+                        continue;
+                    }
+                }
+                files.entry(id).or_insert_with(|| name.clone());
             }
         }
+        self.files = files;
+    }
+
+    /// The (device, inode) of every multi-call binary in the directories.
+    fn multi_call_files(&self) -> Vec<(u64, u64)> {
+        crate::policy::MULTI_CALL
+            .iter()
+            .flat_map(|name| self.dirs.iter().map(move |dir| dir.join(name)))
+            .filter_map(|path| std::fs::metadata(path).ok())
+            .map(|meta| (meta.dev(), meta.ino()))
+            .collect()
     }
 }
 
@@ -180,6 +220,9 @@ enum Refusal {
     },
     Unreadable(Errno),
     TooLong(Vec<u8>),
+    /// An executable file the supervisor may not read: the kernel reads its first line
+    /// itself, so a `#!` interpreter there would run unjudged.
+    Unseen(Vec<u8>),
 }
 
 impl Refusal {
@@ -192,6 +235,7 @@ impl Refusal {
             Refusal::Unreadable(e) => (1u8, *e as i32).hash(&mut h),
             Refusal::TooLong(program) => (2u8, last(program)).hash(&mut h),
             Refusal::Missing | Refusal::Probe(_) => 3u8.hash(&mut h),
+            Refusal::Unseen(path) => (4u8, path).hash(&mut h),
         }
         h.finish()
     }
@@ -206,12 +250,10 @@ impl Execs {
         record: Option<&mut Record>,
     ) {
         let answer = match self.judge(req) {
-            Ok(None) => {
-                if !id_valid(listener, req.id) {
-                    return;
-                }
-                Answer::Continue
-            }
+            // No check that the call still waits: the kernel takes the answer only for
+            // a call that does, and a call that waited all along was made by the process
+            // whose memory was read (its pid could not be reused meanwhile).
+            Ok(None) => Answer::Continue,
             // A bad pointer: the kernel's own answer.
             Err(Errno::EFAULT) => Answer::Fail(Errno::EFAULT),
             Err(Errno::ENAMETOOLONG) => Answer::Fail(Errno::ENAMETOOLONG),
@@ -226,6 +268,7 @@ impl Execs {
             Ok(Some(Refusal::Probe(true))) => Answer::Fail(Errno::EALREADY),
             Ok(Some(Refusal::Probe(false))) => Answer::Fail(Errno::EOPNOTSUPP),
             Ok(Some(refusal)) => {
+                // The line and the record are for the caller: only while it waits.
                 if !id_valid(listener, req.id) {
                     return;
                 }
@@ -234,6 +277,47 @@ impl Execs {
             }
         };
         respond(listener, req.id, answer);
+    }
+
+    /// gate's own exec of `path` with `argv`, judged in gate exactly as the supervisor
+    /// judges a notified one, so that the filter can let that one exec through without a
+    /// round trip (see [`crate::exec`]). A refusal is recorded (with `audit`) and its
+    /// line returned for gate to print; a program no rule names, or a denied name where
+    /// there is no file (the kernel's ENOENT), is `None`.
+    pub fn own_refusal(
+        &self,
+        path: &[u8],
+        argv: &[Vec<u8>],
+        audit: Option<&super::Audit>,
+    ) -> Option<String> {
+        let pid = std::process::id();
+        let call = Call {
+            pid,
+            file: file_of(pid, libc::AT_FDCWD, path),
+            path: path.to_vec(),
+            argv_at: 0,
+        };
+        let bytes: usize = argv.iter().map(|a| a.len() + 9).sum();
+        let refusal = match self.verdict(&call, argv.first().map(Vec::as_slice), || {
+            Ok((argv.to_vec(), bytes <= MAX_ARGV_BYTES))
+        }) {
+            Ok(refusal) => refusal?,
+            Err(e) => Refusal::Unreadable(e),
+        };
+        let line = message(&refusal)?;
+        if let Some(audit) = audit {
+            if let Ok(file) = audit.file.try_clone() {
+                let mut record = Record {
+                    file,
+                    call_id: audit.call_id.clone(),
+                    session_id: audit.session_id.clone(),
+                    level: audit.level.to_owned(),
+                };
+                let encoded = encode(&record, pid, &refusal, &line, SystemTime::now());
+                let _ = crate::audit::write(&mut record.file, &encoded);
+            }
+        }
+        Some(line)
     }
 
     /// Whether every deny rule `asked` names is one of this supervisor's (the probe of a
@@ -256,21 +340,35 @@ impl Execs {
             }
         }
         let argv0 = read_argv(call.pid, call.argv_at, 1)?.0.into_iter().next();
-        let programs = self.programs(&call);
+        self.verdict(&call, argv0.as_deref(), || {
+            read_argv(call.pid, call.argv_at, usize::MAX)
+        })
+    }
+
+    /// The verdict on `call`, whose argv starts with `argv0`; `argv` gives the whole of
+    /// it (and whether that is all), asked for only when a program the rules name runs.
+    fn verdict(
+        &self,
+        call: &Call,
+        argv0: Option<&[u8]>,
+        argv: impl FnOnce() -> Result<(Vec<Vec<u8>>, bool), Errno>,
+    ) -> Result<Option<Refusal>, Errno> {
+        let programs = match self.programs(call) {
+            Ok(programs) => programs,
+            Err(refusal) => return Ok(Some(refusal)),
+        };
         let named = |p: &Program| {
             p.known_as.is_some()
                 || self.names.iter().any(|n| n.as_bytes() == last(&p.path))
                 || (p.prefix.is_empty()
-                    && argv0
-                        .as_deref()
-                        .is_some_and(|a| self.names.iter().any(|n| n.as_bytes() == last(a))))
+                    && argv0.is_some_and(|a| self.names.iter().any(|n| n.as_bytes() == last(a))))
         };
         if !programs.iter().any(named) {
             return Ok(None);
         }
-        let (argv, complete) = read_argv(call.pid, call.argv_at, usize::MAX)?;
+        let (argv, complete) = argv()?;
         if !complete {
-            return Ok(Some(Refusal::TooLong(call.path)));
+            return Ok(Some(Refusal::TooLong(call.path.clone())));
         }
         for program in &programs {
             let words: Vec<Vec<u8>> = if program.prefix.is_empty() {
@@ -303,40 +401,40 @@ impl Execs {
         Ok(None)
     }
 
-    /// The caller's program and the interpreters its `#!` line names, in turn.
-    fn programs(&self, call: &Call) -> Vec<Program> {
+    /// The caller's program and the interpreters its `#!` line names, in turn; or the
+    /// refusal of a file whose first line the supervisor may not read.
+    fn programs(&self, call: &Call) -> Result<Vec<Program>, Refusal> {
+        let (id, mut head) = look(&call.file);
         let mut out = vec![Program {
             path: call.path.clone(),
-            known_as: self.known_as(&call.file),
+            known_as: self.known_as(id),
             prefix: Vec::new(),
         }];
-        let mut file = call.file.clone();
         let mut script = call.path.clone();
         for _ in 0..MAX_INTERPRETERS {
-            let Some((interpreter, argument)) = shebang(&file) else {
-                break;
+            let (interpreter, argument) = match head {
+                Head::Script(interpreter, argument) => (interpreter, argument),
+                Head::Other => break,
+                Head::Unreadable => return Err(Refusal::Unseen(script)),
             };
             let mut prefix = vec![interpreter.clone()];
             prefix.extend(argument);
             prefix.push(script.clone());
-            file = in_root(call.pid, &interpreter);
+            let (id, next) = look(&in_root(call.pid, &interpreter));
+            head = next;
             out.push(Program {
-                known_as: self.known_as(&file),
+                known_as: self.known_as(id),
                 path: interpreter.clone(),
                 prefix,
             });
             script = interpreter;
         }
-        out
+        Ok(out)
     }
 
-    /// The rule's name for the file at `file`, when it is one of theirs.
-    fn known_as(&self, file: &std::path::Path) -> Option<String> {
-        if self.files.is_empty() {
-            return None;
-        }
-        let meta = std::fs::metadata(file).ok()?;
-        self.files.get(&(meta.dev(), meta.ino())).cloned()
+    /// The rule's name for the file `id` (device, inode), when it is one of theirs.
+    fn known_as(&self, id: Option<(u64, u64)>) -> Option<String> {
+        self.files.get(&id?).cloned()
     }
 
     /// Tell the process (one line on its standard error, where it could write itself)
@@ -346,30 +444,8 @@ impl Execs {
         if self.last_told.replace(Some(told)) == Some(told) {
             return;
         }
-        let line = match refusal {
-            Refusal::Rule {
-                program,
-                argv,
-                matched,
-            } => format!(
-                "gate: refused to run `{}` ({}): the deny rule `{}` (from {}) matches it; it \
-                 was not run. Do not try to run it another way; tell the user if it is needed.",
-                shown_argv(argv),
-                shown(program),
-                matched.rule,
-                matched.origin
-            ),
-            Refusal::Unreadable(e) => format!(
-                "gate: refused to run a program: deny rules are checked at exec, and gate's \
-                 supervisor may not read what this process asks to run ({e}; see `gate doctor`)"
-            ),
-            Refusal::Missing | Refusal::Probe(_) => return,
-            Refusal::TooLong(program) => format!(
-                "gate: refused to run {}: its arguments are longer than the {} bytes the deny \
-                 rules are checked on",
-                shown(program),
-                MAX_ARGV_BYTES
-            ),
+        let Some(line) = message(refusal) else {
+            return;
         };
         tell(pid, &line);
         if let Some(record) = record {
@@ -377,6 +453,40 @@ impl Execs {
             let _ = crate::audit::write(&mut record.file, &line);
         }
     }
+}
+
+/// The line a refusal is told by (none for the probe's answer and a missing file).
+fn message(refusal: &Refusal) -> Option<String> {
+    Some(match refusal {
+        Refusal::Rule {
+            program,
+            argv,
+            matched,
+        } => format!(
+            "gate: refused to run `{}` ({}): the deny rule `{}` (from {}) matches it; it \
+             was not run. Do not try to run it another way; tell the user if it is needed.",
+            shown_argv(argv),
+            shown(program),
+            matched.rule,
+            matched.origin
+        ),
+        Refusal::Unreadable(e) => format!(
+            "gate: refused to run a program: deny rules are checked at exec, and gate's \
+             supervisor may not read what this process asks to run ({e}; see `gate doctor`)"
+        ),
+        Refusal::Missing | Refusal::Probe(_) => return None,
+        Refusal::TooLong(program) => format!(
+            "gate: refused to run {}: its arguments are longer than the {} bytes the deny \
+             rules are checked on",
+            shown(program),
+            MAX_ARGV_BYTES
+        ),
+        Refusal::Unseen(program) => format!(
+            "gate: refused to run {}: deny rules are checked at exec, and this user may not \
+             read the file to see what its `#!` line runs; make it readable to run it",
+            shown(program)
+        ),
+    })
 }
 
 /// The path and argv pointer of a notified `execve` or `execveat`, and the file it names.
@@ -395,16 +505,8 @@ fn read_call(req: &libc::seccomp_notif) -> Result<Call, Errno> {
     })?;
     let file = if path.is_empty() && flags & libc::AT_EMPTY_PATH != 0 {
         PathBuf::from(format!("/proc/{pid}/fd/{dirfd}"))
-    } else if path.first() == Some(&b'/') {
-        in_root(pid, &path)
-    } else if dirfd == libc::AT_FDCWD {
-        let mut p = PathBuf::from(format!("/proc/{pid}/cwd"));
-        p.push(std::ffi::OsStr::from_bytes(&path));
-        p
     } else {
-        let mut p = PathBuf::from(format!("/proc/{pid}/fd/{dirfd}"));
-        p.push(std::ffi::OsStr::from_bytes(&path));
-        p
+        file_of(pid, dirfd, &path)
     };
     // `fexecve` and friends: the path the descriptor was opened by.
     let path = if path.is_empty() {
@@ -420,6 +522,21 @@ fn read_call(req: &libc::seccomp_notif) -> Result<Call, Errno> {
         file,
         argv_at,
     })
+}
+
+/// Where the file at `path` (relative to `dirfd`, or the working directory) is, as the
+/// process `pid` sees it.
+fn file_of(pid: u32, dirfd: i32, path: &[u8]) -> PathBuf {
+    if path.first() == Some(&b'/') {
+        return in_root(pid, path);
+    }
+    let mut p = if dirfd == libc::AT_FDCWD {
+        PathBuf::from(format!("/proc/{pid}/cwd"))
+    } else {
+        PathBuf::from(format!("/proc/{pid}/fd/{dirfd}"))
+    };
+    p.push(std::ffi::OsStr::from_bytes(path));
+    p
 }
 
 /// Whether there is no file at `file` (nor a directory on the way): what the kernel
@@ -441,17 +558,59 @@ fn in_root(pid: u32, path: &[u8]) -> PathBuf {
     PathBuf::from(OsString::from_vec(p))
 }
 
-/// The interpreter and its one argument, when the file starts with `#!` (the kernel's
-/// reading: blanks after `#!` skipped, the interpreter up to a blank, the rest of the
-/// line, trimmed, as one argument).
-fn shebang(file: &std::path::Path) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
-    let mut head = [0u8; SHEBANG_BYTES];
-    let n = {
-        use std::io::Read;
-        let mut f = std::fs::File::open(file).ok()?;
-        f.read(&mut head).ok()?
+/// What the kernel will find at the start of a file it runs.
+enum Head {
+    /// A `#!` line: the interpreter and its one argument.
+    Script(Vec<u8>, Option<Vec<u8>>),
+    /// Anything else, or no file the kernel could run (it fails the exec itself).
+    Other,
+    /// An executable regular file the supervisor may not read.
+    Unreadable,
+}
+
+/// The identity (device, inode) of the file at `file` and its first line, from one
+/// open: non-blocking and without taking a terminal (a FIFO or a device at the path
+/// must not stop or affect the supervisor), and read only when it is a regular file,
+/// the only kind the kernel runs. The kernel reads the `#!` line: blanks after `#!`
+/// skipped, the interpreter up to a blank, the rest of the line, trimmed, as one
+/// argument.
+fn look(file: &std::path::Path) -> (Option<(u64, u64)>, Head) {
+    use std::io::Read;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(file);
+    let mut f = match opened {
+        Ok(f) => f,
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM)) => {
+            // Executable without read permission: the kernel still reads the first
+            // line (and starts a `#!` interpreter), the supervisor cannot.
+            return match std::fs::metadata(file) {
+                Ok(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => {
+                    (Some((m.dev(), m.ino())), Head::Unreadable)
+                }
+                Ok(m) => (Some((m.dev(), m.ino())), Head::Other),
+                Err(_) => (None, Head::Other),
+            };
+        }
+        Err(_) => return (None, Head::Other),
     };
-    parse_shebang(&head[..n])
+    let Ok(meta) = f.metadata() else {
+        return (None, Head::Unreadable);
+    };
+    let id = Some((meta.dev(), meta.ino()));
+    if !meta.is_file() {
+        return (id, Head::Other);
+    }
+    let mut head = [0u8; SHEBANG_BYTES];
+    let Ok(n) = f.read(&mut head) else {
+        return (id, Head::Unreadable);
+    };
+    match parse_shebang(&head[..n]) {
+        Some((interpreter, argument)) => (id, Head::Script(interpreter, argument)),
+        None => (id, Head::Other),
+    }
 }
 
 fn parse_shebang(head: &[u8]) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
@@ -698,7 +857,9 @@ fn encode(record: &Record, pid: u32, refusal: &Refusal, message: &str, now: Syst
             Some(matched.rule.to_string()),
             Some(matched.origin.to_string()),
         ),
-        Refusal::TooLong(program) => (Some(lossy(program)), None, None, None),
+        Refusal::TooLong(program) | Refusal::Unseen(program) => {
+            (Some(lossy(program)), None, None, None)
+        }
         Refusal::Unreadable(_) | Refusal::Missing | Refusal::Probe(_) => (None, None, None, None),
     };
     o.insert("program".into(), json!(program));

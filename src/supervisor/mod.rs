@@ -238,10 +238,14 @@ impl Supervisor {
     /// time gate reaps it before exec.
     pub fn start(duties: Duties) -> Result<Supervisor, SupervisorError> {
         let Duties {
-            execs,
+            mut execs,
             proxy,
             drop_capabilities,
         } = duties;
+        // In gate: the supervisor inherits what was found, and is ready sooner.
+        if let Some(execs) = execs.as_mut() {
+            execs.learn();
+        }
         // gate's pid is the command's after exec: its end is the proxy's.
         let pidfd =
             pidfd_open(nix::unistd::getpid()).map_err(|e| error(format!("pidfd_open: {e}")))?;
@@ -502,10 +506,6 @@ fn supervise(channel: OwnedFd, pidfd: OwnedFd, work: Work, inherited: &[RawFd]) 
         exit()
     }
     let Work { execs, proxy, .. } = work;
-    let mut execs = execs;
-    if let Some(execs) = execs.as_mut() {
-        execs.learn();
-    }
     let admission = proxy.as_ref().map(|b| b.proxy.admit());
     // The proxy serves from the hand-over on (it brings the audit log): no connection
     // reaches it before, since only this process's answers to the command make them.
