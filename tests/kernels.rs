@@ -349,6 +349,34 @@ fn assert_debian_boot(boot: &Boot, release: &str) {
     assert_eq!(boot.fact("ptrace_scope"), "0", "{}", boot.report());
 }
 
+/// docs/kernels.md shows what gate printed in this boot, word for word: the line of
+/// `check` (as `who`) that starts with `start`, on stdout or stderr.
+fn assert_the_docs_show(boot: &Boot, lines: &[(&str, Who, &str)]) {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/kernels.md"))
+            .unwrap();
+    for (check, who, start) in lines {
+        let outcome = boot.outcome(check, *who);
+        let line = outcome
+            .stdout
+            .lines()
+            .chain(outcome.stderr.lines())
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| {
+                panic!(
+                    "{check} as {} printed no line starting {start:?}\n{}",
+                    who.name(),
+                    boot.report()
+                )
+            });
+        assert!(
+            doc.contains(line),
+            "docs/kernels.md does not show what {check} as {} printed:\n{line}",
+            who.name()
+        );
+    }
+}
+
 #[test]
 fn debian_12_cloud_kernel_6_1() {
     let kernel = debian::cloud_kernel(&debian::BOOKWORM);
@@ -364,6 +392,23 @@ fn debian_12_cloud_kernel_6_1() {
         2,
         "Landlock truncate control (ABI 3), Landlock device ioctl control (ABI 5), Landlock \
          signal and abstract socket scoping (ABI 6)",
+    );
+    assert_the_docs_show(
+        &boot,
+        &[
+            ("doctor", Who::Nobody, "safe level"),
+            ("safe", Who::Nobody, "gate: "),
+            (
+                "best effort reads the secret",
+                Who::Nobody,
+                "gate: warning: ",
+            ),
+            (
+                "deny rule at exec under ptrace_scope 1",
+                Who::Nobody,
+                "gate: ",
+            ),
+        ],
     );
 }
 
