@@ -464,3 +464,30 @@ fn a_kernel_you_name() {
     );
     assert_the_core_holds(&boot);
 }
+
+/// A kernel the archive does not have fails the fetch, with apt's words; nothing is
+/// cached, so the next run asks again.
+#[test]
+fn a_release_the_archive_lacks_fails_the_fetch() {
+    const NO_SUCH: debian::Release = debian::Release {
+        name: "gate-no-such-release",
+        suites: &[("http://deb.debian.org/debian", "gate-no-such-release")],
+    };
+    let failed = std::panic::catch_unwind(|| debian::cloud_kernel(&NO_SUCH));
+    let Err(message) = failed else {
+        panic!("a release the archive lacks gave a kernel");
+    };
+    let message = message
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        message.starts_with("fetching a Debian kernel: `")
+            && message.contains("gate-no-such-release"),
+        "{message}"
+    );
+    assert!(
+        !debian::cache_dir(&NO_SUCH).exists(),
+        "a failed fetch left a cache"
+    );
+}

@@ -69,6 +69,11 @@ fn cache_root() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernels")
 }
 
+/// Where the release's kernel is cached.
+pub fn cache_dir(release: &Release) -> PathBuf {
+    cache_root().join(release.name)
+}
+
 fn cached(dir: &Path) -> Option<Kernel> {
     let kernel = Kernel {
         vmlinuz: dir.join("vmlinuz"),
@@ -81,7 +86,7 @@ fn cached(dir: &Path) -> Option<Kernel> {
 /// The release's cloud kernel: from the cache, or fetched into it.
 pub fn cloud_kernel(release: &Release) -> Kernel {
     let root = cache_root();
-    let dir = root.join(release.name);
+    let dir = cache_dir(release);
     if let Some(kernel) = cached(&dir) {
         return kernel;
     }
