@@ -207,8 +207,9 @@ fn claude_frame(setup: &str, word: &str, cwd: &str) -> String {
 /// Setup statements of the vocabulary (`wrapper::SETUP_VOCABULARY`), for the shells to
 /// run in any order: builtins of both shells, then of bash only (a bare `shopt`), then of
 /// zsh only (a bare `setopt`). A setup takes the first kind and one of the others.
-const VOCABULARY_BOTH: [&str; 6] = [
+const VOCABULARY_BOTH: [&str; 7] = [
     "\\builtin shopt -u extglob 2>/dev/null || true",
+    "\\builtin setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL NO_BRACE_CCL NO_MAGIC_EQUAL_SUBST NO_RC_QUOTES NO_EQUALS 2>/dev/null || true",
     "{ \\builtin unalias -- 'which'; \\builtin unset -f -- 'which'; } >/dev/null 2>&1 || true",
     "{ \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true",
     "\\builtin setopt NO_GLOB_DOTS 2>/dev/null || true",

@@ -1049,7 +1049,7 @@ fn claude_code_through_the_bash_shim_with_a_broker() {
 #[test]
 fn claude_code_through_the_zsh_shim() {
     require_program("zsh");
-    let f = fixture("claude-code-2.1.2xx-zsh-ps-audit");
+    let f = fixture("claude-code-2.1.332-zsh-captured");
     assert_claude_fixture_rebuilds(&f);
     let m = Machine::new(User::Current);
     m.config(CLAUDE_CONFIG);

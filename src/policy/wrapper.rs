@@ -941,10 +941,17 @@ pub const SETUP_BASH_OPTIONS: &[&str] = &[
 ];
 
 /// Zsh options a setup statement may set, exactly as Claude Code spells them: each turns
-/// off a kind of pattern matching. (`NO_CASE_GLOB` would widen it: not in the list.)
+/// off a kind of pattern matching or expansion, most of them off by default already
+/// (`EQUALS`, the `=cmd` expansion, is on: turning it off makes zsh read a word as bash
+/// does). (`NO_CASE_GLOB` would widen matching: not in the list.)
 pub const SETUP_ZSH_OPTIONS: &[&str] = &[
     "NO_EXTENDED_GLOB",
     "NO_BARE_GLOB_QUAL",
+    "NO_BRACE_CCL",
+    "NO_MAGIC_EQUAL_SUBST",
+    "NO_RC_QUOTES",
+    "NO_EQUALS",
+    "NO_KSH_GLOB",
     "NO_GLOB_DOTS",
     "NO_NULL_GLOB",
 ];
@@ -1504,6 +1511,10 @@ mod tests {
 
     const BASH_UNALIAS: &str = "shopt -u extglob 2>/dev/null || true && { \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true";
 
+    /// Claude Code 2.1.332's setup (zsh): four more options, all off by default but
+    /// `EQUALS`.
+    const ZSH_2_1_332: &str = "\\builtin setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL NO_BRACE_CCL NO_MAGIC_EQUAL_SUBST NO_RC_QUOTES NO_EQUALS 2>/dev/null || true && { \\builtin unalias -- 'which'; \\builtin unset -f -- 'which'; } >/dev/null 2>&1 || true && { \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true";
+
     /// Claude Code 2.1.332's setup (bash): `\builtin shopt`, and `which` unaliased too.
     const BASH_2_1_332: &str = "\\builtin shopt -u extglob 2>/dev/null || true && { \\builtin unalias -- 'which'; \\builtin unset -f -- 'which'; } >/dev/null 2>&1 || true && { \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true";
 
@@ -1711,6 +1722,7 @@ mod tests {
     fn every_claude_2_1_setup_is_recognised_with_and_without_the_stdin_redirect() {
         for setup in [
             BASH_2_1_332,
+            ZSH_2_1_332,
             BASH_UNALIAS,
             "setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL 2>/dev/null || true && { \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true",
             "shopt -u extglob 2>/dev/null || true",
