@@ -8,7 +8,7 @@
 //! lookups ([`crate::exec`], [`crate::doctor`]) and the agents' wrapper check
 //! ([`crate::policy::wrapper`]). The option tables were measured against the shells
 //! themselves on Debian 12 (bash 5.2, dash 0.5.12, zsh 5.9, fish 3.6, ksh93u+m 1.0.4,
-//! mksh 59c, yash 2.53, posh 0.14, busybox 1.35).
+//! mksh 59c, yash 2.52, posh 0.14.1, busybox 1.35).
 //!
 //! Lookups are static tables: no allocation, a handful of string comparisons.
 

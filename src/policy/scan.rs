@@ -192,6 +192,14 @@ fn expand_candidates(
             continue;
         }
         out.push(words)?;
+        // zsh (its EQUALS option, on by default) runs `=rm x` as the `rm` it finds on
+        // PATH; to bash and dash it is a program called `=rm`, which a rule for `rm`
+        // does not name. Read it both ways.
+        let as_zsh = zsh_equals(&words[0]).map(|named| {
+            let mut form = words.to_vec();
+            form[0] = named;
+            form
+        });
         let nested = nested_shell_text(words)?;
         let tails = exec_like_tails(words);
         if depth >= MAX_NESTED_SHELLS && (!nested.is_empty() || !tails.is_empty()) {
@@ -229,11 +237,29 @@ fn expand_candidates(
                 }
             }
         }
+        if let Some(form) = as_zsh {
+            made.push(form);
+            pending.push((made.len(), 0));
+        }
     }
     Ok(())
 }
 
 /// How many words stand before a command: assignments and reserved words.
+/// The command word `=NAME` as zsh expands it where a command name goes: `NAME`.
+fn zsh_equals(word: &Word) -> Option<Word> {
+    let name = word.text.strip_prefix('=')?;
+    if name.is_empty() || word.dynamic || word.pattern.is_some() {
+        return None;
+    }
+    Some(Word {
+        text: name.to_owned(),
+        dynamic: false,
+        source: Some(word.shown().to_owned()),
+        pattern: None,
+    })
+}
+
 fn prefix_len(words: &[Word]) -> usize {
     words
         .iter()
@@ -2426,6 +2452,22 @@ mod tests {
             let found = candidates(text);
             assert!(
                 !found.iter().any(|c| c.starts_with("rm")),
+                "{text:?} gave {found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_zsh_equals_command_is_also_read_as_the_program_it_names() {
+        for text in ["=rm x", "zsh -c '=rm x'", "=sudo rm x", "FOO=1 =rm x"] {
+            let found = candidates(text);
+            assert!(found.iter().any(|c| c == "rm x"), "{text:?} gave {found:?}");
+        }
+        // `=` alone, and an argument that starts with `=`, are not commands.
+        for text in ["= rm x", "echo =rm x"] {
+            let found = candidates(text);
+            assert!(
+                !found.iter().any(|c| c == "rm x"),
                 "{text:?} gave {found:?}"
             );
         }

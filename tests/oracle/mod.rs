@@ -926,6 +926,8 @@ pub const CORPUS: &[&str] = &[
     "zsh -O -c 'rm victim'",
     "zsh -oerrexit -c 'rm victim'",
     "O=-c; bash $O 'rm victim'",
+    "zsh -c '=rm victim'",
+    "=rm victim",
     // env -S with \_ and friends.
     "env -S 'rm\\_victim'",
     "env -S'rm victim'",
@@ -1009,7 +1011,7 @@ pub const GAPS: &[&str] = &[
     "source <(echo rm victim)",
     // A shell under a name gate does not know, and zsh's own expansion.
     "cp /usr/bin/bash mysh; ./mysh -c 'rm victim'",
-    "zsh -c '=rm victim'",
+    "x=\"\\$(rm victim)\"; echo ${(e)x}",
     // The shell's own tables of names.
     "hash -p /usr/bin/rm r; r victim",
     "alias r=rm\nr victim",
