@@ -331,6 +331,48 @@ pub fn is_shim_name(name: &str) -> bool {
 /// wrapper execs): gate's shims for them mark a shim directory on `PATH`.
 pub const AGENT_SHELLS: [&str; 3] = ["bash", "sh", "zsh"];
 
+/// Words that bash or zsh reads as syntax, not as a program, where a command name goes.
+/// A part that starts with one of them is not a simple command, so compound mode
+/// ([`crate::policy::compound`]) refuses it. (Its scan refuses the characters `{` and
+/// `}` anywhere; they are listed too so that this list does not depend on that.)
+pub const RESERVED_WORDS: [&str; 26] = [
+    "!",
+    "[[",
+    "]]",
+    "{",
+    "}",
+    "case",
+    "coproc",
+    "do",
+    "done",
+    "elif",
+    "else",
+    "end",
+    "esac",
+    "fi",
+    "for",
+    "foreach",
+    "function",
+    "if",
+    "in",
+    "nocorrect",
+    "repeat",
+    "select",
+    "then",
+    "time",
+    "until",
+    "while",
+];
+
+/// Reserved words after which a command may follow in the same simple command's place
+/// (`if rm …; then rm …; fi`, `while …; do rm …; done`, `! rm …`), so the deny-rule
+/// scanner reads the words after them as a command. fish's `and`, `or` and `not` run
+/// the command after them too (`true; and rm x`); to bash they are program names that
+/// do not exist, so reading them so costs nothing there.
+pub const PREFIX_WORDS: [&str; 12] = [
+    "!", "if", "then", "elif", "else", "while", "until", "do", "coproc", "and", "or", "not",
+];
+
 /// A command string among a shell's arguments: `args[word][from..]` (`from` is past
 /// the option for fish's `-cCMD` and `--command=CMD`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -264,7 +264,7 @@ fn prefix_len(words: &[Word]) -> usize {
     words
         .iter()
         .take_while(|w| {
-            is_assignment(w) || (!w.dynamic && RESERVED_PREFIXES.contains(&w.text.as_str()))
+            is_assignment(w) || (!w.dynamic && shells::PREFIX_WORDS.contains(&w.text.as_str()))
         })
         .count()
 }
@@ -313,12 +313,6 @@ fn is_assignment(word: &Word) -> bool {
 pub fn program_name(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
 }
-
-/// Reserved words that may stand before a command in a compound command
-/// (`if rm …; then rm …; fi`, `while …; do rm …; done`, `! rm …`).
-const RESERVED_PREFIXES: [&str; 9] = [
-    "!", "if", "then", "elif", "else", "while", "until", "do", "coproc",
-];
 
 /// A command string handed to another shell, and whether part of it is computed at run
 /// time.
@@ -2471,6 +2465,20 @@ mod tests {
                 "{text:?} gave {found:?}"
             );
         }
+    }
+
+    #[test]
+    fn fish_and_or_not_run_the_command_after_them() {
+        for text in [
+            "fish -c 'true; and rm x'",
+            "fish -c 'false; or rm x'",
+            "not rm x",
+        ] {
+            let found = candidates(text);
+            assert!(found.iter().any(|c| c == "rm x"), "{text:?} gave {found:?}");
+        }
+        let found = candidates("echo and rm x");
+        assert!(!found.iter().any(|c| c == "rm x"), "{found:?}");
     }
 
     #[test]
