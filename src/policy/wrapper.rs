@@ -236,10 +236,8 @@ pub fn is_exec_shell_path(path: &str) -> bool {
         .split('/')
         .all(|c| !c.is_empty() && c != "." && c != ".." && c.bytes().all(is_path_byte));
     let name = &path[path.rfind('/').map_or(0, |at| at + 1)..];
-    components_ok && SHELL_NAMES.contains(&name)
+    components_ok && crate::shells::AGENT_SHELLS.contains(&name)
 }
-
-const SHELL_NAMES: [&str; 3] = ["bash", "zsh", "sh"];
 
 const CLAUDE_TAIL: Piece = Piece::Lit(" && pwd -P >| ");
 const CLAUDE_STDIN_21: Piece = Piece::EvalStdin(&[Redirect::DevNull, Redirect::Inherited]);
