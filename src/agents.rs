@@ -40,9 +40,25 @@ pub struct Trust {
     pub execs_gate: bool,
 }
 
-/// Whether the files `u` touches can be trusted; Err says why not (for diagnostics).
-pub fn trusted(u: &Unwrapped<'_>, var: &dyn Fn(&str) -> Option<OsString>) -> Result<Trust, String> {
+/// Whether the files `u` touches can be trusted, and its words are the builtins they
+/// are meant to be in `shell` (the kind of shell gate runs it with: `bash`, `zsh`);
+/// Err says why not (for diagnostics).
+pub fn trusted(
+    u: &Unwrapped<'_>,
+    shell: Option<&str>,
+    var: &dyn Fn(&str) -> Option<OsString>,
+) -> Result<Trust, String> {
     let b = &u.bookkeeping;
+    if let Some(shells) = b.shells {
+        if !shell.is_some_and(|k| shells.contains(&k)) {
+            return Err(format!(
+                "its setup is made of builtins of {}, and gate runs it with {}, where they \
+                 would be programs found on PATH",
+                shells.join(" and "),
+                shell.unwrap_or("another shell")
+            ));
+        }
+    }
     let home = crate::xdg::home(var);
     if let Some(snapshot) = b.sources {
         let home = home

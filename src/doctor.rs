@@ -10,7 +10,7 @@ use std::path::Path;
 
 use crate::approval::reach::{Reach, SocketState, TtyState};
 use crate::config::{self, Environment, Settings};
-use crate::invocation::{Invocation, SHIM_NAMES};
+use crate::invocation::Invocation;
 use crate::sandbox::{self, Feature, Kernel, Mark, mark};
 
 /// Landlock's features by ABI version, in words.
@@ -430,13 +430,12 @@ fn describe_approver(reach: &Reach) -> String {
 /// Each shim name and the real shell it resolves to on PATH.
 fn shims() -> Vec<(&'static str, Option<String>)> {
     let path = var("PATH");
-    SHIM_NAMES
-        .iter()
+    crate::shells::shim_names()
         .map(|name| {
             let real = crate::exec::shim_shell(name, OsStr::new("gate"), path.as_deref())
                 .ok()
                 .map(|p| p.display().to_string());
-            (*name, real)
+            (name, real)
         })
         .collect()
 }

@@ -124,7 +124,9 @@ pub fn shell_plan(
     operands_at: usize,
     work: &ShellWork,
 ) -> Result<Plan, String> {
-    let family = start_files::Family::of(&shell);
+    let (name, facts) = start_files::shell_at(&shell);
+    start_files::reads_as_judged(&name, facts, args, operands_at, work)?;
+    let family = facts.map_or(start_files::Family::Other, |s| s.family);
     let argv = start_files::argv(family, argv0, args, operands_at, work)?;
     let unset = match work {
         ShellWork::Session | ShellWork::Info => &[][..],
@@ -393,7 +395,7 @@ pub fn without_shim_dirs(path: &OsStr) -> Option<OsString> {
     // most directories: this runs before every command.
     let is_shim_dir = |dir: &Path| {
         dir.is_absolute()
-            && ["bash", "sh", "zsh"].iter().find_map(|name| {
+            && crate::shells::AGENT_SHELLS.iter().find_map(|name| {
                 std::fs::metadata(dir.join(name))
                     .ok()
                     .map(|m| (m.dev(), m.ino()) == own)

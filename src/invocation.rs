@@ -24,33 +24,9 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 
 use crate::cli::{self, GATE_OPTIONS, OptionSpec, Parsed, SubcommandSpec};
-
-/// Names that make gate behave as a shell shim when it is invoked under them.
-pub const SHIM_NAMES: [&str; 9] = [
-    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish",
-];
-
-/// bash's long options, passed through to the real shell in gate mode. Those that take a
-/// value take the next argument.
-const SHELL_LONG_OPTIONS: &[&str] = &[
-    "--debug",
-    "--debugger",
-    "--dump-po-strings",
-    "--dump-strings",
-    "--help",
-    "--login",
-    "--noediting",
-    "--noprofile",
-    "--norc",
-    "--posix",
-    "--pretty-print",
-    "--protected",
-    "--restricted",
-    "--verbose",
-    "--version",
-    "--wordexp",
-];
-pub const SHELL_LONG_OPTIONS_WITH_VALUE: &[&str] = &["--rcfile", "--init-file"];
+// Shell options are read as bash and dash read theirs: bash's long options pass through
+// to the real shell, and those that take a value take the next argument.
+use crate::shells::{BASH_LONG_OPTIONS as SHELL_LONG_OPTIONS, BASH_LONG_WITH_VALUE};
 
 /// How gate was called.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -203,7 +179,7 @@ pub fn personality(argv0: &OsStr) -> Personality {
     let file = bytes.rsplit(|&b| b == b'/').next().unwrap_or(bytes);
     let file = file.strip_prefix(b"-").unwrap_or(file);
     match std::str::from_utf8(file) {
-        Ok(name) if SHIM_NAMES.contains(&name) => Personality::Shim {
+        Ok(name) if crate::shells::is_shim_name(name) => Personality::Shim {
             name: name.to_owned(),
         },
         _ => Personality::Gate,
@@ -638,7 +614,7 @@ fn parse_shell_args(
             if let Some(mode) = gate_mode.as_mut() {
                 take_gate_long_option(arg, &mut args, mode, &mut shell_args)?;
             } else {
-                let takes_value = SHELL_LONG_OPTIONS_WITH_VALUE
+                let takes_value = BASH_LONG_WITH_VALUE
                     .iter()
                     .any(|o| o.as_bytes() == arg.as_bytes());
                 shell_args.push(arg);
@@ -763,11 +739,7 @@ fn take_gate_long_option(
         shell_args.push(arg);
         return Ok(());
     }
-    if inline.is_none()
-        && SHELL_LONG_OPTIONS_WITH_VALUE
-            .iter()
-            .any(|o| o.as_bytes() == name)
-    {
+    if inline.is_none() && BASH_LONG_WITH_VALUE.iter().any(|o| o.as_bytes() == name) {
         shell_args.push(arg);
         if let Some(value) = rest.next() {
             shell_args.push(value);

@@ -14,6 +14,7 @@
 //!   network by domain), answering the system calls its filter hands over.
 //! - [`exec`]: finding the real shell and replacing gate with it.
 //! - [`settings`]: the loaded settings and what the sandbox derives from them.
+//! - [`shells`]: shell facts (names, dialects, option tables, start-up families), pure.
 //! - [`run`]: the sequence; it dispatches to the subcommands ([`doctor`],
 //!   [`approval`], [`completions`]), which never import it.
 //! - [`output`]: gate's own lines and exit statuses, a leaf every module may use.
@@ -38,6 +39,7 @@ pub mod run;
 pub mod sandbox;
 pub mod session;
 pub mod settings;
+pub mod shells;
 pub mod supervisor;
 pub mod xdg;
 

@@ -107,8 +107,13 @@ struct Judged {
 
 impl Judged {
     /// `same_settings`: this gate was given no options of its own, so a gate the wrapper
-    /// runs (a shim, which takes none) decides under the same settings.
-    fn of(target: &Target, same_settings: bool) -> Judged {
+    /// runs (a shim, which takes none) decides under the same settings. `shell`: the kind
+    /// of shell gate will run (`bash`, `zsh`), asked only of a wrapper that needs one.
+    fn of(
+        target: &Target,
+        same_settings: bool,
+        shell: &dyn Fn() -> Option<&'static str>,
+    ) -> Judged {
         let plain = |kind, text| Judged {
             kind,
             text,
@@ -126,7 +131,8 @@ impl Judged {
                     let mut looks_like = None;
                     if outer.is_exact() {
                         if let Some(u) = crate::policy::wrapper::unwrap(outer.as_str()) {
-                            match crate::agents::trusted(&u, &var) {
+                            let kind = u.bookkeeping.shells.and_then(|_| shell());
+                            match crate::agents::trusted(&u, kind, &var) {
                                 Ok(trust) => {
                                     let inner = CommandText::new(u.inner.into_owned());
                                     let template = u.template;
@@ -225,6 +231,27 @@ impl Judged {
             None if self.kind == "info" => Request::Info,
             None => Request::Session,
         }
+    }
+}
+
+/// The kind of shell gate runs a `-c` text with, found as [`plan`] finds the shell:
+/// `bash` or `zsh` (by the program's real name), or `None` for another shell or one
+/// that cannot be found (then [`plan`] fails too).
+fn shell_kind(inv: &Invocation, settings: &Settings) -> Option<&'static str> {
+    use crate::exec::start_files::Family;
+    let shell = match &inv.personality {
+        Personality::Shim { name } => {
+            exec::shim_shell(name, &inv.argv0, var("PATH").as_deref()).ok()?
+        }
+        Personality::Gate => settings
+            .shell
+            .as_ref()
+            .map_or_else(|| PathBuf::from(DEFAULT_SHELL), |(path, _)| path.clone()),
+    };
+    match Family::of(&shell) {
+        Family::Bash => Some("bash"),
+        Family::Zsh => Some("zsh"),
+        Family::Posix | Family::Fish | Family::Other => None,
     }
 }
 
@@ -388,7 +415,9 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
     if let Some(code) = agent_startup(target, &settings) {
         return code;
     }
-    let mut judged = Judged::of(target, inv.gate == invocation::GateArgs::default());
+    let mut judged = Judged::of(target, inv.gate == invocation::GateArgs::default(), &|| {
+        shell_kind(inv, &settings)
+    });
     if settings.audit_log != AuditLog::Off {
         judged.hash_script(target);
     }
@@ -1125,7 +1154,9 @@ fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
         };
         return check_report(&settings, &judged, &e, &verdict, json);
     }
-    let judged = Judged::of(target, inv.gate == invocation::GateArgs::default());
+    let judged = Judged::of(target, inv.gate == invocation::GateArgs::default(), &|| {
+        shell_kind(inv, &settings)
+    });
     // gate keeps no remembered approvals: what the broker remembers it answers itself
     // when asked, so here such a command is one that would ask.
     let remembered = Remembered::new();

@@ -196,6 +196,73 @@ fn claude_2_1(word: &str) -> String {
     )
 }
 
+/// Claude Code 2.1's frame around any `setup` (the snapshot and cwd file of the fixtures'
+/// shape; the snapshot does not exist, so `source` fails quietly, as in Claude Code).
+fn claude_frame(setup: &str, word: &str, cwd: &str) -> String {
+    format!(
+        "source /home/alice/.claude/shell-snapshots/snapshot-bash-1788557415117-j0hu0n.sh 2>/dev/null || true && {setup} && eval {word} < /dev/null && pwd -P >| {cwd}"
+    )
+}
+
+/// Setup statements of the vocabulary (`wrapper::SETUP_VOCABULARY`), for the shells to
+/// run in any order: builtins of both shells, then of bash only (a bare `shopt`), then of
+/// zsh only (a bare `setopt`). A setup takes the first kind and one of the others.
+const VOCABULARY_BOTH: [&str; 7] = [
+    "\\builtin shopt -u extglob 2>/dev/null || true",
+    "\\builtin setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL NO_BRACE_CCL NO_MAGIC_EQUAL_SUBST NO_RC_QUOTES NO_EQUALS 2>/dev/null || true",
+    "{ \\builtin unalias -- 'which'; \\builtin unset -f -- 'which'; } >/dev/null 2>&1 || true",
+    "{ \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true",
+    "\\builtin setopt NO_GLOB_DOTS 2>/dev/null || true",
+    "unalias -- ls || true",
+    "\\builtin unset -f -- ls || true",
+];
+const VOCABULARY_BASH: [&str; 2] = [
+    "shopt -u extglob nullglob dotglob 2>/dev/null || true",
+    "{ shopt -u globstar || \\builtin setopt NO_EXTENDED_GLOB; } >/dev/null 2>&1 || true",
+];
+const VOCABULARY_ZSH: [&str; 2] = [
+    "setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL 2>/dev/null || true",
+    "{ \\builtin shopt -u extglob || setopt NO_EXTENDED_GLOB; } >/dev/null 2>&1 || true",
+];
+
+/// Setup-shaped text and an inner command that gate would judge (and could allow), where
+/// the real shell runs something more: `MARK` stands for a file only that creates.
+const SMUGGLED: [(&str, &str); 11] = [
+    (
+        "{ \\builtin unalias -- 'which'; touch MARK; } >/dev/null 2>&1 || true",
+        "true",
+    ),
+    (
+        "shopt -u extglob 2>/dev/null || true; touch MARK || true",
+        "true",
+    ),
+    ("\\builtin shopt -u extglob\ntouch MARK || true", "true"),
+    (
+        "\\builtin unalias -- $(touch MARK) 2>/dev/null || true",
+        "true",
+    ),
+    ("\\builtin unset -f -- \"`touch MARK`\" || true", "true"),
+    (
+        "\\builtin shopt -u extglob$(touch MARK) 2>/dev/null || true",
+        "true",
+    ),
+    (
+        "{ \\builtin unalias -- 'which' & touch MARK; } || true",
+        "true",
+    ),
+    ("\\builtin shopt -u extglob >MARK || true", "true"),
+    // The inner command gate judged is not what runs.
+    (
+        "shopt -s expand_aliases || true && alias true='touch MARK' || true",
+        "true",
+    ),
+    ("{ true() { touch MARK; }; } || true", "true"),
+    (
+        "setopt NO_EXTENDED_GLOB 2>/dev/null || touch MARK || true",
+        "true",
+    ),
+];
+
 fn single_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\"'\"'"))
 }
@@ -235,6 +302,46 @@ proptest! {
         }
     }
 
+    /// Any run of setup statements of the vocabulary, in any order: gate recognises it,
+    /// and bash and zsh evaluate exactly the inner command, having run nothing else
+    /// (the `eval` printer is the only output).
+    #[test]
+    fn shells_agree_with_unwrap_on_any_setup_of_the_vocabulary(
+        picks in prop::collection::vec((0..VOCABULARY_BOTH.len(), 0..2usize, any::<bool>()), 0..6),
+        zsh in any::<bool>(),
+        command in "[ -~]{1,20}",
+    ) {
+        let own = if zsh { VOCABULARY_ZSH } else { VOCABULARY_BASH };
+        let setup: Vec<&str> = picks
+            .iter()
+            .map(|&(both, other, pick_own)| if pick_own { own[other] } else { VOCABULARY_BOTH[both] })
+            .collect();
+        let text = if setup.is_empty() {
+            format!(
+                "source /home/alice/.claude/shell-snapshots/snapshot-bash-1788557415117-j0hu0n.sh 2>/dev/null || true && eval {} < /dev/null && pwd -P >| /tmp/claude-f8eb-cwd",
+                single_quote(&command)
+            )
+        } else {
+            claude_frame(&setup.join(" && "), &single_quote(&command), "/tmp/claude-f8eb-cwd")
+        };
+        let u = unwrap(&text);
+        prop_assert!(u.is_some(), "{}", text);
+        let shells = u.unwrap().bookkeeping.shells.unwrap();
+        let tied = picks.iter().any(|p| p.2);
+        let expected: &[&str] = match (tied, zsh) {
+            (false, _) => &["bash", "zsh"],
+            (true, false) => &["bash"],
+            (true, true) => &["zsh"],
+        };
+        prop_assert_eq!(shells, expected);
+        // The printer shows what `eval` got; in the shell the setup is not tied to, its
+        // bare word is no program here (PATH is /usr/bin:/bin), so `|| true` goes on.
+        let env = printer_env();
+        for shell in SHELLS.iter().filter(|s| have(s)) {
+            prop_assert_eq!(shell_sees(shell, &text, env.path()), Some(command.clone()), "{}", shell);
+        }
+    }
+
     #[test]
     fn shells_agree_with_unwrap_on_codex_scripts(command in "[ -~\n]{1,40}") {
         let text = format!(
@@ -246,6 +353,56 @@ proptest! {
         for shell in SHELLS.iter().filter(|s| have(s)) {
             prop_assert_eq!(shell_sees(shell, &text, env.path()), Some(u.inner.clone().into_owned()));
         }
+    }
+}
+
+/// Each forgery runs its smuggled command in bash (the control: gate's refusal to
+/// unwrap it is what keeps it from running as its harmless inner command), and gate does
+/// not unwrap it.
+#[test]
+fn setup_shaped_smuggling_runs_in_bash_and_is_no_wrapper() {
+    let dir = tempfile::tempdir().unwrap();
+    for (i, (setup, inner)) in SMUGGLED.iter().enumerate() {
+        let mark = dir.path().join(format!("mark-{i}"));
+        let setup = setup.replace("MARK", mark.to_str().unwrap());
+        let inner = inner.replace("MARK", mark.to_str().unwrap());
+        let recognisable = claude_frame(&setup, &single_quote(&inner), "/tmp/claude-f8eb-cwd");
+        assert_eq!(unwrap(&recognisable).map(|u| u.template), None, "{setup}");
+        // The control, with the cwd file in the temporary directory.
+        let cwd = dir.path().join("cwd");
+        let text = claude_frame(&setup, &single_quote(&inner), cwd.to_str().unwrap());
+        let out = Command::new("/bin/bash")
+            .arg("-c")
+            .arg(&text)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            mark.exists(),
+            "bash did not run the smuggled command: {text}\n{out:?}"
+        );
+        // Without the forgery the same frame runs the inner command alone.
+        let vocabulary = "shopt -u extglob || true";
+        let recognised = claude_frame(vocabulary, &single_quote(&inner), "/tmp/claude-f8eb-cwd");
+        assert_eq!(
+            unwrap(&recognised).map(|u| u.inner.into_owned()),
+            Some(inner.clone())
+        );
+        let plain = claude_frame(vocabulary, &single_quote(&inner), cwd.to_str().unwrap());
+        fs::remove_file(&mark).unwrap();
+        Command::new("/bin/bash")
+            .arg("-c")
+            .arg(&plain)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(!mark.exists(), "the plain frame ran more than {inner:?}");
     }
 }
 

@@ -28,10 +28,18 @@ fn snapshot(env: &TestEnv) -> String {
     )
 }
 
+/// Claude Code 2.1.332's setup (bash), between the snapshot and `eval`.
+const SETUP_2_1_332: &str = "\\builtin shopt -u extglob 2>/dev/null || true && { \\builtin unalias -- 'which'; \\builtin unset -f -- 'which'; } >/dev/null 2>&1 || true && { \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true";
+
 /// Claude Code 2.1's wrapper (bash) around `inner`, quoted as Claude quotes it.
 fn wrapped(env: &TestEnv, inner: &str, cwd_file: &str) -> String {
+    wrapped_with(env, SETUP_2_1_332, inner, cwd_file)
+}
+
+/// The same with another `setup`.
+fn wrapped_with(env: &TestEnv, setup: &str, inner: &str, cwd_file: &str) -> String {
     format!(
-        "source {} 2>/dev/null || true && shopt -u extglob 2>/dev/null || true && eval '{}' < /dev/null && pwd -P >| {cwd_file}",
+        "source {} 2>/dev/null || true && {setup} && eval '{}' < /dev/null && pwd -P >| {cwd_file}",
         snapshot(env),
         inner.replace('\'', "'\"'\"'")
     )
@@ -131,6 +139,122 @@ fn a_wrapped_command_is_judged_by_the_agents_own_command() {
         .assert_stderr_contains("echo hello; touch F")
         .assert_stderr_contains("claude-code");
     assert!(!std::path::Path::new(&cwd).exists());
+}
+
+/// A forged setup that smuggles a command between the snapshot and `eval`, around an
+/// allowed inner command: judged whole, refused, nothing run. The control: the genuine
+/// setup runs the allowed command, and the forgery at `full` runs the smuggled one.
+#[test]
+fn a_setup_that_smuggles_a_command_makes_the_wrapper_count_for_nothing() {
+    let env = TestEnv::new();
+    env.gate()
+        .args(NO_CONFIG)
+        .args(["-c", "-l", &startup_script(&env)])
+        .run()
+        .assert_code(0);
+    let cwd = cwd_file(&env);
+    let _ = fs::remove_file(&cwd);
+    let smuggled = env.file("SMUGGLED");
+    let forged_setup = format!(
+        "{{ \\builtin unalias -- 'which'; touch {}; }} >/dev/null 2>&1 || true",
+        smuggled.display()
+    );
+    let forged = wrapped_with(&env, &forged_setup, "echo hello", &cwd);
+    let out = env
+        .gate()
+        .args(NO_CONFIG)
+        .args(["--allow", "echo hello"])
+        .args(["-c", &forged])
+        .run();
+    assert_absent(&smuggled, &out);
+    out.assert_refused().assert_stderr_contains(
+        "it looks like Claude Code's wrapper, a version gate does not know",
+    );
+    assert!(!std::path::Path::new(&cwd).exists());
+    // Control: the genuine setup around the same command runs it.
+    let out = env
+        .gate()
+        .args(NO_CONFIG)
+        .args(["--allow", "echo hello"])
+        .args(["-c", &wrapped(&env, "echo hello", &cwd)])
+        .run();
+    out.assert_code(0);
+    assert_eq!(out.stdout(), "hello\n");
+    let _ = fs::remove_file(&cwd);
+    // Control: at full the forgery does run what it smuggled.
+    env.gate()
+        .args([
+            "--no-config",
+            "--audit-log",
+            "off",
+            "--level",
+            "full",
+            "--shell",
+            "/bin/bash",
+        ])
+        .args(["-c", &forged])
+        .run()
+        .assert_code(0);
+    assert!(
+        smuggled.exists(),
+        "the control did not run the smuggled command"
+    );
+    let _ = fs::remove_file(&cwd);
+}
+
+/// A setup of bash's builtins (a bare `shopt`, as Claude Code 2.1.197 sent it) run by
+/// zsh, where `shopt` is whatever program of that name comes first on PATH: judged
+/// whole, refused, nothing run. The controls: the same wrapper under bash runs the
+/// allowed command, and under zsh at `full` the planted `shopt` runs.
+#[test]
+fn a_setup_whose_words_are_not_builtins_of_the_shell_counts_for_nothing() {
+    let zsh = require_program("zsh");
+    let env = TestEnv::new();
+    env.gate()
+        .args(NO_CONFIG)
+        .args(["-c", "-l", &startup_script(&env)])
+        .run()
+        .assert_code(0);
+    let cwd = cwd_file(&env);
+    let _ = fs::remove_file(&cwd);
+    let bin = env.root.join("bin");
+    fs::create_dir(&bin).unwrap();
+    let planted = env.file("PLANTED");
+    fs::write(
+        bin.join("shopt"),
+        format!("#!/bin/sh\ntouch {}\n", planted.display()),
+    )
+    .unwrap();
+    fs::set_permissions(bin.join("shopt"), fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let text = wrapped_with(
+        &env,
+        "shopt -u extglob 2>/dev/null || true",
+        "echo hello",
+        &cwd,
+    );
+    let run = |shell: &str, level: &str| {
+        env.gate()
+            .env("PATH", &path)
+            .args(["--no-config", "--audit-log", "off", "--no-tty"])
+            .args(["--level", level, "--shell", shell, "--allow", "echo hello"])
+            .args(["-c", &text])
+            .run()
+    };
+    let out = run(zsh.to_str().unwrap(), "ask");
+    assert_absent(&planted, &out);
+    out.assert_refused()
+        .assert_stderr_contains("builtins of bash");
+    // Control: bash, where `shopt` is its own.
+    let out = run("/bin/bash", "ask");
+    out.assert_code(0);
+    assert_eq!(out.stdout(), "hello\n");
+    assert!(!planted.exists(), "bash ran the planted shopt");
+    let _ = fs::remove_file(&cwd);
+    // Control: zsh at full runs the planted program.
+    run(zsh.to_str().unwrap(), "full").assert_code(0);
+    assert!(planted.exists(), "zsh did not run the planted shopt");
+    let _ = fs::remove_file(&cwd);
 }
 
 #[test]

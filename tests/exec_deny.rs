@@ -144,8 +144,12 @@ attacks! {
 // Shells missing from gate's tables, and programs that run commands.
 
 attacks! {
-    /// rbash is bash under another name.
-    rbash_dash_c: Attack::new("rbash -c 'rm victim'", "rm").needs(&["rbash"]),
+    /// rbash is bash under another name: the scanner's table of shells has it, so the
+    /// text stage may stop it first.
+    rbash_dash_c: Attack::new("rbash -c 'rm victim'", "rm").needs(&["rbash"]).either(),
+        [under_dash, under_bash];
+    /// A shell under a name no table has: only the exec check sees what it runs.
+    a_shell_under_another_name: Attack::new("cp /usr/bin/bash mysh; ./mysh -c 'rm victim'", "rm"),
         [under_dash, under_bash];
     /// The Makefile's recipe.
     make_runs_its_recipe: Attack::new("make", "rm")

@@ -948,13 +948,13 @@ fn claude_code_env_probe_is_answered_with_nothing_and_full_with_deny_rules_start
     );
 }
 
-/// The Claude Code recipe end to end, with the newest captured wrapper
-/// (`claude-code/2.1-bash-unalias`): the start-up call, then an allowed command that runs
+/// The Claude Code recipe end to end, with the newest captured wrapper (2.1.332, template
+/// `claude-code/2.1`): the start-up call, then an allowed command that runs
 /// unasked and writes the cwd file, a command no rule allows that waits for the broker
 /// and runs after `gate approve`, and one refused with `gate deny --message`.
 #[test]
 fn claude_code_through_the_bash_shim_with_a_broker() {
-    let f = fixture("claude-code-2.1.2xx-bash-proc-cmdline");
+    let f = fixture("claude-code-2.1.332-bash-captured");
     assert_claude_fixture_rebuilds(&f);
     let m = Machine::new(User::Current);
     m.config(CLAUDE_CONFIG);
@@ -984,10 +984,7 @@ fn claude_code_through_the_bash_shim_with_a_broker() {
         let cwd = TmpName::claude_cwd();
         let text = claude_text(&f, &snapshot, command, cwd.path());
         let u = wrapper::unwrap(&text).expect("recognised");
-        assert_eq!(
-            (u.template, u.inner.as_ref()),
-            ("claude-code/2.1-bash-unalias", command)
-        );
+        assert_eq!((u.template, u.inner.as_ref()), ("claude-code/2.1", command));
         let out = claude(&m, &shell, &["-c", text.as_str()]).run();
         out.code(0).stdout_is(&expected).stderr_empty();
         assert_eq!(cwd.contents(), format!("{work}\n"), "{}", out.report());
@@ -998,7 +995,7 @@ fn claude_code_through_the_bash_shim_with_a_broker() {
         (&last["command"], &last["wrapper"], &last["decided_by"]),
         (
             &Value::from("echo hello"),
-            &Value::from("claude-code/2.1-bash-unalias"),
+            &Value::from("claude-code/2.1"),
             &Value::from("rule")
         ),
         "gate judged the agent's own command"
@@ -1052,7 +1049,7 @@ fn claude_code_through_the_bash_shim_with_a_broker() {
 #[test]
 fn claude_code_through_the_zsh_shim() {
     require_program("zsh");
-    let f = fixture("claude-code-2.1.2xx-zsh-ps-audit");
+    let f = fixture("claude-code-2.1.332-zsh-captured");
     assert_claude_fixture_rebuilds(&f);
     let m = Machine::new(User::Current);
     m.config(CLAUDE_CONFIG);
@@ -1071,7 +1068,7 @@ fn claude_code_through_the_zsh_shim() {
     let text = claude_text(&f, &snapshot, "echo hello", cwd.path());
     assert_eq!(
         wrapper::unwrap(&text).map(|u| u.template),
-        Some("claude-code/2.1-zsh-unalias")
+        Some("claude-code/2.1")
     );
     let out = claude(&m, &shell, &["-c", text.as_str()])
         .env("CLAUDE_CODE_SHELL", &shell)

@@ -570,3 +570,58 @@ fn a_shim_answers_version_at_ask_but_not_at_deny() {
     assert!(!f.exists(), "{}", out.report());
     out.assert_refused();
 }
+
+for_each_user! {
+    /// gate reads a shell's options as bash and dash do; zsh takes `-o`'s value from the
+    /// rest of its word, and fish runs every `-c` and `-C`. Before gate's table of shells,
+    /// gate judged the allowed `echo hi` here while the real shell ran `touch F`. Now the
+    /// real shell's reading must be gate's, or nothing starts.
+    fn a_shell_that_would_run_another_command_than_the_judged_one_is_not_started(user) {
+        let env = TestEnv::new();
+        env.assert_side_effects_are_visible(user);
+        let cases: [(&str, &[&str]); 2] = [
+            ("zsh", &["-c", "-oerrexit", "touch F", "echo hi"]),
+            ("fish", &["-c", "echo hi", "-C", "touch F"]),
+        ];
+        for (name, args) in cases {
+            let shell = require_program(name);
+            // Control: the shell itself runs `touch F`.
+            let control = env.gate().user(user).program(&shell).args(args).run();
+            assert!(env.file("F").exists(), "{name} {args:?} did not run `touch F`\n{control:?}");
+            std::fs::remove_file(env.file("F")).unwrap();
+            let out = env
+                .gate()
+                .user(user)
+                .args(["--no-config", "--no-tty", "--audit-log", "off", "--level", "ask"])
+                .args(["--allow", "echo hi", "--shell"])
+                .arg(&shell)
+                .args(args)
+                .run();
+            assert_absent(&env.file("F"), &out);
+            out.assert_gate_error()
+                .assert_stderr_contains(&format!("gate: {name} reads these options differently"));
+        }
+    }
+
+    /// The same shells, called the way agents call them, still run.
+    fn the_usual_forms_run_under_every_shell_gate_has_a_table_for(user) {
+        let env = TestEnv::new();
+        env.assert_side_effects_are_visible(user);
+        for name in ["zsh", "fish", "dash", "bash"] {
+            let shell = require_program(name);
+            for args in [&["-c", "touch F"][..], &["-lc", "touch F"], &["-l", "-c", "touch F"]] {
+                let out = env
+                    .gate()
+                    .user(user)
+                    .args(FULL)
+                    .arg("--shell")
+                    .arg(&shell)
+                    .args(args)
+                    .run();
+                out.assert_code(0);
+                assert!(env.file("F").exists(), "{name} {args:?}\n{out:?}");
+                std::fs::remove_file(env.file("F")).unwrap();
+            }
+        }
+    }
+}

@@ -362,7 +362,7 @@ fn assert_no_key(results: &[String]) {
     }
 }
 
-/// The start-up calls Claude Code 2.1.197 makes, as gate records its answers.
+/// The start-up calls Claude Code makes (2.1.197 to 2.1.332), as gate records its answers.
 const STARTUP_KINDS: [&str; 2] = ["claude-code/env-probe", "claude-code/snapshot-create"];
 
 /// The start-up calls gate answered, sorted by kind (Claude Code makes them at once).

@@ -1,4 +1,4 @@
-//! Qwen Code 0.15.10 itself (npm `@qwen-code/qwen-code`, installed by
+//! Qwen Code 0.24.4 itself (npm `@qwen-code/qwen-code`, installed by
 //! `tests/agents/install.sh qwen`), run as docs/integrations.md's recipe says:
 //! `PATH="/usr/lib/gate/bin:$PATH" qwen --yolo PROMPT`, here with the test's shim
 //! directory, and pointed at a scripted model on 127.0.0.1
@@ -7,9 +7,12 @@
 //! `~/.qwen/settings.json`.
 //!
 //! Qwen Code runs every command of its `run_shell_command` tool as `bash -c CMD`, `bash`
-//! found on `PATH`, on a pseudo-terminal of node-pty's. Each test judges by the side
-//! effects and by the tool result the model received (what the model saw), and by the
-//! audit log.
+//! found on `PATH`. In an interactive session it runs it on a pseudo-terminal of
+//! node-pty's, which the model writes to; a headless one-shot prompt (`qwen PROMPT`)
+//! ran it there too in 0.15, and by 0.24 runs it without one unless
+//! `tools.shell.enableInteractiveShell` is on. The tests turn it on, so that gate meets the terminal interactive users give it.
+//! Each test judges by the side effects and by the tool result the model received (what
+//! the model saw), and by the audit log.
 
 #[macro_use]
 mod common;
@@ -25,12 +28,14 @@ use common::real_agents::{FakeModel, install};
 use common::{Outcome, assert_absent};
 use serde_json::json;
 
-/// The recipe's settings, as docs/integrations.md recommends them for Qwen Code.
+/// The recipe's settings, as docs/integrations.md recommends them for Qwen Code, and the
+/// shell on node-pty's terminal as in an interactive session (see the top).
 const SETTINGS: &str = r#"{
   "security": { "auth": { "selectedType": "openai" } },
   "privacy": { "usageStatisticsEnabled": false },
   "telemetry": { "enabled": false },
-  "general": { "disableAutoUpdate": true, "disableUpdateNag": true }
+  "general": { "disableAutoUpdate": true, "disableUpdateNag": true },
+  "tools": { "shell": { "enableInteractiveShell": true } }
 }
 "#;
 
@@ -185,12 +190,21 @@ fn qwen_code_at_ask_with_a_broker() {
 fn qwen_code_with_no_approver_is_refused_at_once_and_never_prompted_on_its_terminal() {
     let m = Machine::new(&format!("{ASK}[approval]\ntty = true\n"));
     m.t.assert_side_effects_are_visible(common::User::Current);
-    let commands: Vec<String> = ["echo qwen-allowed > syntax-file", "mkdir -v lonely-dir"]
-        .map(String::from)
-        .to_vec();
+    let commands: Vec<String> = [
+        "echo qwen-allowed > syntax-file",
+        "mkdir -v lonely-dir",
+        "tty",
+    ]
+    .map(String::from)
+    .to_vec();
     let (out, model) = run_qwen(&m, &commands);
     let results = results(&out, &model, commands.len());
-    for (result, command) in results.iter().zip(&commands) {
+    assert!(
+        results[2].contains("Output: /dev/pts/"),
+        "the terminal gate must not prompt on is there: {}",
+        results[2]
+    );
+    for (result, command) in results[..2].iter().zip(&commands) {
         assert!(
             result.contains(&format!("gate: refused `{command}`"))
                 && result.contains("gate watch")
@@ -209,7 +223,7 @@ fn qwen_code_with_no_approver_is_refused_at_once_and_never_prompted_on_its_termi
         .iter()
         .map(|r| r["decided_by"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(by, ["no-approver", "no-approver"]);
+    assert_eq!(by, ["no-approver", "no-approver", "rule"]);
     // "no-approver", not "timeout": gate refused without waiting for an answer.
 }
 
@@ -263,12 +277,14 @@ fn qwen_code_at_safe(user) {
 
 for_each_user! {
 /// At `safe` the working directory is the writable workspace, and Qwen Code lets the
-/// model choose it: `run_shell_command`'s `directory`, which Qwen Code accepts when its
-/// text starts with the workspace's path. A sibling that shares the prefix
-/// (`…/work-old`) and a path through `..` both pass Qwen Code's check; gate refuses
-/// them (exit 125, nothing run), because they are outside the directory Qwen Code works
-/// in. A directory elsewhere (`/tmp`, `HOME`) Qwen Code refuses itself; one inside the
-/// workspace runs.
+/// model choose it: `run_shell_command`'s `directory`. Qwen Code 0.24 checks it against
+/// the workspace after resolving links, and refuses a sibling that shares the prefix
+/// (`…/work-old`), a path through `..`, `/tmp` and `HOME` itself; but it remembers what
+/// each path resolved to, and runs the command in the path as given. So a link in the
+/// workspace that pointed inside when Qwen Code first checked it, retargeted by the
+/// model, passes Qwen Code's check and leads outside: gate refuses it (exit 125,
+/// nothing run), because it is outside the directory Qwen Code works in. A directory
+/// inside the workspace runs.
 fn qwen_code_at_safe_the_model_does_not_choose_the_workspace(user) {
     let m = Machine::new_as("level = \"safe\"\n", user);
     let work = m.t.work.display().to_string();
@@ -278,16 +294,23 @@ fn qwen_code_at_safe_the_model_does_not_choose_the_workspace(user) {
         fs::create_dir(dir).unwrap();
         fs::set_permissions(dir, fs::Permissions::from_mode(0o777)).unwrap();
     }
-    let commands: Vec<String> = [
-        "touch sibling-wrote",
-        "touch dotdot-wrote",
-        "touch tmp-wrote",
-        "touch home-wrote",
-        "touch inside-wrote",
-    ]
-    .map(String::from)
-    .to_vec();
+    let link = m.t.work.join("link");
+    let commands: Vec<String> = vec![
+        format!("ln -s {} link", inside.display()),
+        "touch link-wrote".to_owned(),
+        format!("ln -sfn {} link", sibling.display()),
+        "touch retargeted-wrote".to_owned(),
+        "touch sibling-wrote".to_owned(),
+        "touch dotdot-wrote".to_owned(),
+        "touch tmp-wrote".to_owned(),
+        "touch home-wrote".to_owned(),
+        "touch inside-wrote".to_owned(),
+    ];
     let directories = json!([
+        {},
+        {"directory": link},
+        {},
+        {"directory": link},
         {"directory": sibling},
         {"directory": format!("{work}/../work-old")},
         {"directory": "/tmp"},
@@ -297,32 +320,41 @@ fn qwen_code_at_safe_the_model_does_not_choose_the_workspace(user) {
     let script = json!({"commands": commands, "final": "QWEN-FINAL", "arguments": directories});
     let (out, model) = run_qwen_script(&m, &script);
     let results = results(&out, &model, commands.len());
-    for (result, name) in results[..2].iter().zip(["sibling-wrote", "dotdot-wrote"]) {
-        assert!(
-            result.contains("Exit Code: 125")
-                && result.contains("outside the directory Qwen Code works in")
-                && result.contains("run_shell_command's directory"),
-            "{result}"
-        );
-        assert_absent(&sibling.join(name), &out);
-    }
-    for (result, dir) in results[2..4].iter().zip([PathBuf::from("/tmp"), m.t.home.clone()]) {
+    // The control: through the link as it first was, the command ran, inside.
+    assert!(results[1].contains("Exit Code: 0"), "{}", results[1]);
+    assert!(inside.join("link-wrote").is_file(), "{}", results[1]);
+    assert!(results[2].contains("Exit Code: 0"), "{}", results[2]);
+    let retargeted = &results[3];
+    assert!(
+        retargeted.contains("Exit Code: 125")
+            && retargeted.contains("outside the directory Qwen Code works in")
+            && retargeted.contains("run_shell_command's directory"),
+        "{retargeted}"
+    );
+    assert_absent(&sibling.join("retargeted-wrote"), &out);
+    assert_absent(&inside.join("retargeted-wrote"), &out);
+    let refused_by_qwen = [
+        (&results[4], sibling.join("sibling-wrote")),
+        (&results[5], sibling.join("dotdot-wrote")),
+        (&results[6], PathBuf::from("/tmp/tmp-wrote")),
+        (&results[7], m.t.home.join("home-wrote")),
+    ];
+    for (result, file) in refused_by_qwen {
         assert!(
             result.contains("is not within any of the registered workspace directories"),
-            "Qwen Code ran it in {}: {result}",
-            dir.display()
+            "Qwen Code ran it ({}): {result}",
+            file.display()
         );
+        assert_absent(&file, &out);
     }
-    assert_absent(&PathBuf::from("/tmp/tmp-wrote"), &out);
-    assert_absent(&m.t.home.join("home-wrote"), &out);
-    assert!(results[4].contains("Exit Code: 0"), "{}", results[4]);
-    assert!(inside.join("inside-wrote").is_file(), "{}", results[4]);
+    assert!(results[8].contains("Exit Code: 0"), "{}", results[8]);
+    assert!(inside.join("inside-wrote").is_file(), "{}", results[8]);
     let by: Vec<String> = m
         .audit()
         .iter()
         .map(|r| r["decided_by"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(by, ["error", "error", "level"], "what reached gate");
+    assert_eq!(by, ["level", "level", "level", "error", "level"], "what reached gate");
 }
 
 }

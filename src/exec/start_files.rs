@@ -39,7 +39,8 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
-use crate::invocation::{SHELL_LONG_OPTIONS_WITH_VALUE, ShellWork};
+use crate::invocation::ShellWork;
+use crate::shells::{BASH_LONG_WITH_VALUE, CommandString, Shell};
 
 /// The environment variables that name a file a shell sources when it starts: bash's
 /// `BASH_ENV` (every non-interactive bash), `ENV` (interactive POSIX shells, bash in
@@ -48,52 +49,28 @@ use crate::invocation::{SHELL_LONG_OPTIONS_WITH_VALUE, ShellWork};
 pub const START_UP_VARIABLES: &[&str] = &["BASH_ENV", "ENV"];
 
 /// A shell family: what its start-up files are and how to start it without them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Family {
-    /// bash, also as `sh` or `rbash`: `--norc`, not a login shell.
-    Bash,
-    /// zsh: `-f`, not a login shell (zsh as `sh` reads `~/.profile` despite `-f`).
-    Zsh,
-    /// dash, ash, busybox, and a `sh` that is none of the others: not a login shell
-    /// (an interactive one then reads only `$ENV`).
-    Posix,
-    /// fish: `--no-config` (login or not, it then reads nothing of the user's).
-    Fish,
-    /// Any other shell (ksh, mksh, yash …), whose start-up files gate has not measured:
-    /// not a login shell, and never an interactive one (ksh and mksh read `~/.kshrc` or
-    /// `~/.mkshrc` then, without `$ENV`).
-    Other,
+pub use crate::shells::Family;
+
+/// The shell at `path` (its name, and gate's facts about it when it knows the program),
+/// by the name of the program it is once symbolic links are followed (`/bin/sh` is dash
+/// on Debian, bash on Fedora).
+pub fn shell_at(path: &Path) -> (OsString, Option<&'static Shell>) {
+    let real = std::fs::canonicalize(path).ok();
+    let program = real.as_deref().unwrap_or(path);
+    let name = program.file_name().unwrap_or(program.as_os_str());
+    (name.to_owned(), crate::shells::named_bytes(name.as_bytes()))
 }
 
 impl Family {
-    /// The family of the shell at `path`, by the name of the program it is once
-    /// symbolic links are followed (`/bin/sh` is dash on Debian, bash on Fedora).
+    /// The family of the shell at `path` ([`shell_at`]).
     pub fn of(path: &Path) -> Family {
-        let real = std::fs::canonicalize(path).ok();
-        let program = real.as_deref().unwrap_or(path);
-        Family::named(program.file_name().unwrap_or(program.as_os_str()))
+        shell_at(path).1.map_or(Family::Other, |s| s.family)
     }
 
-    /// The family of a program called `name`: `bash`, `bash5.2`, `zsh-5.9` …
+    /// The family of a program called `name`: `bash`, `bash5.2`, `zsh-5.9` … (the
+    /// table in [`crate::shells`]); a program gate does not know is [`Family::Other`].
     pub fn named(name: &OsStr) -> Family {
-        let name = name.as_bytes();
-        let is = |family: &str| {
-            name.strip_prefix(family.as_bytes()).is_some_and(|rest| {
-                rest.iter()
-                    .all(|&b| b.is_ascii_digit() || b == b'.' || b == b'-')
-            })
-        };
-        if is("bash") || is("rbash") {
-            Family::Bash
-        } else if is("zsh") || is("rzsh") {
-            Family::Zsh
-        } else if is("dash") || is("ash") || is("busybox") || is("sh") {
-            Family::Posix
-        } else if is("fish") {
-            Family::Fish
-        } else {
-            Family::Other
-        }
+        crate::shells::named_bytes(name.as_bytes()).map_or(Family::Other, |s| s.family)
     }
 
     fn drops_login(self) -> bool {
@@ -162,6 +139,48 @@ pub fn argv(
     Ok(argv)
 }
 
+/// Whether the real shell `shell` (called `name`) reads `args` as gate read them:
+/// the same command string (`work`, at `operands_at`), or none when gate saw a script or
+/// a session. gate reads a shell's options as bash and dash do; zsh, the Korn shells,
+/// yash and fish read some differently (`zsh -oerrexit -c CMD`: zsh's `-o` takes the
+/// rest of its word; `fish -C CMD1 -c CMD2` runs both), and then what gate judged is
+/// not what would run. Err says so. A shell gate has no table for, or whose language
+/// it does not read, is taken as gate read it.
+pub fn reads_as_judged(
+    name: &OsStr,
+    shell: Option<&Shell>,
+    args: &[OsString],
+    operands_at: usize,
+    work: &ShellWork,
+) -> Result<(), String> {
+    let Some(shell) = shell else {
+        return Ok(());
+    };
+    if shell.options.command == CommandString::AnyWord {
+        return Ok(());
+    }
+    let words: Vec<std::borrow::Cow<'_, str>> = args.iter().map(|a| a.to_string_lossy()).collect();
+    let real = crate::shells::command_strings(shell.options, &words, |_| false);
+    let same = match work {
+        ShellWork::Command(_) => {
+            real == [crate::shells::Found {
+                word: operands_at,
+                from: 0,
+            }]
+        }
+        ShellWork::Script(_) | ShellWork::Session | ShellWork::Info => real.is_empty(),
+    };
+    if same {
+        return Ok(());
+    }
+    let name = name.to_string_lossy();
+    Err(format!(
+        "{name} reads these options differently from how gate read them, so what gate \
+         judged is not what {name} would run; give {name} one command as `{name} -c \
+         COMMAND`, with any option that takes a value as its own word before -c"
+    ))
+}
+
 /// The option section, read as the shell reads it: the option letters, the values of
 /// `-o`/`-O` and of `--rcfile`, and the end marker.
 struct OptionSection {
@@ -196,10 +215,7 @@ impl OptionSection {
                 if drop_login && bytes == b"--login" {
                     continue;
                 }
-                if SHELL_LONG_OPTIONS_WITH_VALUE
-                    .iter()
-                    .any(|o| o.as_bytes() == bytes)
-                {
+                if BASH_LONG_WITH_VALUE.iter().any(|o| o.as_bytes() == bytes) {
                     values = 1;
                 }
                 kept.push(arg.clone());
@@ -272,6 +288,40 @@ mod tests {
         std::os::unix::fs::symlink("/bin/bash", &sh).unwrap();
         assert_eq!(Family::of(&sh), Family::Bash);
         assert_eq!(Family::of(Path::new("/nonexistent/zsh")), Family::Zsh);
+    }
+
+    #[test]
+    fn the_real_shell_must_read_the_command_gate_judged() {
+        let agrees = |shell: &str, args: &[&str], at: usize, command: bool| {
+            let work = if command {
+                ShellWork::Command(args[at].into())
+            } else {
+                ShellWork::Script(os(&args[at..]))
+            };
+            let facts = crate::shells::named(shell);
+            reads_as_judged(OsStr::new(shell), facts, &os(args), at, &work).is_ok()
+        };
+        // The forms agents use read alike everywhere.
+        for shell in ["bash", "dash", "zsh", "fish", "ksh93", "mksh", "yash"] {
+            assert!(agrees(shell, &["-c", "ls"], 1, true), "{shell}");
+            assert!(agrees(shell, &["-lc", "ls"], 1, true), "{shell}");
+            assert!(
+                agrees(shell, &["-l", "-c", "ls", "name"], 2, true),
+                "{shell}"
+            );
+            assert!(agrees(shell, &["x.sh", "-c"], 0, false), "{shell}");
+        }
+        assert!(agrees("bash", &["-c", "-l", "ls"], 2, true));
+        assert!(agrees("zsh", &["-o", "errexit", "-c", "ls"], 3, true));
+        // gate reads `-oerrexit` and `-O` as bash does: zsh does not.
+        assert!(!agrees("zsh", &["-oerrexit", "-c", "ls"], 2, false));
+        assert!(!agrees("zsh", &["-O", "-c", "ls"], 2, false));
+        // fish runs every -c and -C.
+        assert!(!agrees("fish", &["-c", "ls", "-c", "rm x"], 1, true));
+        assert!(!agrees("fish", &["-C", "rm x", "-c", "ls"], 3, true));
+        // A shell gate has no table for is taken as gate read it.
+        assert!(agrees("gate", &["-oerrexit", "-c", "ls"], 2, false));
+        assert!(agrees("tcsh", &["-c", "ls"], 1, true));
     }
 
     #[test]

@@ -76,38 +76,7 @@ impl Operator {
     }
 }
 
-/// Words that bash or zsh reads as syntax, not as a program, where a command name goes.
-/// A part that starts with one of them is not a simple command, so compound mode refuses
-/// it. (The scan refuses the characters `{` and `}` anywhere; they are listed too so
-/// that this list does not depend on that.)
-pub const RESERVED_WORDS: [&str; 26] = [
-    "!",
-    "[[",
-    "]]",
-    "{",
-    "}",
-    "case",
-    "coproc",
-    "do",
-    "done",
-    "elif",
-    "else",
-    "end",
-    "esac",
-    "fi",
-    "for",
-    "foreach",
-    "function",
-    "if",
-    "in",
-    "nocorrect",
-    "repeat",
-    "select",
-    "then",
-    "time",
-    "until",
-    "while",
-];
+pub use crate::shells::RESERVED_WORDS;
 
 /// The simple commands of `command`, when it is nothing but simple commands of plain
 /// words joined by `&&`, `||`, `;` and `|`; `None` for anything else.

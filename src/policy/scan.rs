@@ -14,6 +14,8 @@
 //! it cannot tell it errs towards finding more commands. Deny rules are a safety net;
 //! the `safe` level's sandbox is the boundary.
 
+use crate::shells;
+
 /// One word of a simple command, after quote removal.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Word {
@@ -30,6 +32,12 @@ pub struct Word {
     /// that match this pattern (quoted characters escaped with `\`). See
     /// [`glob_matches`].
     pub pattern: Option<String>,
+}
+
+impl AsRef<str> for Word {
+    fn as_ref(&self) -> &str {
+        &self.text
+    }
 }
 
 impl Word {
@@ -136,6 +144,8 @@ struct Budget {
     /// Read as a POSIX shell (dash, `sh`) reads: no `$'…'` strings, and `&>` is `&`
     /// then `>` (see [`for_each_candidate`]).
     posix: bool,
+    /// Read single quotes as fish reads them: `\'` and `\\` inside are escapes.
+    fish: bool,
     /// Character buffers for [`lex_in`] to reuse.
     spare_chars: Vec<Vec<char>>,
 }
@@ -182,6 +192,14 @@ fn expand_candidates(
             continue;
         }
         out.push(words)?;
+        // zsh (its EQUALS option, on by default) runs `=rm x` as the `rm` it finds on
+        // PATH; to bash and dash it is a program called `=rm`, which a rule for `rm`
+        // does not name. Read it both ways.
+        let as_zsh = zsh_equals(&words[0]).map(|named| {
+            let mut form = words.to_vec();
+            form[0] = named;
+            form
+        });
         let nested = nested_shell_text(words)?;
         let tails = exec_like_tails(words);
         if depth >= MAX_NESTED_SHELLS && (!nested.is_empty() || !tails.is_empty()) {
@@ -198,6 +216,14 @@ fn expand_candidates(
                 return Err(TooComplex);
             }
             collect(&text.text, depth + 1, out)?;
+            if text.fish && text.text.contains("\\'") && !out.budget.fish {
+                // fish ends a single quote where bash does not (`'a\'' ; rm x #'`):
+                // both readings count.
+                out.budget.fish = true;
+                let read = collect(&text.text, depth + 1, out);
+                out.budget.fish = false;
+                read?;
+            }
         }
         for tail in tails {
             expand_candidates(tail, depth + 1, out)?;
@@ -211,16 +237,34 @@ fn expand_candidates(
                 }
             }
         }
+        if let Some(form) = as_zsh {
+            made.push(form);
+            pending.push((made.len(), 0));
+        }
     }
     Ok(())
 }
 
 /// How many words stand before a command: assignments and reserved words.
+/// The command word `=NAME` as zsh expands it where a command name goes: `NAME`.
+fn zsh_equals(word: &Word) -> Option<Word> {
+    let name = word.text.strip_prefix('=')?;
+    if name.is_empty() || word.dynamic || word.pattern.is_some() {
+        return None;
+    }
+    Some(Word {
+        text: name.to_owned(),
+        dynamic: false,
+        source: Some(word.shown().to_owned()),
+        pattern: None,
+    })
+}
+
 fn prefix_len(words: &[Word]) -> usize {
     words
         .iter()
         .take_while(|w| {
-            is_assignment(w) || (!w.dynamic && RESERVED_PREFIXES.contains(&w.text.as_str()))
+            is_assignment(w) || (!w.dynamic && shells::PREFIX_WORDS.contains(&w.text.as_str()))
         })
         .count()
 }
@@ -270,20 +314,6 @@ pub fn program_name(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
 }
 
-const SHELLS: [&str; 9] = [
-    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish",
-];
-
-/// Long options of the shells that take the next word as their value (bash matches its
-/// long options exactly, never by prefix).
-const SHELL_LONG_WITH_VALUE: [&str; 2] = ["--rcfile", "--init-file"];
-
-/// Reserved words that may stand before a command in a compound command
-/// (`if rm …; then rm …; fi`, `while …; do rm …; done`, `! rm …`).
-const RESERVED_PREFIXES: [&str; 9] = [
-    "!", "if", "then", "elif", "else", "while", "until", "do", "coproc",
-];
-
 /// A command string handed to another shell, and whether part of it is computed at run
 /// time.
 struct NestedText {
@@ -291,6 +321,8 @@ struct NestedText {
     dynamic: bool,
     /// How the words it came from are shown ([`Word::shown`]).
     shown: String,
+    /// The shell that reads it is fish, whose single quotes have escapes.
+    fish: bool,
 }
 
 impl NestedText {
@@ -299,6 +331,7 @@ impl NestedText {
             text: word.text.clone(),
             dynamic: word.dynamic,
             shown: word.shown().to_owned(),
+            fish: false,
         }
     }
 
@@ -311,6 +344,7 @@ impl NestedText {
             // A glob may become other words before the string is read again.
             dynamic: words.iter().any(|w| w.dynamic || w.pattern.is_some()),
             shown: shown.join(" "),
+            fish: false,
         }
     }
 }
@@ -359,40 +393,20 @@ fn nested_shell_text(words: &[Word]) -> Result<Vec<NestedText>, TooComplex> {
                 }
             }
         }
-        _ if SHELLS.contains(&name) => {
-            // `-c` (alone or in a cluster: `-lc`, `-xc`) makes the first operand after
-            // all the options the command string: `bash -c -e -- 'CMD'`,
-            // `bash -c -o errexit 'CMD'`, `bash --rcfile FILE -c 'CMD'`.
-            let mut command_flag = false;
-            let mut i = 0;
-            while i < args.len() {
-                let t = args[i].text.as_str();
-                if t == "--" {
-                    i += 1;
-                    break;
+        _ if shells::named(name).is_some() => {
+            let shell = shells::named(name).expect("checked");
+            // Where the command strings are, as this shell reads its options
+            // (`bash -c -e -- 'CMD'`, `bash -co errexit 'CMD'`, `zsh -oerrexit -c 'CMD'`,
+            // `fish -C 'CMD'`); the table is the shell's own ([`shells`]).
+            let computed = |i: usize| args[i].dynamic || args[i].pattern.is_some();
+            for at in shells::command_strings(shell.options, args, computed) {
+                let word = &args[at.word];
+                let mut text = NestedText::of(word);
+                if at.from > 0 {
+                    text.text = word.text.get(at.from..).unwrap_or_default().to_owned();
                 }
-                let is_option = (t.starts_with('-') || t.starts_with('+')) && t.len() > 1;
-                if !is_option {
-                    break;
-                }
-                if t == "--command" {
-                    command_flag = true;
-                } else if SHELL_LONG_WITH_VALUE.contains(&t) {
-                    i += 1;
-                } else if !t.starts_with("--") {
-                    let letters = &t[1..];
-                    if letters.contains('c') {
-                        command_flag = true;
-                    }
-                    // `-o NAME` / `+o NAME` / `-O NAME`: the option's name follows.
-                    i += letters.chars().filter(|&c| c == 'o' || c == 'O').count();
-                }
-                i += 1;
-            }
-            if command_flag {
-                if let Some(word) = args.get(i) {
-                    found.push(NestedText::of(word));
-                }
+                text.fish = shell.dialect == shells::Dialect::Fish;
+                found.push(text);
             }
         }
         "su" | "flock" | "runuser" => {
@@ -427,6 +441,7 @@ fn nested_shell_text(words: &[Word]) -> Result<Vec<NestedText>, TooComplex> {
                                 text: cmd.to_owned(),
                                 dynamic: word.dynamic,
                                 shown: word.shown().to_owned(),
+                                fish: false,
                             }),
                             None => want_next = true,
                         }
@@ -736,6 +751,7 @@ const WRAPPERS: &[WrapperSpec] = &[
     ),
     wrapper("ltrace", "aAeEnoOpsu", &["output="], 0),
     wrapper("busybox", "", &[], 0),
+    wrapper("toybox", "", &[], 0),
     WrapperSpec {
         name: "watch",
         short_with_value: "nq",
@@ -1523,6 +1539,12 @@ fn lex_chars(chars: &[char], budget: &mut Budget, depth: usize) -> Vec<SimpleCom
                 frame.word.started = true;
                 let mut j = i + 1;
                 while j < chars.len() && chars[j] != '\'' {
+                    if budget.fish
+                        && chars[j] == '\\'
+                        && matches!(chars.get(j + 1), Some('\'' | '\\'))
+                    {
+                        j += 1;
+                    }
                     frame.word.push(chars[j], true);
                     j += 1;
                 }
@@ -2384,6 +2406,89 @@ mod tests {
                 "{text:?} gave {found:?}"
             );
         }
+    }
+
+    #[test]
+    fn every_shell_in_the_table_has_its_string_read_as_it_reads_its_options() {
+        for text in [
+            "rbash -c 'rm -rf /'",
+            "/usr/bin/rbash -c 'rm -rf /'",
+            "rzsh -c 'rm -rf /'",
+            "bash5.2 -c 'rm -rf /'",
+            "zsh-5.9 -c 'rm -rf /'",
+            "ksh93 -c 'rm -rf /'",
+            "lksh -c 'rm -rf /'",
+            "posh -c 'rm -rf /'",
+            "busybox sh -c 'rm -rf /'",
+            "toybox sh -c 'rm -rf /'",
+            "bash -c - 'rm -rf /'",
+            "zsh -O -c 'rm -rf /'",
+            "zsh -oerrexit -c 'rm -rf /'",
+            "ksh -oerrexit -c 'rm -rf /'",
+            "mksh -T /dev/tty1 -c 'rm -rf /'",
+            "yash -o cmdline 'rm -rf /'",
+            "yash --cmdline 'rm -rf /'",
+            "fish -C 'rm -rf /'",
+            "fish --init-command='rm -rf /'",
+            "fish -c ls -c 'rm -rf /'",
+            "fish -c\"rm -rf /\"",
+            "tcsh -c 'rm -rf /'",
+            "bash $OPT 'rm -rf /'",
+        ] {
+            let found = candidates(text);
+            assert!(
+                found.iter().any(|c| c.starts_with("rm -rf")),
+                "{text:?} gave {found:?}"
+            );
+        }
+        // Operands after the command string are NAME and arguments, not text.
+        for text in ["bash -c 'echo $0' rm", "sh script rm", "fish -c ls rm"] {
+            let found = candidates(text);
+            assert!(
+                !found.iter().any(|c| c.starts_with("rm")),
+                "{text:?} gave {found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_zsh_equals_command_is_also_read_as_the_program_it_names() {
+        for text in ["=rm x", "zsh -c '=rm x'", "=sudo rm x", "FOO=1 =rm x"] {
+            let found = candidates(text);
+            assert!(found.iter().any(|c| c == "rm x"), "{text:?} gave {found:?}");
+        }
+        // `=` alone, and an argument that starts with `=`, are not commands.
+        for text in ["= rm x", "echo =rm x"] {
+            let found = candidates(text);
+            assert!(
+                !found.iter().any(|c| c == "rm x"),
+                "{text:?} gave {found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn fish_and_or_not_run_the_command_after_them() {
+        for text in [
+            "fish -c 'true; and rm x'",
+            "fish -c 'false; or rm x'",
+            "not rm x",
+        ] {
+            let found = candidates(text);
+            assert!(found.iter().any(|c| c == "rm x"), "{text:?} gave {found:?}");
+        }
+        let found = candidates("echo and rm x");
+        assert!(!found.iter().any(|c| c == "rm x"), "{found:?}");
+    }
+
+    #[test]
+    fn a_fish_string_is_also_read_with_fish_quotes() {
+        // In fish `\'` inside single quotes is a quote: `'a\''` ends there.
+        let found = candidates("fish -c \"echo 'a\\\\'' ; rm x #'\"");
+        assert!(found.iter().any(|c| c == "rm x"), "{found:?}");
+        // bash reads the same string as one quoted word.
+        let found = candidates("bash -c \"echo 'a\\\\'' ; rm x #'\"");
+        assert!(!found.iter().any(|c| c == "rm x"), "{found:?}");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! they hand it to `SHELL -c`, and the model's own command taken back out of it.
 //!
 //! Claude Code never sends the model's command as is. It sends
-//! `source <snapshot> … && eval '<command>' < /dev/null && pwd -P >| /tmp/claude-XXXX-cwd`;
+//! `source <snapshot> 2>/dev/null || true && <setup> && eval '<command>' < /dev/null && pwd -P >| /tmp/claude-XXXX-cwd`;
 //! Gemini CLI (0.44 and later) sends `shopt -u …; _bgpids_file=/tmp/gemini-shell-XXXXXX/bgpids.tmp`,
 //! a subshell with an EXIT trap around `<command>` on lines of its own, and `exit $__code`.
 //! No allow rule can match such text (it is full of `&&`, `<`, `>`, `;`), so without this
@@ -19,6 +19,16 @@
 //! which matches no allow rule. The command returned is the one the shell will run, with
 //! the agent's quoting undone exactly as the shell undoes it, so a forged wrapper whose
 //! inner command is allowed runs exactly what the agent's real wrapper would have run.
+//!
+//! One hole is not a fixed text: Claude Code's setup between its snapshot and `eval`,
+//! which changes from release to release (2.1.332 spelled `shopt` as `\builtin shopt`
+//! and added an `unalias` of `which`). [`Piece::ClaudeSetup`] accepts any run of
+//! statements from a small vocabulary of harmless forms with literal arguments
+//! ([`SETUP_VOCABULARY`]): each turns a pattern option off or removes an alias or a
+//! function, runs nothing else, expands nothing, and leaves no quote open, so the shell
+//! reads the text after it (the `eval` word) exactly as gate does. A release that only
+//! rearranges such statements needs no change here; one that adds anything else is judged
+//! whole until it is looked at.
 //!
 //! What the bookkeeping around the command does (sourcing a snapshot file, writing a cwd
 //! file, running `pgrep`) is fixed by the template, but the files it names are not: the
@@ -79,6 +89,12 @@ pub struct Bookkeeping<'a> {
     pub path_prepend: Option<&'a str>,
     /// Where the inner command's standard input comes from.
     pub stdin: Stdin,
+    /// The shells in which every word of the setup ([`Piece::ClaudeSetup`]) and of the
+    /// frame around it (`source`) is a builtin: a bare `shopt` is bash's only, a bare
+    /// `setopt` zsh's only. In another shell such a word is a program found on `PATH`,
+    /// so the run path must not trust the wrapper unless it runs one of these shells.
+    /// `None`: the template makes no such demand.
+    pub shells: Option<&'static [&'static str]>,
 }
 
 /// Where the inner command's standard input comes from.
@@ -115,6 +131,13 @@ pub enum Piece {
     ClaudeSnapshot,
     /// Claude Code's cwd file: `/tmp/claude-[0-9a-f]{4}-cwd`.
     ClaudeCwdFile,
+    /// Claude Code 2.1's setup: zero or more statements, each followed by ` && `, made
+    /// only of the harmless forms of [`SETUP_VOCABULARY`] with literal arguments (its
+    /// parser, `claude_setup`, is the definition). Whatever the agent's next release
+    /// adds, reorders or spells with `\builtin ` there is recognised as long as it stays inside the vocabulary;
+    /// anything else (another command, an expansion, a quote that is not a plain name,
+    /// a redirection to a file) is not a setup, and the text is judged whole.
+    ClaudeSetup,
     /// The argument of `eval`, one shell word in the given quoting. Its value is the
     /// inner command.
     EvalWord(Quoting),
@@ -213,10 +236,8 @@ pub fn is_exec_shell_path(path: &str) -> bool {
         .split('/')
         .all(|c| !c.is_empty() && c != "." && c != ".." && c.bytes().all(is_path_byte));
     let name = &path[path.rfind('/').map_or(0, |at| at + 1)..];
-    components_ok && SHELL_NAMES.contains(&name)
+    components_ok && crate::shells::AGENT_SHELLS.contains(&name)
 }
-
-const SHELL_NAMES: [&str; 3] = ["bash", "zsh", "sh"];
 
 const CLAUDE_TAIL: Piece = Piece::Lit(" && pwd -P >| ");
 const CLAUDE_STDIN_21: Piece = Piece::EvalStdin(&[Redirect::DevNull, Redirect::Inherited]);
@@ -235,61 +256,30 @@ const GEMINI_TAIL: [Piece; 3] = [
     Piece::Lit(" 2>&1; exit $__code;"),
 ];
 
-macro_rules! claude_21 {
-    ($setup:expr) => {
-        &[
-            Piece::Lit("source "),
-            Piece::ClaudeSnapshot,
-            Piece::Lit(concat!(" 2>/dev/null || true && ", $setup, " && eval ")),
-            Piece::EvalWord(Quoting::Claude),
-            CLAUDE_STDIN_21,
-            CLAUDE_TAIL,
-            Piece::ClaudeCwdFile,
-        ]
-    };
-}
+/// Claude Code 2.1's frame around its setup statements ([`Piece::ClaudeSetup`]).
+const CLAUDE_21: &[Piece] = &[
+    Piece::Lit("source "),
+    Piece::ClaudeSnapshot,
+    Piece::Lit(" 2>/dev/null || true && "),
+    Piece::ClaudeSetup,
+    Piece::Lit("eval "),
+    Piece::EvalWord(Quoting::Claude),
+    CLAUDE_STDIN_21,
+    CLAUDE_TAIL,
+    Piece::ClaudeCwdFile,
+];
 
 /// Every wrapper gate recognises. A new agent version is a fixture in
 /// `tests/fixtures/agents/` and a line here.
 pub static TEMPLATES: &[Template] = &[
     Template {
         agent: "claude-code",
-        name: "claude-code/2.1-bash-unalias",
-        versions: "2.1.2xx (seen 2026-08 to 2026-09, 2.1.280)",
+        name: "claude-code/2.1",
+        versions: "2.1.x (seen 2026-03 to 2026-12; captured: 2.1.197, 2.1.332), bash and zsh: \
+                   the setup between the snapshot and `eval` is any run of statements of \
+                   the setup vocabulary ([`Piece::ClaudeSetup`])",
         argv: "SHELL -c TEXT",
-        pieces: claude_21!(
-            "shopt -u extglob 2>/dev/null || true && { \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true"
-        ),
-    },
-    Template {
-        agent: "claude-code",
-        name: "claude-code/2.1-zsh-unalias",
-        versions: "2.1.2xx (seen 2026-08 to 2026-09)",
-        argv: "SHELL -c TEXT",
-        pieces: claude_21!(
-            "setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL 2>/dev/null || true && { \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true"
-        ),
-    },
-    Template {
-        agent: "claude-code",
-        name: "claude-code/2.1-bash",
-        versions: "2.1.x (seen 2026-03 to 2026-07)",
-        argv: "SHELL -c TEXT",
-        pieces: claude_21!("shopt -u extglob 2>/dev/null || true"),
-    },
-    Template {
-        agent: "claude-code",
-        name: "claude-code/2.1-zsh-bareglobqual",
-        versions: "2.1.x (seen 2026-05 to 2026-07)",
-        argv: "SHELL -c TEXT",
-        pieces: claude_21!("setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL 2>/dev/null || true"),
-    },
-    Template {
-        agent: "claude-code",
-        name: "claude-code/2.1-zsh",
-        versions: "2.1.x (seen 2026-05)",
-        argv: "SHELL -c TEXT",
-        pieces: claude_21!("setopt NO_EXTENDED_GLOB 2>/dev/null || true"),
+        pieces: CLAUDE_21,
     },
     Template {
         agent: "claude-code",
@@ -676,6 +666,7 @@ fn match_template<'a>(template: &'static Template, text: &'a str) -> Option<Unwr
         exec_shell: None,
         path_prepend: None,
         stdin: Stdin::Inherited,
+        shells: None,
     };
     let mut appended_stdin = false;
     let mut codex_env: Option<CodexEnv<'a>> = None;
@@ -697,6 +688,11 @@ fn match_template<'a>(template: &'static Template, text: &'a str) -> Option<Unwr
                     .unwrap_or(rest.len());
                 claude_snapshot = Some(&rest[..end]);
                 end
+            }
+            Piece::ClaudeSetup => {
+                let (len, shells) = claude_setup(rest)?;
+                bookkeeping.shells = Some(shells);
+                len
             }
             Piece::ClaudeCwdFile => {
                 let len = claude_cwd_len(rest)?;
@@ -908,6 +904,187 @@ fn claude_snapshot_len(path: &str) -> Option<usize> {
             .bytes()
             .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase());
     (stamp_ok && id_ok).then_some(path.len())
+}
+
+/// The statements [`Piece::ClaudeSetup`] accepts, in brief (the parser below,
+/// `claude_setup`, is the definition). Each changes only the shell's own state,
+/// towards the defaults gate judges commands under, and runs nothing else:
+///
+/// - `shopt -u OPT…` (bash): OPT one of [`SETUP_BASH_OPTIONS`], each off by default in
+///   `bash -c`, and only ever narrowing what a pattern matches;
+/// - `setopt OPT…` (zsh): OPT one of [`SETUP_ZSH_OPTIONS`], the same for zsh;
+/// - `unalias -- NAME` and `unset -f -- NAME`: remove an alias or a function, so that a
+///   name means the builtin or the program gate judged; NAME a plain name
+///   (`[A-Za-z0-9_][A-Za-z0-9_.-]*`), bare or in single quotes;
+/// - each builtin written as it is or as `\builtin NAME`;
+/// - one of them alone, or a group `{ A; B; }` / `{ A || B; }` of them;
+/// - followed by nothing, ` 2>/dev/null` or ` >/dev/null 2>&1`, then ` || true`;
+/// - at most [`SETUP_MAX_STATEMENTS`] of them, and not a bare `shopt` (bash's) and a bare
+///   `setopt` (zsh's) in one setup: in the other shell the word would be a program found
+///   on `PATH` ([`Bookkeeping::shells`], which the run path compares with its shell).
+pub const SETUP_VOCABULARY: &str = "shopt -u OPT…, setopt OPT…, unalias -- NAME, unset -f -- NAME (each also as \\builtin …), alone or in { …; } with ; or ||, then nothing, 2>/dev/null or >/dev/null 2>&1, then || true";
+
+/// Bash options a setup statement may turn off: off by default in `bash -c`, so that
+/// turning them off leaves the shell as gate judges it; each only changes what patterns
+/// match. (Turning off an option that is on by default, `extquote` say, would change how
+/// the command gate judged is read: never in the vocabulary.)
+pub const SETUP_BASH_OPTIONS: &[&str] = &[
+    "extglob",
+    "nullglob",
+    "failglob",
+    "dotglob",
+    "nocaseglob",
+    "nocasematch",
+    "globstar",
+];
+
+/// Zsh options a setup statement may set, exactly as Claude Code spells them: each turns
+/// off a kind of pattern matching or expansion, most of them off by default already
+/// (`EQUALS`, the `=cmd` expansion, is on: turning it off makes zsh read a word as bash
+/// does). (`NO_CASE_GLOB` would widen matching: not in the list.)
+pub const SETUP_ZSH_OPTIONS: &[&str] = &[
+    "NO_EXTENDED_GLOB",
+    "NO_BARE_GLOB_QUAL",
+    "NO_BRACE_CCL",
+    "NO_MAGIC_EQUAL_SUBST",
+    "NO_RC_QUOTES",
+    "NO_EQUALS",
+    "NO_KSH_GLOB",
+    "NO_GLOB_DOTS",
+    "NO_NULL_GLOB",
+];
+
+/// At most this many setup statements: boilerplate, not a program.
+pub const SETUP_MAX_STATEMENTS: usize = 16;
+
+/// The shells whose builtins a setup's words are ([`Bookkeeping::shells`]).
+const BASH_OR_ZSH: &[&str] = &["bash", "zsh"];
+const BASH_ONLY: &[&str] = &["bash"];
+const ZSH_ONLY: &[&str] = &["zsh"];
+
+/// Which shell's builtins a setup's words are, statement by statement.
+#[derive(Debug, Default, Clone, Copy)]
+struct SetupShells {
+    /// A bare `shopt`: bash only.
+    bash: bool,
+    /// A bare `setopt`: zsh only.
+    zsh: bool,
+}
+
+/// [`Piece::ClaudeSetup`]: the length of the run of setup statements at the start of
+/// `rest`, each with its ` && `, and the shells it can run in. It stops before `eval `;
+/// any statement outside the vocabulary, or a setup that needs both bash and zsh, makes
+/// the whole text no wrapper.
+fn claude_setup(rest: &str) -> Option<(usize, &'static [&'static str])> {
+    let mut pos = 0;
+    let mut needs = SetupShells::default();
+    for _ in 0..=SETUP_MAX_STATEMENTS {
+        if rest[pos..].starts_with("eval ") {
+            return match (needs.bash, needs.zsh) {
+                (false, false) => Some((pos, BASH_OR_ZSH)),
+                (true, false) => Some((pos, BASH_ONLY)),
+                (false, true) => Some((pos, ZSH_ONLY)),
+                (true, true) => None,
+            };
+        }
+        pos += setup_statement_len(&rest[pos..], &mut needs)?;
+    }
+    None
+}
+
+/// One statement with its ` || true && `.
+fn setup_statement_len(rest: &str, needs: &mut SetupShells) -> Option<usize> {
+    let mut pos = setup_core_len(rest, needs)?;
+    for redirect in [" >/dev/null 2>&1", " 2>/dev/null"] {
+        if rest[pos..].starts_with(redirect) {
+            pos += redirect.len();
+            break;
+        }
+    }
+    let tail = " || true && ";
+    rest[pos..].starts_with(tail).then_some(pos + tail.len())
+}
+
+/// A simple statement, or a `{ …; }` group of them joined by `; ` or ` || `.
+fn setup_core_len(rest: &str, needs: &mut SetupShells) -> Option<usize> {
+    if !rest.starts_with("{ ") {
+        return setup_simple_len(rest, needs);
+    }
+    let mut pos = "{ ".len();
+    loop {
+        pos += setup_simple_len(&rest[pos..], needs)?;
+        let after = &rest[pos..];
+        if after.starts_with("; }") {
+            return Some(pos + "; }".len());
+        }
+        pos += ["; ", " || "]
+            .into_iter()
+            .find(|j| after.starts_with(j))?
+            .len();
+    }
+}
+
+/// `shopt -u OPT…`, `setopt OPT…`, `unalias -- NAME` or `unset -f -- NAME`, each also
+/// as `\builtin …`. A bare `shopt` or `setopt` ties the setup to its shell: in the
+/// other one it is a program found on `PATH` (`\builtin shopt` there only fails).
+fn setup_simple_len(rest: &str, needs: &mut SetupShells) -> Option<usize> {
+    let (prefix, command) = match rest.strip_prefix("\\builtin ") {
+        Some(after) => ("\\builtin ".len(), after),
+        None => (0, rest),
+    };
+    let bare = prefix == 0;
+    let len = if let Some(after) = command.strip_prefix("shopt -u") {
+        needs.bash |= bare;
+        "shopt -u".len() + option_words_len(after, SETUP_BASH_OPTIONS)?
+    } else if let Some(after) = command.strip_prefix("setopt") {
+        needs.zsh |= bare;
+        "setopt".len() + option_words_len(after, SETUP_ZSH_OPTIONS)?
+    } else if let Some(after) = command.strip_prefix("unalias -- ") {
+        "unalias -- ".len() + setup_name_len(after)?
+    } else if let Some(after) = command.strip_prefix("unset -f -- ") {
+        "unset -f -- ".len() + setup_name_len(after)?
+    } else {
+        return None;
+    };
+    Some(prefix + len)
+}
+
+/// One or more ` OPT`, each a whole word of `options`.
+fn option_words_len(rest: &str, options: &[&str]) -> Option<usize> {
+    let mut pos = 0;
+    while let Some(after) = rest[pos..].strip_prefix(' ') {
+        let end = after
+            .bytes()
+            .position(|b| !(b.is_ascii_alphanumeric() || b == b'_'))
+            .unwrap_or(after.len());
+        if !options.contains(&&after[..end]) {
+            break;
+        }
+        pos += 1 + end;
+    }
+    (pos > 0).then_some(pos)
+}
+
+/// A plain name, bare or in single quotes: `[A-Za-z0-9_][A-Za-z0-9_.-]*`.
+fn setup_name_len(rest: &str) -> Option<usize> {
+    let quoted = rest.starts_with('\'');
+    let inner = if quoted { &rest[1..] } else { rest };
+    let end = inner
+        .bytes()
+        .position(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')))
+        .unwrap_or(inner.len());
+    let first_ok = inner
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if !first_ok {
+        return None;
+    }
+    if quoted {
+        inner[end..].starts_with('\'').then_some(end + 2)
+    } else {
+        Some(end)
+    }
 }
 
 const CLAUDE_CWD_LEN: usize = "/tmp/claude-0000-cwd".len();
@@ -1332,8 +1509,62 @@ mod tests {
 
     const BASH_UNALIAS: &str = "shopt -u extglob 2>/dev/null || true && { \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true";
 
+    /// Claude Code 2.1.332's setup (zsh): four more options, all off by default but
+    /// `EQUALS`.
+    const ZSH_2_1_332: &str = "\\builtin setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL NO_BRACE_CCL NO_MAGIC_EQUAL_SUBST NO_RC_QUOTES NO_EQUALS 2>/dev/null || true && { \\builtin unalias -- 'which'; \\builtin unset -f -- 'which'; } >/dev/null 2>&1 || true && { \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true";
+
+    /// Claude Code 2.1.332's setup (bash): `\builtin shopt`, and `which` unaliased too.
+    const BASH_2_1_332: &str = "\\builtin shopt -u extglob 2>/dev/null || true && { \\builtin unalias -- 'which'; \\builtin unset -f -- 'which'; } >/dev/null 2>&1 || true && { \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true";
+
+    /// Forged setups; `MARK` stands for a file the smuggled command would create.
+    const SMUGGLED_SETUPS: &[&str] = &[
+        // Another command, anywhere in the vocabulary's shapes.
+        "{ \\builtin unalias -- 'which'; touch MARK; } >/dev/null 2>&1 || true",
+        "{ \\builtin unalias -- 'which'; \\builtin unset -f -- 'which'; touch MARK; } || true",
+        "shopt -u extglob 2>/dev/null || touch MARK && \\builtin shopt -u extglob || true",
+        "shopt -u extglob; touch MARK || true",
+        "shopt -u extglob 2>/dev/null || true; touch MARK || true",
+        "touch MARK 2>/dev/null || true",
+        "\\builtin touch MARK || true",
+        "\\builtin eval 'touch MARK' || true",
+        "builtin eval touch MARK || true",
+        "\\builtin shopt -u extglob\ntouch MARK || true",
+        "{ \\builtin unalias -- 'which' & touch MARK; } || true",
+        "{ \\builtin unalias -- 'which' | touch MARK; } || true",
+        "{ \\builtin unalias -- 'which' && touch MARK; } || true",
+        // Expansions in a name or an option: the shell would run them.
+        "\\builtin unalias -- $(touch MARK) || true",
+        "\\builtin unalias -- `touch MARK` || true",
+        "\\builtin unset -f -- \"$(touch MARK)\" || true",
+        "\\builtin unalias -- 'a'$(touch MARK) || true",
+        "\\builtin shopt -u $(touch MARK) || true",
+        "\\builtin shopt -u extglob$(touch MARK) || true",
+        "\\builtin unalias -- ${X:=$(touch MARK)} || true",
+        // A quote left open, or closed elsewhere.
+        "\\builtin unalias -- 'which || true && touch MARK && \\builtin unalias -- ' || true",
+        // Redirections to files: they write (or create MARK).
+        "\\builtin shopt -u extglob >MARK || true",
+        "\\builtin shopt -u extglob 2>MARK || true",
+        "{ \\builtin unalias -- 'which'; } >/dev/null 2>MARK || true",
+        // Options that change how the command gate judged is read or matched.
+        "shopt -s extglob || true",
+        "shopt -u extquote || true",
+        "shopt -s expand_aliases || true",
+        "setopt NO_CASE_GLOB || true",
+        "setopt EXTENDED_GLOB || true",
+        "set -o noglob || true",
+        // Functions and aliases defined, not removed.
+        "alias ls='touch MARK' || true",
+        "{ ls() { touch MARK; }; } || true",
+        "unset -v -- PATH || true",
+        "unset -- PATH || true",
+        // Not `|| true`.
+        "shopt -u extglob || touch MARK",
+        "shopt -u extglob && touch MARK || true",
+    ];
+
     fn claude_latest(command: &str) -> String {
-        claude_2_1(BASH_UNALIAS, &claude_quote(command), " < /dev/null")
+        claude_2_1(BASH_2_1_332, &claude_quote(command), " < /dev/null")
     }
 
     fn gemini(command: &str) -> String {
@@ -1446,7 +1677,7 @@ mod tests {
         let text = claude_latest("git status");
         let u = unwrap(&text).unwrap();
         assert_eq!(u.agent, "claude-code");
-        assert_eq!(u.template, "claude-code/2.1-bash-unalias");
+        assert_eq!(u.template, "claude-code/2.1");
         assert_eq!(u.inner, "git status");
         assert_eq!(u.bookkeeping.sources, Some(SNAP));
         assert_eq!(u.bookkeeping.sources_home, Some("/home/alice"));
@@ -1487,32 +1718,97 @@ mod tests {
 
     #[test]
     fn every_claude_2_1_setup_is_recognised_with_and_without_the_stdin_redirect() {
-        for (setup, name) in [
-            (BASH_UNALIAS, "claude-code/2.1-bash-unalias"),
-            (
-                "setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL 2>/dev/null || true && { \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true",
-                "claude-code/2.1-zsh-unalias",
-            ),
-            (
-                "shopt -u extglob 2>/dev/null || true",
-                "claude-code/2.1-bash",
-            ),
-            (
-                "setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL 2>/dev/null || true",
-                "claude-code/2.1-zsh-bareglobqual",
-            ),
-            (
-                "setopt NO_EXTENDED_GLOB 2>/dev/null || true",
-                "claude-code/2.1-zsh",
-            ),
+        for setup in [
+            BASH_2_1_332,
+            ZSH_2_1_332,
+            BASH_UNALIAS,
+            "setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL 2>/dev/null || true && { \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true",
+            "shopt -u extglob 2>/dev/null || true",
+            "setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL 2>/dev/null || true",
+            "setopt NO_EXTENDED_GLOB 2>/dev/null || true",
         ] {
             for (stdin, expect) in [(" < /dev/null", Stdin::DevNull), ("", Stdin::Inherited)] {
                 let text = claude_2_1(setup, &claude_quote("cat <<'EOF'\nx\nEOF"), stdin);
                 let u = unwrap(&text).unwrap_or_else(|| panic!("{text}"));
-                assert_eq!(u.template, name);
+                assert_eq!(u.template, "claude-code/2.1");
                 assert_eq!(u.inner, "cat <<'EOF'\nx\nEOF");
                 assert_eq!(u.bookkeeping.stdin, expect);
             }
+        }
+    }
+
+    /// Setups Claude Code has not sent (yet), made only of the vocabulary: recognised,
+    /// and the inner command is the same.
+    #[test]
+    fn any_setup_made_of_the_vocabulary_is_recognised() {
+        for setup in [
+            "\\builtin setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL 2>/dev/null || true",
+            "{ \\builtin unalias -- 'grep'; \\builtin unset -f -- 'grep'; } >/dev/null 2>&1 || true && \\builtin shopt -u extglob 2>/dev/null || true",
+            "{ \\builtin shopt -u extglob || \\builtin setopt NO_EXTENDED_GLOB; } >/dev/null 2>&1 || true",
+            "shopt -u extglob nullglob dotglob failglob nocaseglob nocasematch globstar || true",
+            "unalias -- rg || true && unset -f -- rg || true",
+            "{ \\builtin unalias -- 'x.y-z'; } 2>/dev/null || true",
+        ] {
+            let text = claude_2_1(setup, &claude_quote("ls"), " < /dev/null");
+            let u = unwrap(&text).unwrap_or_else(|| panic!("{text}"));
+            assert_eq!(
+                (u.template, &*u.inner),
+                ("claude-code/2.1", "ls"),
+                "{setup}"
+            );
+        }
+        // Which shell the setup's words are builtins of, for the run path to compare with
+        // the shell it runs: a bare `shopt` is bash's, a bare `setopt` zsh's.
+        let shells = |setup: &str| {
+            unwrap(&claude_2_1(setup, "'ls'", " < /dev/null")).and_then(|u| u.bookkeeping.shells)
+        };
+        assert_eq!(shells(BASH_2_1_332), Some(&["bash", "zsh"][..]));
+        assert_eq!(shells(BASH_UNALIAS), Some(&["bash"][..]));
+        assert_eq!(
+            shells("setopt NO_EXTENDED_GLOB 2>/dev/null || true"),
+            Some(&["zsh"][..])
+        );
+        // Both bare: one of them would be a program found on PATH whichever shell runs it.
+        assert_eq!(
+            shells("{ shopt -u extglob || setopt NO_EXTENDED_GLOB; } >/dev/null 2>&1 || true"),
+            None
+        );
+        assert_eq!(
+            shells("shopt -u extglob || true && setopt NO_EXTENDED_GLOB || true"),
+            None
+        );
+        // Other templates make no such demand.
+        assert_eq!(unwrap(&gemini("ls")).unwrap().bookkeeping.shells, None);
+        // No setup at all: the frame alone.
+        let bare = format!(
+            "source {SNAP} 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| {CWD}"
+        );
+        assert_eq!(inner(&bare).as_deref(), Some("ls"));
+        // Boilerplate, not a program: a bounded number of statements.
+        let many = vec!["shopt -u extglob || true"; SETUP_MAX_STATEMENTS + 1].join(" && ");
+        assert_eq!(inner(&claude_2_1(&many, "'ls'", " < /dev/null")), None);
+        let enough = vec!["shopt -u extglob || true"; SETUP_MAX_STATEMENTS].join(" && ");
+        assert!(inner(&claude_2_1(&enough, "'ls'", " < /dev/null")).is_some());
+    }
+
+    /// Setup-shaped text that runs something besides the vocabulary, or changes how the
+    /// shell reads the command gate judged: never a wrapper, so it is judged whole (and
+    /// matches no allow rule). `tests/agent_fixtures.rs` runs such texts in bash, where
+    /// the smuggled part does run.
+    #[test]
+    fn setup_shaped_text_that_smuggles_a_command_is_not_a_wrapper() {
+        // The control: the same text with a statement of the vocabulary is a wrapper.
+        let control = claude_2_1(
+            "shopt -u extglob || true",
+            &claude_quote("ls"),
+            " < /dev/null",
+        );
+        assert_eq!(inner(&control).as_deref(), Some("ls"));
+        for setup in SMUGGLED_SETUPS {
+            let text = claude_2_1(setup, &claude_quote("ls"), " < /dev/null");
+            assert_eq!(inner(&text), None, "{setup}");
+            // Claude Code's mark is still there: gate says it looks like its wrapper.
+            assert_eq!(resembles(&text).map(|f| f.agent), Some("claude-code"));
         }
     }
 
@@ -1853,7 +2149,7 @@ mod tests {
             ("cwd with dotdot", real.replace("/tmp/claude-f8eb-cwd", "/tmp/claude-f8eb-cwd/..")),
             ("> for >|", real.replace(">|", ">")),
             ("different redirect", real.replace("< /dev/null", "< /etc/passwd")),
-            ("stderr dropped", real.replace(" 2>/dev/null || true && shopt", " || true && shopt")),
+            ("stderr dropped", real.replace(" 2>/dev/null || true && \\builtin shopt", " || true && \\builtin shopt")),
             ("trailing space", format!("{real} ")),
             ("leading space", format!(" {real}")),
             ("double space", real.replace("eval 'ls'", "eval  'ls'")),

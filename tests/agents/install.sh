@@ -13,10 +13,10 @@ cd "$(dirname "$0")/../.."
 
 agent=${1:?usage: tests/agents/install.sh AGENT}
 case $agent in
-    claude) kind=npm package=@anthropic-ai/claude-code version=2.1.197 bin=claude ;;
+    claude) kind=npm package=@anthropic-ai/claude-code version=2.1.332 bin=claude ;;
     codex) kind=npm package=@openai/codex version=0.171.0 bin=codex ;;
     gemini) kind=npm package=@google/gemini-cli version=0.61.0 bin=gemini ;;
-    qwen) kind=npm package=@qwen-code/qwen-code version=0.15.10 bin=qwen ;;
+    qwen) kind=npm package=@qwen-code/qwen-code version=0.24.4 bin=qwen ;;
     aider) kind=pypi package=aider-chat version=0.86.2 bin=aider ;;
     *) echo "install.sh: unknown agent '$agent' (claude, codex, gemini, qwen, aider)" >&2; exit 2 ;;
 esac

@@ -920,6 +920,14 @@ pub const CORPUS: &[&str] = &[
     "sh -e -c 'rm victim'",
     "eval -- 'rm victim'",
     "eval -- rm victim",
+    // Shells and option sections read from gate's one table of shells.
+    "rbash -c 'rm victim'",
+    "bash -c - 'rm victim'",
+    "zsh -O -c 'rm victim'",
+    "zsh -oerrexit -c 'rm victim'",
+    "O=-c; bash $O 'rm victim'",
+    "zsh -c '=rm victim'",
+    "=rm victim",
     // env -S with \_ and friends.
     "env -S 'rm\\_victim'",
     "env -S'rm victim'",
@@ -1001,9 +1009,9 @@ pub const GAPS: &[&str] = &[
     "echo 'ln -s victim l; mkdir -p a/b' > s; sh s",
     "echo 'rm victim' > s; BASH_ENV=s bash -c true",
     "source <(echo rm victim)",
-    // A shell under another name, and zsh's own expansion.
-    "rbash -c 'rm victim'",
-    "zsh -c '=rm victim'",
+    // A shell under a name gate does not know, and zsh's own expansion.
+    "cp /usr/bin/bash mysh; ./mysh -c 'rm victim'",
+    "x=\"\\$(rm victim)\"; echo ${(e)x}",
     // The shell's own tables of names.
     "hash -p /usr/bin/rm r; r victim",
     "alias r=rm\nr victim",
