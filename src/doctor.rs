@@ -46,6 +46,10 @@ struct Report {
     marking: Marking,
     /// Whether network by domain can be enforced here, and the sentence saying so.
     domains: (bool, String),
+    /// Whether a run at `safe` ends what its command leaves behind, the sentence, and
+    /// whether commands at `safe` can run at all (a namespace that cannot be mapped
+    /// refuses them).
+    left_behind: (bool, String, bool),
 }
 
 /// What marks the commands gate runs, and what that means here (see
@@ -150,12 +154,13 @@ impl Report {
             git_workspace: Path::new(".git").exists(),
             marking: Marking::gather(&kernel),
             domains: domains(&kernel, root, mark::ptrace_scope()),
+            left_behind: left_behind(root),
         }
     }
 
     /// The safe level can be fully enforced, and the configuration loads.
     fn ok(&self) -> bool {
-        self.settings.is_ok() && self.safe.as_ref().is_some_and(|(ok, _)| *ok)
+        self.settings.is_ok() && self.safe.as_ref().is_some_and(|(ok, _)| *ok) && self.left_behind.2
     }
 
     fn text(&self) -> String {
@@ -237,6 +242,7 @@ impl Report {
             None => line("safe level", "unknown: the configuration does not load"),
         }
         line("domains", &self.domains.1);
+        line("left behind", &self.left_behind.1);
         if self.git_workspace {
             line(
                 "workspace",
@@ -307,6 +313,7 @@ impl Report {
             })),
             "git_workspace": self.git_workspace,
             "domains": {"enforceable": self.domains.0, "text": self.domains.1},
+            "left_behind": {"ended": self.left_behind.0, "text": self.left_behind.1},
         })
     }
 }
@@ -507,6 +514,34 @@ fn safe_level(settings: &Settings, kernel: &Kernel, root: bool) -> (bool, String
             ),
         ),
         Err(e) => (false, format!("cannot be set up: {e}")),
+    }
+}
+
+/// Whether a command at `safe` has what it leaves behind ended here: a user namespace of
+/// its own, tried in a throwaway child ([`sandbox::ending`]).
+fn left_behind(root: bool) -> (bool, String, bool) {
+    match sandbox::ending::probe(root) {
+        Ok(sandbox::ending::Plan::Namespace) => (
+            true,
+            "ended at the safe level: the command runs in a user namespace of its own, and \
+             gate's supervisor kills every process left in it when the command ends"
+                .to_owned(),
+            true,
+        ),
+        Ok(sandbox::ending::Plan::NotEnded(why)) => (
+            false,
+            format!(
+                "NOT ended at the safe level: {why}; processes the command starts (setsid, \
+                 nohup, double-forked daemons) can outlive it, keep its terminal and write \
+                 the workspace (see docs/sandbox.md)"
+            ),
+            true,
+        ),
+        Err(why) => (
+            false,
+            format!("cannot be set up: {why}; commands at the safe level are refused (125)"),
+            false,
+        ),
     }
 }
 

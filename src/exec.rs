@@ -313,7 +313,7 @@ pub fn exec(plan: Plan, permit: Permit) -> ExecError {
             .map_err(|e| e.to_string())
             .and_then(|listener| {
                 supervisor
-                    .hand_over(listener, audit)
+                    .hand_over(Some(listener), audit, None)
                     .map_err(|e| e.to_string())
             });
         if let Err(message) = handed {

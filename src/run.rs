@@ -874,9 +874,13 @@ fn run_allowed(
             },
         },
         Err(PermitError::NeedsSandbox) => match prepare_sandbox(settings, execs) {
-            Ok((sandbox, supervisor)) => {
+            Ok(Prepared {
+                sandbox,
+                supervisor,
+                userns,
+            }) => {
                 *trail.sandbox.borrow_mut() = Some(sandbox.summary().clone());
-                (Some(sandbox), supervisor.map(Deferred::Started))
+                (Some((sandbox, userns)), supervisor.map(Deferred::Started))
             }
             Err(e) => return refuse(e.to_string()),
         },
@@ -913,7 +917,7 @@ fn run_allowed(
             (Ok(_), Some(Deferred::Started(_))) => unreachable!("started only with the sandbox"),
             (Err(PermitError::NeedsSandbox), _) => unreachable!("prepared above"),
         },
-        Some(sandbox) => {
+        Some((sandbox, userns)) => {
             if !sandbox.not_enforced.is_empty() {
                 say(&format!(
                     "gate: warning: --best-effort: the sandbox does not enforce {}",
@@ -931,19 +935,21 @@ fn run_allowed(
                 None => None,
             };
             let proxy = supervisor.as_ref().and_then(|s| s.proxy());
+            let notified = sandbox.notifies();
             let enforced = sandbox
                 .enforce()
                 .map_err(|e| e.to_string())
                 .and_then(
                     |mut enforced| match (supervisor, enforced.listener.take()) {
                         (None, _) => Ok(enforced),
-                        (Some(supervisor), Some(listener)) => supervisor
-                            .hand_over(listener, audit)
+                        (Some(_), None) if notified => Err("the seccomp filter gave no \
+                                                            listener for gate's supervisor; \
+                                                            nothing was run"
+                            .to_owned()),
+                        (Some(supervisor), listener) => supervisor
+                            .hand_over(listener, audit, userns)
                             .map(|()| enforced)
                             .map_err(|e| e.to_string()),
-                        (Some(_), None) => Err("the seccomp filter gave no listener for gate's \
-                                            supervisor; nothing was run"
-                            .to_owned()),
                     },
                 );
             match enforced {
@@ -1028,11 +1034,12 @@ fn exec_checks_readable() -> Result<(), String> {
 }
 
 /// Build and prepare the sandbox for a run in the current directory, with gate's
-/// supervisor when the run needs one (network by domain, deny rules at exec).
+/// supervisor when the run needs one (network by domain, deny rules at exec, ending what
+/// the command leaves behind).
 fn prepare_sandbox(
     settings: &Settings,
     execs: Option<crate::supervisor::Execs>,
-) -> Result<(sandbox::Sandbox, Option<crate::supervisor::Supervisor>), sandbox::SandboxError> {
+) -> Result<Prepared, sandbox::SandboxError> {
     let cwd = std::env::current_dir().map_err(|e| {
         sandbox::SandboxError(format!(
             "cannot find the working directory ({e}); nothing was run"
@@ -1053,10 +1060,14 @@ fn prepare_sandbox(
         connect: spec.proxy.is_some(),
         exec: execs.is_some(),
     };
+    // What the command leaves behind is ended by the supervisor, in a user namespace of
+    // the command's own where one can be made (decided now, made last).
+    let mut ending = sandbox::ending::plan(is_root);
+    let ends = ending == sandbox::ending::Plan::Namespace;
     // The supervisor is started first: gate is small then (the fork copies little, and
     // the intermediate process is long gone when gate reaps it before exec), and it
-    // inherits none of the walk's descriptors.
-    let supervisor = if notified.connect || notified.exec {
+    // inherits none of the walk's descriptors, nor the command's user namespace.
+    let supervisor = if notified.connect || notified.exec || ends {
         let error = |e: String| sandbox::SandboxError(e);
         if execs.is_some() {
             crate::supervisor::readable(false)
@@ -1082,8 +1093,32 @@ fn prepare_sandbox(
     } else {
         None
     };
-    let sandbox = sandbox::Sandbox::prepare(&spec, kernel, notified)?;
-    Ok((sandbox, supervisor))
+    let mut sandbox = sandbox::Sandbox::prepare(&spec, kernel, notified)?;
+    let userns = if ends {
+        match sandbox::ending::enter()? {
+            Ok(userns) => Some(userns),
+            Err(why) => {
+                ending = sandbox::ending::Plan::NotEnded(why);
+                None
+            }
+        }
+    } else {
+        None
+    };
+    sandbox.left_behind(&ending);
+    Ok(Prepared {
+        sandbox,
+        supervisor,
+        userns,
+    })
+}
+
+/// The sandbox, prepared, with gate's supervisor when the run has one, and the
+/// command's user namespace when what it leaves behind is ended.
+struct Prepared {
+    sandbox: sandbox::Sandbox,
+    supervisor: Option<crate::supervisor::Supervisor>,
+    userns: Option<std::os::fd::OwnedFd>,
 }
 
 /// What exactly to exec for an allowed target.

@@ -40,6 +40,7 @@
 //! reports success without acting runs nothing.
 
 mod caps;
+pub mod ending;
 mod landlock;
 mod listing;
 pub mod mark;
@@ -308,6 +309,8 @@ pub struct Sandbox {
     summary: Value,
     /// What is not enforced (best effort only), for one warning line.
     pub not_enforced: Vec<Feature>,
+    /// Whether the filter hands calls to gate's supervisor (and so gives a listener).
+    notifies: bool,
 }
 
 /// Proof that the sandbox is in force in this process. Only [`Sandbox::enforce`] makes
@@ -421,12 +424,25 @@ impl Sandbox {
             filter,
             summary,
             not_enforced: missing,
+            notifies: notified.connect || notified.exec,
         })
     }
 
     /// What the sandbox will enforce, for the audit record.
     pub fn summary(&self) -> &Value {
         &self.summary
+    }
+
+    /// Whether the filter hands calls to gate's supervisor, so that enforcing it gives a
+    /// listener.
+    pub fn notifies(&self) -> bool {
+        self.notifies
+    }
+
+    /// Add what the run does about the processes its command leaves behind
+    /// ([`ending`]) to the record: `left_behind`.
+    pub fn left_behind(&mut self, plan: &ending::Plan) {
+        self.summary["left_behind"] = plan.summary();
     }
 
     /// Enforce it on this process: drop capabilities, restrict with Landlock (which sets

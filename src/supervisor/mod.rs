@@ -44,6 +44,7 @@
 //! answered for.
 
 mod connect;
+mod ending;
 pub mod execs;
 mod listens;
 mod notify;
@@ -313,27 +314,38 @@ impl Supervisor {
     ///
     /// With `audit`, the run's audit log goes along (its descriptor, and the ids in the
     /// message): the proxy writes one record to it per connection, the exec check one
-    /// per refusal.
-    pub fn hand_over(self, listener: OwnedFd, audit: Option<Audit>) -> Result<(), SupervisorError> {
-        if self.proxy.is_some() {
+    /// per refusal. With `userns`, the command's user namespace: once the command has
+    /// ended, the supervisor kills every process left in it ([`ending`]).
+    pub fn hand_over(
+        self,
+        listener: Option<OwnedFd>,
+        audit: Option<Audit>,
+        userns: Option<OwnedFd>,
+    ) -> Result<(), SupervisorError> {
+        if let (Some(listener), Some(_)) = (&listener, self.proxy) {
             addfd_works(listener.as_fd()).map_err(error)?;
         }
-        let mut fds = vec![listener.as_raw_fd()];
-        let mut message = b"L".to_vec();
+        // What comes, in the first three bytes; the descriptors in the same order.
+        let mut message = vec![
+            if listener.is_some() { b'L' } else { b'-' },
+            if audit.is_some() { b'A' } else { b'-' },
+            if userns.is_some() { b'U' } else { b'-' },
+        ];
+        let mut fds = Vec::new();
+        fds.extend(listener.as_ref().map(|l| l.as_raw_fd()));
         if let Some(audit) = &audit {
             fds.push(audit.file.as_raw_fd());
-            message = format!(
-                "A\0{}\0{}\0{}",
-                audit.call_id, audit.session_id, audit.level
-            )
-            .into_bytes();
+            message.extend(
+                format!("\0{}\0{}\0{}", audit.call_id, audit.session_id, audit.level).into_bytes(),
+            );
         }
+        fds.extend(userns.as_ref().map(|u| u.as_raw_fd()));
         let cmsg = [ControlMessage::ScmRights(&fds)];
         let iov = [io::IoSlice::new(&message)];
         sendmsg::<()>(
             self.channel.as_raw_fd(),
             &iov,
-            &cmsg,
+            if fds.is_empty() { &[] } else { &cmsg },
             MsgFlags::empty(),
             None,
         )
@@ -509,11 +521,18 @@ fn supervise(channel: OwnedFd, pidfd: OwnedFd, work: Work, inherited: &[RawFd]) 
     let admission = proxy.as_ref().map(|b| b.proxy.admit());
     // The proxy serves from the hand-over on (it brings the audit log): no connection
     // reaches it before, since only this process's answers to the command make them.
-    let Some((listener, audit)) = receive_listener(&channel, &pidfd) else {
+    let Some(HandedOver {
+        listener,
+        audit,
+        userns,
+    }) = receive_listener(&channel, &pidfd)
+    else {
         exit()
     };
     drop(channel);
-    notify::wake_up_synchronously(listener.as_fd());
+    if let Some(listener) = &listener {
+        notify::wake_up_synchronously(listener.as_fd());
+    }
     let mut record = None;
     let mut connects = None;
     if let Some(audit) = &audit {
@@ -548,23 +567,38 @@ fn supervise(channel: OwnedFd, pidfd: OwnedFd, work: Work, inherited: &[RawFd]) 
             closed: false,
         });
     }
-    let mut watching_command = connects.is_some();
+    let mut watching_command = connects.is_some() || userns.is_some();
     loop {
-        let mut fds = vec![PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
+        let mut fds = Vec::with_capacity(2);
+        if let Some(listener) = &listener {
+            fds.push(PollFd::new(listener.as_fd(), PollFlags::POLLIN));
+        }
         if watching_command {
             fds.push(PollFd::new(pidfd.as_fd(), PollFlags::POLLIN));
+        }
+        if fds.is_empty() {
+            exit()
         }
         match poll(&mut fds, PollTimeout::NONE) {
             Err(Errno::EINTR) => continue,
             Err(_) => exit(),
             Ok(_) => {}
         }
-        let listener_state = fds[0].revents().unwrap_or(PollFlags::POLLERR);
-        let ended = watching_command && fds[1].revents().is_none_or(|r| !r.is_empty());
+        let listener_state = listener
+            .as_ref()
+            .map(|_| fds[0].revents().unwrap_or(PollFlags::POLLERR));
+        let ended = watching_command
+            && fds
+                .last()
+                .and_then(|fd| fd.revents())
+                .is_none_or(|r| !r.is_empty());
         if ended {
-            // The command has ended: what it left behind loses the proxy, and with no
-            // exec duty, the supervisor has nothing left to do.
-            if execs.is_none() {
+            // The command has ended: what it left behind is killed (at `safe`), and
+            // loses the proxy; with no exec duty, the supervisor has nothing left to do.
+            if let Some(userns) = &userns {
+                ending::end(userns.as_fd());
+            }
+            if execs.is_none() || listener.is_none() {
                 exit()
             }
             if let Some(c) = connects.as_mut() {
@@ -572,15 +606,24 @@ fn supervise(channel: OwnedFd, pidfd: OwnedFd, work: Work, inherited: &[RawFd]) 
             }
             watching_command = false;
         }
-        if listener_state.contains(PollFlags::POLLIN) {
+        let (Some(listener), Some(state)) = (&listener, listener_state) else {
+            continue;
+        };
+        if state.contains(PollFlags::POLLIN) {
             answer_one(
                 listener.as_fd(),
                 execs.as_ref(),
                 connects.as_ref(),
                 record.as_mut(),
             );
-        } else if listener_state.intersects(PollFlags::POLLHUP | PollFlags::POLLERR) {
+        } else if state.intersects(PollFlags::POLLHUP | PollFlags::POLLERR) {
             // Nothing runs under the filter any more.
+            if watching_command {
+                // Nor does the command; what it left behind ends with it.
+                if let Some(userns) = &userns {
+                    ending::end(userns.as_fd());
+                }
+            }
             exit()
         }
     }
@@ -702,9 +745,17 @@ struct Received {
     level: String,
 }
 
-/// The listener from gate, with the audit log when the run has one, or `None` when
-/// gate ended (or closed the channel) first.
-fn receive_listener(channel: &OwnedFd, pidfd: &OwnedFd) -> Option<(OwnedFd, Option<Received>)> {
+/// What gate handed over: the listener (when the command's filter notifies), the audit
+/// log when the run has one, the command's user namespace when what it leaves behind is
+/// ended.
+struct HandedOver {
+    listener: Option<OwnedFd>,
+    audit: Option<Received>,
+    userns: Option<OwnedFd>,
+}
+
+/// What gate hands over, or `None` when gate ended (or closed the channel) first.
+fn receive_listener(channel: &OwnedFd, pidfd: &OwnedFd) -> Option<HandedOver> {
     loop {
         let mut fds = [
             PollFd::new(pidfd.as_fd(), PollFlags::POLLIN),
@@ -730,7 +781,7 @@ fn receive_listener(channel: &OwnedFd, pidfd: &OwnedFd) -> Option<(OwnedFd, Opti
     }
     let mut message = [0u8; 512];
     let mut iov = [io::IoSliceMut::new(&mut message)];
-    let mut space = nix::cmsg_space!([RawFd; 2]);
+    let mut space = nix::cmsg_space!([RawFd; 3]);
     let msg = recvmsg::<()>(
         channel.as_raw_fd(),
         &mut iov,
@@ -750,12 +801,17 @@ fn receive_listener(channel: &OwnedFd, pidfd: &OwnedFd) -> Option<(OwnedFd, Opti
         }
     }
     let mut fds = received.into_iter();
-    let listener = fds.next()?;
     let ids = &message[..len];
-    let audit = match ids.first() {
-        Some(b'L') => None,
-        Some(b'A') => {
-            let mut parts = ids[1..].split(|&b| b == 0).skip(1);
+    let [has_listener, has_audit, has_userns] = *ids.first_chunk::<3>()?;
+    let listener = match has_listener {
+        b'L' => Some(fds.next()?),
+        b'-' => None,
+        _ => return None,
+    };
+    let audit = match has_audit {
+        b'-' => None,
+        b'A' => {
+            let mut parts = ids[3..].split(|&b| b == 0).skip(1);
             let mut text = || String::from_utf8(parts.next()?.to_vec()).ok();
             let call_id = text()?;
             let session_id = text()?;
@@ -769,7 +825,16 @@ fn receive_listener(channel: &OwnedFd, pidfd: &OwnedFd) -> Option<(OwnedFd, Opti
         }
         _ => return None,
     };
-    Some((listener, audit))
+    let userns = match has_userns {
+        b'U' => Some(fds.next()?),
+        b'-' => None,
+        _ => return None,
+    };
+    Some(HandedOver {
+        listener,
+        audit,
+        userns,
+    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,183 @@
+//! Ending what the command leaves behind, at `safe`: once the command has ended, kill
+//! every process in its user namespace, or in one made beneath it (see
+//! [`crate::sandbox::ending`] for how the command got there).
+//!
+//! The supervisor scans /proc: for each process, a pidfd first, then the user namespace
+//! its `/proc/PID/ns/user` names, and SIGKILL through the pidfd. A pid reused between the
+//! two steps leaves the pidfd naming the process that ended, so no other process is ever
+//! signalled. The scan is repeated until one finds no member it has not killed already: a
+//! member that forked while the scan went by is found by the next. Killing needs no
+//! capability: the members run as the supervisor's user, and the supervisor, in the
+//! namespace's parent with the owner's uid, holds every capability in it, so a member
+//! that made itself non-dumpable is still seen.
+
+use std::collections::HashMap;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+
+/// `NS_GET_PARENT` (linux/nsfs.h): a descriptor of a namespace's parent.
+const NS_GET_PARENT: libc::c_ulong = 0xb702;
+/// How deep user namespaces nest (the kernel's limit is 32).
+const MAX_DEPTH: usize = 33;
+
+/// A namespace's identity: the device and inode of its nsfs file.
+type Id = (u64, u64);
+
+fn id_of(fd: BorrowedFd<'_>) -> Option<Id> {
+    let st = nix::sys::stat::fstat(fd).ok()?;
+    Some((st.st_dev, st.st_ino))
+}
+
+/// Kill every process in the namespace `ours` or beneath it; return how many were
+/// killed.
+pub fn end(ours: BorrowedFd<'_>) -> usize {
+    let Some(own) = id_of(ours) else {
+        return 0;
+    };
+    let mut members: HashMap<Id, bool> = HashMap::from([(own, true)]);
+    let me = std::process::id();
+    // The pidfds of the processes killed so far, by pid.
+    let mut killed: HashMap<i32, OwnedFd> = HashMap::new();
+    loop {
+        let mut new = Vec::new();
+        for pid in pids().into_iter().filter(|&pid| pid as u32 != me) {
+            if killed.get(&pid).is_some_and(|fd| !ended(fd.as_fd())) {
+                // Killed already, still dying.
+                continue;
+            }
+            let Some(pidfd) = pidfd_open(pid) else {
+                continue;
+            };
+            let Some(ns) = user_ns(pid) else {
+                continue;
+            };
+            if !is_member(ns, &mut members) || ended(pidfd.as_fd()) {
+                continue;
+            }
+            // SAFETY: pidfd_send_signal with a valid pidfd, a signal number, no info.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_pidfd_send_signal,
+                    pidfd.as_raw_fd(),
+                    libc::SIGKILL,
+                    std::ptr::null::<libc::siginfo_t>(),
+                    0,
+                );
+            }
+            new.push(pid);
+            killed.insert(pid, pidfd);
+        }
+        if new.is_empty() {
+            return killed.len();
+        }
+        // Wait for them to go (a second at most: one stuck in the kernel is not waited
+        // for), so the next scan does not find them again.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+        for pid in new {
+            let Some(fd) = killed.get(&pid) else { continue };
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let ms = u16::try_from(left.as_millis()).unwrap_or(u16::MAX);
+            let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
+            let _ = poll(&mut fds, PollTimeout::from(ms));
+        }
+    }
+}
+
+/// The pids in /proc, as listed.
+fn pids() -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+/// The user namespace of `pid`, opened.
+fn user_ns(pid: i32) -> Option<OwnedFd> {
+    std::fs::File::open(format!("/proc/{pid}/ns/user"))
+        .ok()
+        .map(OwnedFd::from)
+}
+
+/// Whether `ns` is the command's namespace or lies beneath it; remembered by identity,
+/// so the namespace most processes share is walked once.
+fn is_member(ns: OwnedFd, members: &mut HashMap<Id, bool>) -> bool {
+    let Some(first) = id_of(ns.as_fd()) else {
+        return false;
+    };
+    if let Some(&known) = members.get(&first) {
+        return known;
+    }
+    let mut seen = vec![first];
+    let mut current = ns;
+    let mut answer = false;
+    for _ in 0..MAX_DEPTH {
+        // SAFETY: NS_GET_PARENT takes no argument and returns a new descriptor.
+        let rc = unsafe { libc::ioctl(current.as_raw_fd(), NS_GET_PARENT) };
+        if rc < 0 {
+            // The initial namespace, or one outside the supervisor's.
+            break;
+        }
+        // SAFETY: a new descriptor that nothing else owns.
+        current = unsafe { OwnedFd::from_raw_fd(rc as RawFd) };
+        let Some(id) = id_of(current.as_fd()) else {
+            break;
+        };
+        if let Some(&known) = members.get(&id) {
+            answer = known;
+            break;
+        }
+        seen.push(id);
+    }
+    for id in seen {
+        members.insert(id, answer);
+    }
+    answer
+}
+
+fn pidfd_open(pid: i32) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor.
+    let rc = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    // SAFETY: a new descriptor that nothing else owns.
+    (rc >= 0).then(|| unsafe { OwnedFd::from_raw_fd(rc as RawFd) })
+}
+
+/// Whether the process a pidfd names has ended (a zombie included).
+fn ended(pidfd: BorrowedFd<'_>) -> bool {
+    let mut fds = [PollFd::new(pidfd, PollFlags::POLLIN)];
+    matches!(poll(&mut fds, PollTimeout::ZERO), Ok(n) if n > 0)
+}
+
+/// The pids of the processes still alive in the namespace or beneath it (for tests).
+#[cfg(test)]
+fn members_alive(ours: BorrowedFd<'_>) -> std::collections::HashSet<i32> {
+    let own = id_of(ours).expect("fstat");
+    let mut members: HashMap<Id, bool> = HashMap::from([(own, true)]);
+    pids()
+        .into_iter()
+        .filter(|&pid| {
+            user_ns(pid).is_some_and(|ns| is_member(ns, &mut members))
+                && pidfd_open(pid).is_some_and(|fd| !ended(fd.as_fd()))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_is_in_its_own_namespace_and_no_child_of_it() {
+        let ns = std::fs::File::open("/proc/self/ns/user").unwrap();
+        let ns = OwnedFd::from(ns);
+        // Every process of the test's namespace is a member, this one included.
+        assert!(members_alive(ns.as_fd()).contains(&(std::process::id() as i32)));
+        let mut members: HashMap<Id, bool> = HashMap::new();
+        members.insert((0, 0), true);
+        // A namespace that leads to no known member is not one.
+        let again = OwnedFd::from(std::fs::File::open("/proc/self/ns/user").unwrap());
+        assert!(!is_member(again, &mut members));
+    }
+}
