@@ -299,13 +299,16 @@ sys.stdout.write(seen.decode(errors="replace"))
     (stolen, typed)
 }
 
-/// Loads a seccomp filter that fails `unshare` (x86_64: 272) with the errno given (0:
-/// "success" without doing anything, as a broken layer could), then execs the rest.
+/// Loads a seccomp filter that fails `unshare` (x86_64: 272) with exactly the flags
+/// given (`CLONE_NEWUSER`, `CLONE_NEWNS`) with the errno given (0: "success" without
+/// doing anything, as a broken layer could), then execs the rest. Other `unshare` calls
+/// are left alone.
 const UNSHARE_ANSWERS: &str = r#"
 import ctypes, os, struct, sys
 def op(code, jt, jf, k): return struct.pack("HBBI", code, jt, jf, k)
-errno = int(sys.argv[1])
-prog = [op(0x20, 0, 0, 0), op(0x15, 0, 1, 272), op(0x06, 0, 0, 0x00050000 | errno),
+flags, errno = int(sys.argv[1]), int(sys.argv[2])
+prog = [op(0x20, 0, 0, 0), op(0x15, 0, 3, 272), op(0x20, 0, 0, 16),
+        op(0x15, 0, 1, flags), op(0x06, 0, 0, 0x00050000 | errno),
         op(0x06, 0, 0, 0x7fff0000)]
 code = ctypes.create_string_buffer(b"".join(prog))
 fprog = ctypes.create_string_buffer(struct.pack("HxxxxxxQ", len(prog), ctypes.addressof(code)))
@@ -314,16 +317,79 @@ libc.prctl.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
 for args in [(38, 1, 0, 0, 0), (22, 2, ctypes.addressof(fprog), 0, 0)]:
     if libc.prctl(*args) != 0:
         sys.exit("unshare-answers: prctl: " + os.strerror(ctypes.get_errno()))
-os.execv(sys.argv[2], sys.argv[2:])
+os.execv(sys.argv[3], sys.argv[3:])
 "#;
 
-/// gate under a parent filter that answers `unshare` with `errno`.
+/// gate under a parent filter that answers `unshare(CLONE_NEWUSER)` with `errno`.
 fn unshare_answering(t: &TestEnv, user: User, errno: i32) -> Gate {
     t.gate()
         .user(user)
         .program(python3())
-        .args(["-c", UNSHARE_ANSWERS, &errno.to_string()])
+        .args([
+            "-c",
+            UNSHARE_ANSWERS,
+            &libc::CLONE_NEWUSER.to_string(),
+            &errno.to_string(),
+        ])
         .arg(gate_binary_for(user))
+}
+
+/// Root: a layer that answers `unshare(CLONE_NEWNS)` with success without making the
+/// mount namespace must not have the covers of the hidden paths made in the host's
+/// namespace (found while writing these tests: /etc/shadow was covered for the whole
+/// machine). gate sees that no namespace was made and walks around the hidden paths
+/// instead; the host's mounts are unchanged. Control: without the filter, gate covers
+/// them (in a namespace of its own).
+#[test]
+fn a_mount_namespace_that_was_not_made_covers_nothing_on_the_host() {
+    if !running_as_root() {
+        // Only root covers hidden paths with mounts; as another user nothing is mounted.
+        return;
+    }
+    let t = env();
+    let mounts = || {
+        fs::read_to_string("/proc/1/mountinfo")
+            .unwrap()
+            .lines()
+            .count()
+    };
+    let before = mounts();
+    let out = t
+        .gate()
+        .program(python3())
+        .args(["-c", UNSHARE_ANSWERS, &libc::CLONE_NEWNS.to_string(), "0"])
+        .arg(gate_binary_for(User::Current))
+        .args(["--no-config", "--level", "safe", "-c", "true"])
+        .run();
+    let after = mounts();
+    out.assert_code(0);
+    assert_eq!(
+        before,
+        after,
+        "covers were mounted on the host\n{}",
+        out.report()
+    );
+    let records = audit_records(&t.default_audit_log());
+    let sandbox = &records.last().unwrap()["sandbox"];
+    assert_eq!(sandbox["hidden_by"], "landlock", "{sandbox}");
+    assert!(
+        sandbox["mounts_not_used"]
+            .as_str()
+            .unwrap_or("")
+            .contains("made no mount namespace"),
+        "{sandbox}"
+    );
+    let control = t
+        .gate()
+        .args(["--no-config", "--level", "safe", "-c", "true"])
+        .run();
+    control.assert_code(0);
+    let records = audit_records(&t.default_audit_log());
+    assert_eq!(
+        records.last().unwrap()["sandbox"]["hidden_by"],
+        "mounts",
+        "CONTROL"
+    );
 }
 
 for_each_user! {
@@ -349,8 +415,8 @@ for_each_user! {
         );
     }
 
-    /// Where no user namespace can be made (here a parent filter fails `unshare` with
-    /// EPERM, as a container's profile may), the command runs and what it leaves behind
+    /// Where no user namespace can be made (here a parent filter fails
+    /// `unshare(CLONE_NEWUSER)` with EPERM, as a container's profile may), the command runs and what it leaves behind
     /// is not ended: the residual, named in the record and by `gate doctor`, never
     /// silent. The daemon outlives the command there, which also shows that the
     /// namespace is what ends it.

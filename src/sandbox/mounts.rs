@@ -92,9 +92,20 @@ fn check(rc: libc::c_long, step: &str) -> Result<(), String> {
 /// Cover each of `paths` (canonical, existing) in a new mount namespace of this process,
 /// or say why not. Only for a process that may mount (root); see the module doc.
 pub fn cover(paths: &[impl AsRef<Path>], kinds: &[(PathBuf, bool)]) -> Result<(), String> {
+    let namespace = || {
+        nix::sys::stat::stat("/proc/self/ns/mnt")
+            .map(|st| (st.st_dev, st.st_ino))
+            .map_err(|e| format!("cannot tell the mount namespace (/proc/self/ns/mnt: {e})"))
+    };
+    let before = namespace()?;
     // SAFETY: unshare takes a flag word and touches no memory of ours.
     if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
         return Err(failed("unshare(CLONE_NEWNS)"));
+    }
+    // A layer that answers unshare with success without acting would have the covers
+    // made in the caller's namespace, the host's: /etc/shadow empty for everyone.
+    if namespace()? == before {
+        return Err("unshare(CLONE_NEWNS) answered success but made no mount namespace".to_owned());
     }
     let root = cstring("/");
     // SAFETY: `root` is a valid C string for the whole call; null source, type and data

@@ -2,10 +2,11 @@
 //! every process in its user namespace, or in one made beneath it (see
 //! [`crate::sandbox::ending`] for how the command got there).
 //!
-//! The supervisor scans /proc: for each process, a pidfd first, then the user namespace
-//! its `/proc/PID/ns/user` names, and SIGKILL through the pidfd. A pid reused between the
-//! two steps leaves the pidfd naming the process that ended, so no other process is ever
-//! signalled. The scan is repeated until one finds no member it has not killed already: a
+//! The supervisor scans /proc: for each process, the user namespace its
+//! `/proc/PID/ns/user` names (one `stat`); for a member, a pidfd, the namespace once more,
+//! and SIGKILL through the pidfd. A pid reused before the pidfd was opened fails the
+//! second look; one reused after leaves the pidfd naming the process that ended; so no
+//! other process is ever signalled. The scan is repeated until one finds no member it has not killed already: a
 //! member that forked while the scan went by is found by the next. Killing needs no
 //! capability: the members run as the supervisor's user, and the supervisor, in the
 //! namespace's parent with the owner's uid, holds every capability in it, so a member
@@ -46,13 +47,23 @@ pub fn end(ours: BorrowedFd<'_>) -> usize {
                 // Killed already, still dying.
                 continue;
             }
+            // One stat for most processes: the namespace they share is known.
+            let Some(id) = user_ns_id(pid) else {
+                continue;
+            };
+            let member = match members.get(&id) {
+                Some(&known) => known,
+                None => user_ns(pid).is_some_and(|ns| is_member(ns, &mut members)),
+            };
+            if !member {
+                continue;
+            }
+            // The pidfd first, then the namespace again: the pidfd names this process,
+            // or one that has ended (the pid reused since), never another.
             let Some(pidfd) = pidfd_open(pid) else {
                 continue;
             };
-            let Some(ns) = user_ns(pid) else {
-                continue;
-            };
-            if !is_member(ns, &mut members) || ended(pidfd.as_fd()) {
+            if user_ns_id(pid) != Some(id) || ended(pidfd.as_fd()) {
                 continue;
             }
             // SAFETY: pidfd_send_signal with a valid pidfd, a signal number, no info.
@@ -92,6 +103,12 @@ fn pids() -> Vec<i32> {
     dir.flatten()
         .filter_map(|e| e.file_name().to_str()?.parse().ok())
         .collect()
+}
+
+/// The identity of the user namespace of `pid`, without opening it.
+fn user_ns_id(pid: i32) -> Option<Id> {
+    let st = nix::sys::stat::stat(format!("/proc/{pid}/ns/user").as_str()).ok()?;
+    Some((st.st_dev, st.st_ino))
 }
 
 /// The user namespace of `pid`, opened.
