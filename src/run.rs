@@ -894,8 +894,16 @@ fn run_allowed(
         say(&format!("gate: warning: {line}"));
     }
     // The supervisor records what it refuses, and the proxy each connection, in this
-    // run's log.
-    let audit = match supervisor.as_ref().map(|_| trail.supervisor_audit()) {
+    // run's log (ending what the command leaves behind records nothing).
+    let records = match &sandbox {
+        Some((sandbox, _)) => sandbox.notifies(),
+        None => true,
+    };
+    let audit = match supervisor
+        .as_ref()
+        .filter(|_| records)
+        .map(|_| trail.supervisor_audit())
+    {
         None | Some(Ok(None)) => None,
         Some(Ok(Some(audit))) => Some(audit),
         Some(Err(line)) if settings.audit_required => {

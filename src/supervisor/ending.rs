@@ -186,7 +186,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn this_process_is_in_its_own_namespace_and_no_child_of_it() {
+    fn members_are_found_by_their_namespace_and_nothing_else_is() {
         let ns = std::fs::File::open("/proc/self/ns/user").unwrap();
         let ns = OwnedFd::from(ns);
         // Every process of the test's namespace is a member, this one included.
