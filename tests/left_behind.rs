@@ -183,6 +183,56 @@ for_each_user! {
         );
     }
 
+    /// A gate at `safe` inside a command of a gate at `safe` cannot make a namespace of
+    /// its own (the outer sandbox keeps /proc read-only): what its command leaves behind
+    /// is the outer gate's to end, when the outer command ends. Control: the outer gate
+    /// at `full`, where the inner gate makes its own namespace and ends the daemon with
+    /// the inner command (it is gone before the outer command ends).
+    fn a_gate_inside_leaves_the_ending_to_the_gate_outside(user) {
+        let t = env();
+        let gate = gate_binary_for(user);
+        let inner = format!(
+            "\"{}\" --no-config --audit-log off --level safe -c \
+             'setsid \"$PY\" daemon.py plain pid </dev/null >/dev/null 2>&1 & \
+             n=0; while [ ! -s pid ] && [ $n -lt 1000 ]; do sleep 0.01; n=$((n+1)); done'",
+            gate.display()
+        );
+        // The inner command waits for the daemon's pid; the outer reports whether the
+        // daemon still runs once the inner gate has returned (a zombie nobody reaped
+        // yet has ended), then waits for `go`.
+        let start = format!(
+            "{inner}; while [ ! -s pid ]; do sleep 0.01; done; sleep 0.3; \
+             s=$(cut -d' ' -f3 \"/proc/$(cat pid)/stat\" 2>/dev/null); \
+             case \"$s\" in ''|Z|X) echo gone > inner-end;; *) echo alive > inner-end;; esac"
+        );
+        let daemon = run(&t, user, "safe", &start);
+        assert_eq!(
+            wait_for(&t.file("inner-end")),
+            "alive",
+            "the inner gate ended its daemon inside the outer sandbox"
+        );
+        assert!(
+            ends_within(&daemon, DEADLINE),
+            "the daemon outlived the outer command at safe"
+        );
+        for name in ["inner-end", "pid"] {
+            let _ = fs::remove_file(t.file(name));
+        }
+        let control = t
+            .gate()
+            .user(user)
+            .env("PY", python3())
+            .args(["--no-config", "--audit-log", "off", "--level", "full", "-c", &start])
+            .run();
+        control.assert_code(0);
+        assert_eq!(
+            wait_for(&t.file("inner-end")),
+            "gone",
+            "CONTROL: the inner gate, outside any sandbox, did not end its daemon\n{}",
+            control.report()
+        );
+    }
+
     /// The terminal: a `setsid` daemon keeps the terminal gate was given (its standard
     /// input) and reads what is typed once gate's caller has it back, a password for
     /// `sudo` say. Run in a pseudo-terminal (python3's `pty`), as a terminal would: a
