@@ -39,6 +39,16 @@ with open(name + ".tmp", "w") as f:
     f.write("%d\n" % os.getpid())
 os.rename(name + ".tmp", name)
 end = time.time() + 60
+if mode == "chain":
+    # A new pid as fast as it can: the parent forks and exits at once, so no pid found
+    # stays the daemon's for long. A byte to `beat` each time, so the test can tell
+    # it lives. Stops when the file `stop` appears.
+    while time.time() < end and not os.path.exists("stop"):
+        if os.fork():
+            os._exit(0)
+        with open("beat", "a") as f:
+            f.write(".")
+    sys.exit(0)
 while time.time() < end:
     time.sleep(0.05)
 "#;
@@ -181,6 +191,50 @@ for_each_user! {
              ctypes.CDLL(None).prctl(4, 0, 0, 0, 0); sys.argv=[\"daemon.py\",\"plain\",\"pid\"]; \
              runpy.run_path(\"daemon.py\", run_name=\"__main__\")' </dev/null >/dev/null 2>&1 &",
         );
+    }
+
+    /// A daemon that changes its pid all the time (it forks and the parent exits, as fast
+    /// as it can) is ended all the same: the supervisor reads /proc a few entries at a
+    /// time, so the child turns up later in the same listing, and lists again while a
+    /// listing shows signs of life (this test failed before both). Whether it lives is told by a file it grows each time.
+    /// Control: at `full` the chain still runs until told to stop.
+    fn a_daemon_that_keeps_changing_its_pid_is_ended(user) {
+        let t = env();
+        let beat = t.file("beat");
+        let size = || fs::metadata(&beat).map(|m| m.len()).unwrap_or(0);
+        let chain = |level: &str| {
+            for name in ["stop", "go", "pid", "beat"] {
+                let _ = fs::remove_file(t.file(name));
+            }
+            let running = t
+                .gate()
+                .user(user)
+                .env("PY", python3())
+                .args(["--no-config", "--audit-log", "off", "--level", level])
+                .args([
+                    "-c",
+                    &format!(
+                        "setsid \"$PY\" daemon.py chain pid </dev/null >/dev/null 2>&1 &\n\
+                         {WAIT_FOR_GO}"
+                    ),
+                ])
+                .spawn();
+            wait_for(&t.file("pid"));
+            // Let it change its pid a few times while the command runs.
+            std::thread::sleep(Duration::from_millis(100));
+            fs::write(t.file("go"), "").unwrap();
+            running.wait().assert_code(0);
+            std::thread::sleep(Duration::from_millis(300));
+            let before = size();
+            std::thread::sleep(Duration::from_millis(300));
+            size() > before
+        };
+        let control = chain("full");
+        fs::write(t.file("stop"), "").unwrap();
+        assert!(control, "CONTROL: at full the chain did not outlive the command");
+        // The control's chain sees `stop` within milliseconds.
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(!chain("safe"), "at safe the chain outlived the command");
     }
 
     /// A gate at `safe` inside a command of a gate at `safe` cannot make a namespace of

@@ -6,13 +6,15 @@
 //! `/proc/PID/ns/user` names (one `stat`); for a member, a pidfd, the namespace once more,
 //! and SIGKILL through the pidfd. A pid reused before the pidfd was opened fails the
 //! second look; one reused after leaves the pidfd naming the process that ended; so no
-//! other process is ever signalled. The scan is repeated until one finds no member it has not killed already: a
-//! member that forked while the scan went by is found by the next. Killing needs no
+//! other process is ever signalled. The scan is repeated until one finds no sign of
+//! life: no member killed, and no member seen for the first time already gone (it may
+//! have forked first: a daemon that changes its pid all the time is caught by a later
+//! scan; a zombie nobody reaps is seen twice and counts once). Killing needs no
 //! capability: the members run as the supervisor's user, and the supervisor, in the
 //! namespace's parent with the owner's uid, holds every capability in it, so a member
 //! that made itself non-dumpable is still seen.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
@@ -40,9 +42,13 @@ pub fn end(ours: BorrowedFd<'_>) -> usize {
     let me = std::process::id();
     // The pidfds of the processes killed so far, by pid.
     let mut killed: HashMap<i32, OwnedFd> = HashMap::new();
+    // Members found already ended, by pid: each once is a sign of life (it may have
+    // forked first), again is a zombie nobody reaped yet.
+    let mut seen_ended: HashSet<i32> = HashSet::new();
     loop {
         let mut new = Vec::new();
-        for pid in pids().into_iter().filter(|&pid| pid as u32 != me) {
+        let mut activity = false;
+        for pid in pids().filter(|&pid| pid as u32 != me) {
             if killed.get(&pid).is_some_and(|fd| !ended(fd.as_fd())) {
                 // Killed already, still dying.
                 continue;
@@ -60,12 +66,16 @@ pub fn end(ours: BorrowedFd<'_>) -> usize {
             }
             // The pidfd first, then the namespace again: the pidfd names this process,
             // or one that has ended (the pid reused since), never another.
-            let Some(pidfd) = pidfd_open(pid) else {
+            let pidfd = pidfd_open(pid);
+            let Some(pidfd) = pidfd.filter(|fd| user_ns_id(pid) == Some(id) && !ended(fd.as_fd()))
+            else {
+                // Gone between the two looks: it may have forked first (a daemon that
+                // changes its pid all the time), so list again.
+                if !killed.contains_key(&pid) && seen_ended.insert(pid) {
+                    activity = true;
+                }
                 continue;
             };
-            if user_ns_id(pid) != Some(id) || ended(pidfd.as_fd()) {
-                continue;
-            }
             // SAFETY: pidfd_send_signal with a valid pidfd, a signal number, no info.
             unsafe {
                 libc::syscall(
@@ -76,10 +86,12 @@ pub fn end(ours: BorrowedFd<'_>) -> usize {
                     0,
                 );
             }
+            activity = true;
+            seen_ended.remove(&pid);
             new.push(pid);
             killed.insert(pid, pidfd);
         }
-        if new.is_empty() {
+        if !activity {
             return killed.len();
         }
         // Wait for them to go (a second at most: one stuck in the kernel is not waited
@@ -95,14 +107,66 @@ pub fn end(ours: BorrowedFd<'_>) -> usize {
     }
 }
 
-/// The pids in /proc, as listed.
-fn pids() -> Vec<i32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse().ok())
-        .collect()
+/// The pids in /proc, read a few at a time as the scan goes: /proc lists processes in
+/// the order of their pids from where the last read stopped, so a process made during
+/// the scan with a pid above it (its parent's pid, or any, until pids wrap around) is
+/// listed in the same scan. A listing read whole first would miss it.
+struct Pids {
+    dir: Option<OwnedFd>,
+    buffer: Vec<u8>,
+    filled: usize,
+    at: usize,
+}
+
+fn pids() -> Pids {
+    let dir = std::fs::File::open("/proc").ok().map(OwnedFd::from);
+    Pids {
+        dir,
+        // About 16 entries a read.
+        buffer: vec![0; 512],
+        filled: 0,
+        at: 0,
+    }
+}
+
+impl Iterator for Pids {
+    type Item = i32;
+
+    fn next(&mut self) -> Option<i32> {
+        loop {
+            if self.at >= self.filled {
+                let dir = self.dir.as_ref()?;
+                // SAFETY: getdents64 writes at most `buffer.len()` bytes into the buffer,
+                // which we own, from a directory descriptor we own.
+                let n = unsafe {
+                    libc::syscall(
+                        libc::SYS_getdents64,
+                        dir.as_raw_fd(),
+                        self.buffer.as_mut_ptr(),
+                        self.buffer.len(),
+                    )
+                };
+                if n <= 0 {
+                    self.dir = None;
+                    return None;
+                }
+                self.filled = n as usize;
+                self.at = 0;
+            }
+            // struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2), d_type (1), d_name.
+            let entry = &self.buffer[self.at..self.filled];
+            let reclen = entry
+                .get(16..18)
+                .map(|b| usize::from(u16::from_ne_bytes([b[0], b[1]])))
+                .filter(|&len| len > 19 && len <= entry.len())?;
+            self.at += reclen;
+            let name = &entry[19..reclen];
+            let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+            if let Some(pid) = std::str::from_utf8(name).ok().and_then(|n| n.parse().ok()) {
+                return Some(pid);
+            }
+        }
+    }
 }
 
 /// The identity of the user namespace of `pid`, without opening it.
@@ -169,11 +233,10 @@ fn ended(pidfd: BorrowedFd<'_>) -> bool {
 
 /// The pids of the processes still alive in the namespace or beneath it (for tests).
 #[cfg(test)]
-fn members_alive(ours: BorrowedFd<'_>) -> std::collections::HashSet<i32> {
+fn members_alive(ours: BorrowedFd<'_>) -> HashSet<i32> {
     let own = id_of(ours).expect("fstat");
     let mut members: HashMap<Id, bool> = HashMap::from([(own, true)]);
     pids()
-        .into_iter()
         .filter(|&pid| {
             user_ns(pid).is_some_and(|ns| is_member(ns, &mut members))
                 && pidfd_open(pid).is_some_and(|fd| !ended(fd.as_fd()))
