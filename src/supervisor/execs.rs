@@ -301,7 +301,8 @@ impl Execs {
             argv0_at: None,
         };
         let bytes: usize = argv.iter().map(|a| a.len() + 9).sum();
-        let refusal = match self.verdict(&call, argv.first().map(Vec::as_slice), || {
+        let first = look(&call.file);
+        let refusal = match self.verdict(&call, first, argv.first().map(Vec::as_slice), || {
             Ok((argv.to_vec(), bytes <= MAX_ARGV_BYTES))
         }) {
             Ok(refusal) => refusal?,
@@ -342,6 +343,12 @@ impl Execs {
                 return Ok(Some(Refusal::Probe(complete && self.covers(&argv[1..]))));
             }
         }
+        // Nothing there (a shell or execvp trying each `PATH` directory): the kernel
+        // fails the exec with ENOENT itself, whatever the rules say, so argv is not read.
+        let first = look(&call.file);
+        if matches!(first.1, Head::Missing) {
+            return Ok(None);
+        }
         let argv0 = match call.argv0_at {
             Some(0) => None,
             Some(at) => match read_string(call.pid, at, MAX_ARGV_BYTES) {
@@ -351,7 +358,7 @@ impl Execs {
             },
             None => read_argv(call.pid, call.argv_at, 1)?.0.into_iter().next(),
         };
-        self.verdict(&call, argv0.as_deref(), || {
+        self.verdict(&call, first, argv0.as_deref(), || {
             read_argv(call.pid, call.argv_at, usize::MAX)
         })
     }
@@ -361,10 +368,11 @@ impl Execs {
     fn verdict(
         &self,
         call: &Call,
+        first: (Option<(u64, u64)>, Head),
         argv0: Option<&[u8]>,
         argv: impl FnOnce() -> Result<(Vec<Vec<u8>>, bool), Errno>,
     ) -> Result<Option<Refusal>, Errno> {
-        let programs = match self.programs(call) {
+        let programs = match self.programs(call, first) {
             Ok(programs) => programs,
             Err(refusal) => return Ok(Some(refusal)),
         };
@@ -414,8 +422,11 @@ impl Execs {
 
     /// The caller's program and the interpreters its `#!` line names, in turn; or the
     /// refusal of a file whose first line the supervisor may not read.
-    fn programs(&self, call: &Call) -> Result<Vec<Program>, Refusal> {
-        let (id, mut head) = look(&call.file);
+    fn programs(
+        &self,
+        call: &Call,
+        (id, mut head): (Option<(u64, u64)>, Head),
+    ) -> Result<Vec<Program>, Refusal> {
         let mut out = vec![Program {
             path: call.path.clone(),
             known_as: self.known_as(id),
@@ -425,7 +436,7 @@ impl Execs {
         for _ in 0..MAX_INTERPRETERS {
             let (interpreter, argument) = match head {
                 Head::Script(interpreter, argument) => (interpreter, argument),
-                Head::Other => break,
+                Head::Other | Head::Missing => break,
                 Head::Unreadable => return Err(Refusal::Unseen(script)),
             };
             let mut prefix = vec![interpreter.clone()];
@@ -620,6 +631,8 @@ enum Head {
     Other,
     /// An executable regular file the supervisor may not read.
     Unreadable,
+    /// No file (ENOENT, ENOTDIR): the kernel fails the exec itself.
+    Missing,
 }
 
 /// The identity (device, inode) of the file at `file` and its first line, from one
@@ -647,6 +660,9 @@ fn look(file: &std::path::Path) -> (Option<(u64, u64)>, Head) {
                 Ok(m) => (Some((m.dev(), m.ino())), Head::Other),
                 Err(_) => (None, Head::Other),
             };
+        }
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {
+            return (None, Head::Missing);
         }
         Err(_) => return (None, Head::Other),
     };
