@@ -36,7 +36,7 @@ use std::time::SystemTime;
 use nix::errno::Errno;
 use serde_json::{Map, Value, json};
 
-use super::notify::{Answer, descriptor_from, id_valid, pidfd_of, read_into, respond};
+use super::notify::{Answer, descriptor_from, id_valid, pidfd_of, read_into, read_two, respond};
 use crate::policy::{DenyRules, ExecMatch};
 
 /// The most argv bytes (strings and their pointers) read for a program the rules name.
@@ -190,6 +190,8 @@ struct Call {
     /// Where the file is, from the supervisor (a /proc path in the caller's view).
     file: PathBuf,
     argv_at: u64,
+    /// argv[0]'s pointer, when it was read with the path (0: argv is empty).
+    argv0_at: Option<u64>,
 }
 
 /// One program as the kernel will start it: the script's interpreters come first.
@@ -296,9 +298,11 @@ impl Execs {
             file: file_of(pid, libc::AT_FDCWD, path),
             path: path.to_vec(),
             argv_at: 0,
+            argv0_at: None,
         };
         let bytes: usize = argv.iter().map(|a| a.len() + 9).sum();
-        let refusal = match self.verdict(&call, argv.first().map(Vec::as_slice), || {
+        let first = look(&call.file);
+        let refusal = match self.verdict(&call, first, argv.first().map(Vec::as_slice), || {
             Ok((argv.to_vec(), bytes <= MAX_ARGV_BYTES))
         }) {
             Ok(refusal) => refusal?,
@@ -339,8 +343,22 @@ impl Execs {
                 return Ok(Some(Refusal::Probe(complete && self.covers(&argv[1..]))));
             }
         }
-        let argv0 = read_argv(call.pid, call.argv_at, 1)?.0.into_iter().next();
-        self.verdict(&call, argv0.as_deref(), || {
+        // Nothing there (a shell or execvp trying each `PATH` directory): the kernel
+        // fails the exec with ENOENT itself, whatever the rules say, so argv is not read.
+        let first = look(&call.file);
+        if matches!(first.1, Head::Missing) {
+            return Ok(None);
+        }
+        let argv0 = match call.argv0_at {
+            Some(0) => None,
+            Some(at) => match read_string(call.pid, at, MAX_ARGV_BYTES) {
+                Ok(argv0) => Some(argv0),
+                Err(ReadError::Memory(e)) => return Err(e),
+                Err(ReadError::TooLong) => return Ok(Some(Refusal::TooLong(call.path))),
+            },
+            None => read_argv(call.pid, call.argv_at, 1)?.0.into_iter().next(),
+        };
+        self.verdict(&call, first, argv0.as_deref(), || {
             read_argv(call.pid, call.argv_at, usize::MAX)
         })
     }
@@ -350,10 +368,11 @@ impl Execs {
     fn verdict(
         &self,
         call: &Call,
+        first: (Option<(u64, u64)>, Head),
         argv0: Option<&[u8]>,
         argv: impl FnOnce() -> Result<(Vec<Vec<u8>>, bool), Errno>,
     ) -> Result<Option<Refusal>, Errno> {
-        let programs = match self.programs(call) {
+        let programs = match self.programs(call, first) {
             Ok(programs) => programs,
             Err(refusal) => return Ok(Some(refusal)),
         };
@@ -403,8 +422,11 @@ impl Execs {
 
     /// The caller's program and the interpreters its `#!` line names, in turn; or the
     /// refusal of a file whose first line the supervisor may not read.
-    fn programs(&self, call: &Call) -> Result<Vec<Program>, Refusal> {
-        let (id, mut head) = look(&call.file);
+    fn programs(
+        &self,
+        call: &Call,
+        (id, mut head): (Option<(u64, u64)>, Head),
+    ) -> Result<Vec<Program>, Refusal> {
         let mut out = vec![Program {
             path: call.path.clone(),
             known_as: self.known_as(id),
@@ -414,7 +436,7 @@ impl Execs {
         for _ in 0..MAX_INTERPRETERS {
             let (interpreter, argument) = match head {
                 Head::Script(interpreter, argument) => (interpreter, argument),
-                Head::Other => break,
+                Head::Other | Head::Missing => break,
                 Head::Unreadable => return Err(Refusal::Unseen(script)),
             };
             let mut prefix = vec![interpreter.clone()];
@@ -499,7 +521,7 @@ fn read_call(req: &libc::seccomp_notif) -> Result<Call, Errno> {
         (libc::AT_FDCWD, args[0], args[1], 0)
     };
     let pid = req.pid;
-    let path = read_string(pid, path_at, MAX_PATH).map_err(|e| match e {
+    let (path, argv0_at) = read_path_and_argv0(pid, path_at, argv_at).map_err(|e| match e {
         ReadError::Memory(e) => e,
         ReadError::TooLong => Errno::ENAMETOOLONG,
     })?;
@@ -521,7 +543,50 @@ fn read_call(req: &libc::seccomp_notif) -> Result<Call, Errno> {
         path,
         file,
         argv_at,
+        argv0_at,
     })
+}
+
+/// The path at `path_at` and, when it came with it, argv[0]'s pointer (`Some(0)`: argv
+/// is empty), from one read of both where it can be: the path's page and argv's first
+/// pointer. Where the first read falls short, the path is read on, and argv[0] later.
+fn read_path_and_argv0(
+    pid: u32,
+    path_at: u64,
+    argv_at: u64,
+) -> Result<(Vec<u8>, Option<u64>), ReadError> {
+    const PAGE: u64 = 4096;
+    let room = (PAGE - path_at % PAGE) as usize;
+    let mut chunk = [0u8; PAGE as usize];
+    let mut first = [0u8; 8];
+    let with_argv = argv_at != 0 && argv_at % 8 == 0;
+    let n = if with_argv {
+        read_two(pid, path_at, &mut chunk[..room], argv_at, &mut first)
+            .map_err(ReadError::Memory)?
+    } else {
+        read_into(pid, path_at, &mut chunk[..room]).map_err(ReadError::Memory)?
+    };
+    let got = n.min(room);
+    let argv0_at = (with_argv && n == room + 8).then(|| u64::from_ne_bytes(first));
+    if got == 0 {
+        return Err(ReadError::Memory(Errno::EFAULT));
+    }
+    if let Some(end) = chunk[..got].iter().position(|&b| b == 0) {
+        if end > MAX_PATH {
+            return Err(ReadError::TooLong);
+        }
+        return Ok((chunk[..end].to_vec(), argv0_at));
+    }
+    let mut path = chunk[..got].to_vec();
+    if path.len() > MAX_PATH {
+        return Err(ReadError::TooLong);
+    }
+    path.extend(read_string(
+        pid,
+        path_at + got as u64,
+        MAX_PATH - path.len(),
+    )?);
+    Ok((path, argv0_at))
 }
 
 /// Where the file at `path` (relative to `dirfd`, or the working directory) is, as the
@@ -566,6 +631,8 @@ enum Head {
     Other,
     /// An executable regular file the supervisor may not read.
     Unreadable,
+    /// No file (ENOENT, ENOTDIR): the kernel fails the exec itself.
+    Missing,
 }
 
 /// The identity (device, inode) of the file at `file` and its first line, from one
@@ -593,6 +660,9 @@ fn look(file: &std::path::Path) -> (Option<(u64, u64)>, Head) {
                 Ok(m) => (Some((m.dev(), m.ino())), Head::Other),
                 Err(_) => (None, Head::Other),
             };
+        }
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {
+            return (None, Head::Missing);
         }
         Err(_) => return (None, Head::Other),
     };
@@ -904,6 +974,41 @@ mod tests {
         let long = vec![b"a".repeat(300)];
         assert!(shown_argv(&long).ends_with('…'));
         assert!(shown_argv(&long).len() < 210);
+    }
+
+    #[test]
+    fn the_path_and_argv0s_pointer_come_in_one_read_across_pages_too() {
+        let pid = std::process::id();
+        let buf = vec![0u8; 3 * 4096];
+        let base = buf.as_ptr() as u64;
+        // Five bytes before a page boundary: the rest is read on the next page.
+        let start = (base / 4096 + 1) * 4096 - 5;
+        let mut buf = buf;
+        let offset = (start - base) as usize;
+        buf[offset..offset + 12].copy_from_slice(b"/usr/bin/rm\0");
+        let argv0 = b"rm\0";
+        let argv: [u64; 2] = [argv0.as_ptr() as u64, 0];
+        let read = |argv_at: u64| match read_path_and_argv0(pid, start, argv_at) {
+            Ok(read) => read,
+            Err(_) => panic!("cannot read this process"),
+        };
+        assert_eq!(
+            read(argv.as_ptr() as u64),
+            (b"/usr/bin/rm".to_vec(), Some(argv0.as_ptr() as u64))
+        );
+        let at = buf.as_ptr() as u64 + 64;
+        buf[64..67].copy_from_slice(b"/x\0");
+        let read_at = |argv_at: u64| match read_path_and_argv0(pid, at, argv_at) {
+            Ok(read) => read,
+            Err(_) => panic!("cannot read this process"),
+        };
+        assert_eq!(
+            read_at(argv.as_ptr() as u64),
+            (b"/x".to_vec(), Some(argv0.as_ptr() as u64))
+        );
+        // No argv, and an argv the kernel would fault on: argv[0] is left for later.
+        assert_eq!(read_at(0), (b"/x".to_vec(), None));
+        assert_eq!(read_at(8), (b"/x".to_vec(), None));
     }
 
     #[test]

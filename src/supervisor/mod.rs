@@ -257,14 +257,6 @@ impl Supervisor {
             SockFlag::SOCK_CLOEXEC,
         )
         .map_err(|e| error(format!("socketpair: {e}")))?;
-        // What the supervisor closes: everything open now but the proxy's, the pidfd
-        // and its end of the channel (gate's end too).
-        let keep = [pidfd.as_raw_fd(), theirs.as_raw_fd()];
-        let own: &[RawFd] = proxy.as_ref().map_or(&[], |b| &b.own);
-        let close: Vec<RawFd> = open_fds()
-            .into_iter()
-            .filter(|fd| !own.contains(fd) && !keep.contains(fd))
-            .collect();
         let addr = proxy.as_ref().map(|b| SocketAddr::V4(b.addr));
         // SAFETY: gate is single-threaded (it starts no threads, and `Proxy::bind` starts
         // none), so the child may run ordinary code after fork; the intermediate only
@@ -275,6 +267,15 @@ impl Supervisor {
                 std::mem::forget(ours);
                 // SAFETY: as above; this process has one thread.
                 if let Ok(ForkResult::Child) = unsafe { fork() } {
+                    // What the supervisor closes (listed here, not in gate, whose time
+                    // to exec this would be): everything gate had open but the proxy's,
+                    // the pidfd and its end of the channel (gate's end too).
+                    let keep = [pidfd.as_raw_fd(), theirs.as_raw_fd()];
+                    let own: &[RawFd] = proxy.as_ref().map_or(&[], |b| &b.own);
+                    let close: Vec<RawFd> = open_fds()
+                        .into_iter()
+                        .filter(|fd| !own.contains(fd) && !keep.contains(fd))
+                        .collect();
                     supervise(
                         theirs,
                         pidfd,

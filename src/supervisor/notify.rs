@@ -117,6 +117,47 @@ pub(super) fn read_into(pid: u32, address: u64, buf: &mut [u8]) -> Result<usize,
     Ok(n as usize)
 }
 
+/// Fill `a` from `at_a` and then `b` from `at_b` in process `pid`, in one call: the
+/// bytes read in all, which stop where the first unreadable byte is (so `b` was read
+/// whole only when the count is both lengths).
+pub(super) fn read_two(
+    pid: u32,
+    at_a: u64,
+    a: &mut [u8],
+    at_b: u64,
+    b: &mut [u8],
+) -> Result<usize, Errno> {
+    let local = [
+        libc::iovec {
+            iov_base: a.as_mut_ptr().cast(),
+            iov_len: a.len(),
+        },
+        libc::iovec {
+            iov_base: b.as_mut_ptr().cast(),
+            iov_len: b.len(),
+        },
+    ];
+    let remote = [
+        libc::iovec {
+            iov_base: at_a as *mut libc::c_void,
+            iov_len: a.len(),
+        },
+        libc::iovec {
+            iov_base: at_b as *mut libc::c_void,
+            iov_len: b.len(),
+        },
+    ];
+    // SAFETY: the kernel writes at most `a.len()` bytes into `a` and `b.len()` into
+    // `b` (both alive, that long) and reads only the other process's memory.
+    let n = unsafe {
+        libc::process_vm_readv(pid as libc::pid_t, local.as_ptr(), 2, remote.as_ptr(), 2, 0)
+    };
+    if n < 0 {
+        return Err(Errno::last());
+    }
+    Ok(n as usize)
+}
+
 /// `PIDFD_THREAD` (linux/pidfd.h, Linux 6.9): a pidfd for one thread, not only a
 /// thread-group leader. The same value as `O_EXCL`.
 const PIDFD_THREAD: libc::c_long = libc::O_EXCL as libc::c_long;
