@@ -581,7 +581,8 @@ fn domains(kernel: &Kernel, root: bool, ptrace_scope: Option<u8>) -> (bool, Stri
             )
         }
     };
-    if ok && unreadable(root, ptrace_scope) {
+    let namespace = crate::sandbox::ending::plan(root) == crate::sandbox::ending::Plan::Namespace;
+    if ok && unreadable(root, ptrace_scope, namespace) {
         text.push_str(&format!(
             "; Yama's ptrace_scope is {}, so the supervisor cannot read where a connect() \
              goes: every IPv4 or IPv6 connect goes to the proxy (--net-connect ports too)",
@@ -592,12 +593,13 @@ fn domains(kernel: &Kernel, root: bool, ptrace_scope: Option<u8>) -> (bool, Stri
 }
 
 /// Whether Yama keeps the supervisor (not an ancestor of the command) from reading the
-/// command's memory: scope 1 and 2 unless it holds CAP_SYS_PTRACE (root), 3 always.
-fn unreadable(root: bool, ptrace_scope: Option<u8>) -> bool {
+/// command's memory: scope 1 and 2 unless it holds CAP_SYS_PTRACE (root) or owns the
+/// command's user namespace (`namespace`: one can be made here), 3 always.
+fn unreadable(root: bool, ptrace_scope: Option<u8>, namespace: bool) -> bool {
     match ptrace_scope {
         None | Some(0) => false,
         Some(3..) => true,
-        Some(_) => !root,
+        Some(_) => !root && !namespace,
     }
 }
 
@@ -637,13 +639,17 @@ mod tests {
 
     #[test]
     fn yama_keeps_the_supervisor_from_reading_unless_it_is_root() {
-        assert!(!unreadable(false, None));
-        assert!(!unreadable(false, Some(0)));
-        assert!(unreadable(false, Some(1)));
-        assert!(unreadable(false, Some(2)));
-        assert!(!unreadable(true, Some(1)));
-        assert!(!unreadable(true, Some(2)));
-        assert!(unreadable(true, Some(3)));
+        assert!(!unreadable(false, None, false));
+        assert!(!unreadable(false, Some(0), false));
+        assert!(unreadable(false, Some(1), false));
+        assert!(unreadable(false, Some(2), false));
+        assert!(!unreadable(true, Some(1), false));
+        assert!(!unreadable(true, Some(2), false));
+        assert!(unreadable(true, Some(3), false));
+        // The owner of the command's user namespace reads it at 1 and 2, not at 3.
+        assert!(!unreadable(false, Some(1), true));
+        assert!(!unreadable(false, Some(2), true));
+        assert!(unreadable(false, Some(3), true));
     }
 
     #[test]

@@ -33,7 +33,11 @@ pub struct Permit {
     /// Deny rules at exec outside the sandbox: what gate's supervisor checks (it is
     /// started right before exec, and given the listener of the filter loaded then),
     /// and where it records.
-    exec_checks: Option<(crate::supervisor::Execs, Option<crate::supervisor::Audit>)>,
+    exec_checks: Option<(
+        crate::supervisor::Execs,
+        Option<crate::supervisor::Audit>,
+        bool,
+    )>,
 }
 
 /// Why an allow decision could not become a [`Permit`] by itself.
@@ -68,12 +72,16 @@ impl Permit {
 
     /// With deny rules, the exec check: the permit's command runs under a filter that
     /// hands each of its execs to a supervisor with `execs`, started right before exec.
+    /// `userns`: the command runs in a user namespace of its own, which the supervisor
+    /// owns from outside, for it to read the command's memory under Yama
+    /// ([`crate::supervisor::Reading::OwnUserNamespace`]).
     pub fn checked_at_exec(
         mut self,
         execs: crate::supervisor::Execs,
         audit: Option<crate::supervisor::Audit>,
+        userns: bool,
     ) -> Permit {
-        self.exec_checks = Some((execs, audit));
+        self.exec_checks = Some((execs, audit, userns));
         self
     }
 
@@ -268,7 +276,7 @@ pub fn exec(plan: Plan, permit: Permit) -> ExecError {
     // makes it copy).
     let supervisor = match permit.exec_checks {
         None => None,
-        Some((mut execs, audit)) => {
+        Some((mut execs, audit, userns)) => {
             execs.learn();
             let words: Vec<Vec<u8>> = argv.iter().map(|a| a.as_bytes().to_vec()).collect();
             if let Some(line) = execs.own_refusal(program.as_bytes(), &words, audit.as_ref()) {
@@ -283,15 +291,37 @@ pub fn exec(plan: Plan, permit: Permit) -> ExecError {
                 proxy: None,
                 drop_capabilities: false,
             });
-            match started {
-                Ok(supervisor) => Some((supervisor, audit, placed)),
+            let supervisor = match started {
+                Ok(supervisor) => supervisor,
                 Err(e) => {
                     return ExecError {
                         unchecked: Some(e.to_string()),
                         ..fail(Errno::EPERM)
                     };
                 }
+            };
+            // Under Yama's ptrace_scope 1 or 2 the supervisor (forked above, outside)
+            // may read the memory only of processes in a user namespace it owns: the
+            // command runs in one of its own, as at `safe`.
+            if userns {
+                let entered = crate::sandbox::ending::enter()
+                    .map_err(|e| e.to_string())
+                    .and_then(|made| {
+                        made.map_err(|why| {
+                            format!(
+                                "{}; nothing was run",
+                                crate::supervisor::unreadable_without_namespace(&why)
+                            )
+                        })
+                    });
+                if let Err(message) = entered {
+                    return ExecError {
+                        unchecked: Some(message),
+                        ..fail(Errno::EPERM)
+                    };
+                }
             }
+            Some((supervisor, audit, placed))
         }
     };
     // Last, so that nothing gate does itself runs marked. The sandbox, at `safe`, is

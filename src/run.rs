@@ -869,7 +869,7 @@ fn run_allowed(
         Ok(_) => match execs {
             None => (None, None),
             Some(execs) => match exec_checks_readable() {
-                Ok(()) => (None, Some(Deferred::Start(execs))),
+                Ok(userns) => (None, Some(Deferred::Start(execs, userns))),
                 Err(message) => return refuse(message),
             },
         },
@@ -921,7 +921,9 @@ fn run_allowed(
     let permit = match sandbox {
         None => match (Permit::for_allowed(allowed), supervisor) {
             (Ok(permit), None) => permit,
-            (Ok(permit), Some(Deferred::Start(execs))) => permit.checked_at_exec(execs, audit),
+            (Ok(permit), Some(Deferred::Start(execs, userns))) => {
+                permit.checked_at_exec(execs, audit, userns)
+            }
             (Ok(_), Some(Deferred::Started(_))) => unreachable!("started only with the sandbox"),
             (Err(PermitError::NeedsSandbox), _) => unreachable!("prepared above"),
         },
@@ -939,7 +941,7 @@ fn run_allowed(
             }
             let supervisor = match supervisor {
                 Some(Deferred::Started(supervisor)) => Some(supervisor),
-                Some(Deferred::Start(_)) => unreachable!("started with the sandbox"),
+                Some(Deferred::Start(..)) => unreachable!("started with the sandbox"),
                 None => None,
             };
             let proxy = supervisor.as_ref().and_then(|s| s.proxy());
@@ -1031,14 +1033,27 @@ fn sandbox_problem(settings: &Settings) -> Option<String> {
 /// exec.
 enum Deferred {
     Started(crate::supervisor::Supervisor),
-    Start(crate::supervisor::Execs),
+    /// With whether the command must run in a user namespace of its own, for the
+    /// supervisor to read its memory ([`crate::supervisor::Reading`]).
+    Start(crate::supervisor::Execs, bool),
 }
 
 /// Whether the supervisor for deny rules at exec, outside the sandbox, could read what
 /// the command runs (Yama); checked before the allow record.
-fn exec_checks_readable() -> Result<(), String> {
+fn exec_checks_readable() -> Result<bool, String> {
+    use crate::supervisor::Reading;
     let root = nix::unistd::geteuid().is_root();
-    crate::supervisor::readable(root).map_err(|why| format!("{why}; nothing was run"))
+    match crate::supervisor::readable(root) {
+        Ok(Reading::Direct) => Ok(false),
+        Ok(Reading::OwnUserNamespace) => match sandbox::ending::plan(root) {
+            sandbox::ending::Plan::Namespace => Ok(true),
+            sandbox::ending::Plan::NotEnded(why) => Err(format!(
+                "{}; nothing was run",
+                crate::supervisor::unreadable_without_namespace(&why)
+            )),
+        },
+        Err(why) => Err(format!("{why}; nothing was run")),
+    }
 }
 
 /// Build and prepare the sandbox for a run in the current directory, with gate's
@@ -1075,11 +1090,23 @@ fn prepare_sandbox(
     // The supervisor is started first: gate is small then (the fork copies little, and
     // the intermediate process is long gone when gate reaps it before exec), and it
     // inherits none of the walk's descriptors, nor the command's user namespace.
+    let mut needs_userns = false;
     let supervisor = if notified.connect || notified.exec || ends {
         let error = |e: String| sandbox::SandboxError(e);
+        // Under Yama's ptrace_scope 1 or 2, the command's own user namespace is what
+        // lets the supervisor read its memory.
         if execs.is_some() {
-            crate::supervisor::readable(false)
+            let reading = crate::supervisor::readable(false)
                 .map_err(|why| error(format!("{why}; nothing was run")))?;
+            if reading == crate::supervisor::Reading::OwnUserNamespace {
+                if let sandbox::ending::Plan::NotEnded(why) = &ending {
+                    return Err(error(format!(
+                        "{}; nothing was run",
+                        crate::supervisor::unreadable_without_namespace(why)
+                    )));
+                }
+                needs_userns = true;
+            }
         }
         let proxy = match &spec.proxy {
             None => None,
@@ -1105,6 +1132,12 @@ fn prepare_sandbox(
     let userns = if ends {
         match sandbox::ending::enter()? {
             Ok(userns) => Some(userns),
+            Err(why) if needs_userns => {
+                return Err(sandbox::SandboxError(format!(
+                    "{}; nothing was run",
+                    crate::supervisor::unreadable_without_namespace(&why)
+                )));
+            }
             Err(why) => {
                 ending = sandbox::ending::Plan::NotEnded(why);
                 None
