@@ -625,3 +625,35 @@ for_each_user! {
         }
     }
 }
+
+/// Where `/bin/sh` is a link to busybox (Alpine, initramfs images), the shell gate runs is
+/// busybox's `sh`, which busybox picks by the name it is called: gate reads it as `sh`,
+/// not as the multi-call `busybox` (whose `-c` it would otherwise refuse, 125).
+#[test]
+fn a_shell_that_is_a_link_to_busybox_runs_a_command() {
+    let busybox = require_program("busybox");
+    let env = TestEnv::new();
+    let sh = env.file("sh");
+    std::os::unix::fs::symlink(&busybox, &sh).unwrap();
+    // The control: busybox run as `sh` reads `-c` as a shell does.
+    let direct = std::process::Command::new(&sh)
+        .args(["-c", "echo through-busybox"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&direct.stdout), "through-busybox\n");
+    let out = env
+        .gate()
+        .args([
+            "--no-config",
+            "--no-tty",
+            "--audit-log",
+            "off",
+            "--level",
+            "full",
+        ])
+        .arg("--shell")
+        .arg(&sh)
+        .args(["-c", "echo through-busybox"])
+        .run();
+    out.assert_code(0).assert_stdout("through-busybox\n");
+}

@@ -58,7 +58,43 @@ pub fn shell_at(path: &Path) -> (OsString, Option<&'static Shell>) {
     let real = std::fs::canonicalize(path).ok();
     let program = real.as_deref().unwrap_or(path);
     let name = program.file_name().unwrap_or(program.as_os_str());
-    (name.to_owned(), crate::shells::named_bytes(name.as_bytes()))
+    let facts = crate::shells::named_bytes(name.as_bytes());
+    if facts.is_some_and(|s| std::ptr::eq(s.options, &crate::shells::MULTI_CALL)) {
+        // A multi-call binary (/bin/sh a link to busybox) is the shell its argv[0]
+        // names, and gate passes the name of the link: the last name on the way to it.
+        let named = last_name_before_multi_call(path);
+        let facts = crate::shells::named_bytes(named.as_bytes());
+        return (named, facts);
+    }
+    (name.to_owned(), facts)
+}
+
+/// The name of the last symbolic link on the way from `path` to a multi-call binary
+/// (`/bin/sh` → `busybox`: `sh`), links followed one at a time (at most 40, as the
+/// kernel does).
+fn last_name_before_multi_call(path: &Path) -> OsString {
+    let mut current = path.to_path_buf();
+    for _ in 0..40 {
+        let Ok(target) = std::fs::read_link(&current) else {
+            break;
+        };
+        let next = match current.parent() {
+            Some(dir) => dir.join(&target),
+            None => target,
+        };
+        let multi_call = next
+            .file_name()
+            .and_then(|n| crate::shells::named_bytes(n.as_bytes()))
+            .is_some_and(|s| std::ptr::eq(s.options, &crate::shells::MULTI_CALL));
+        if multi_call {
+            break;
+        }
+        current = next;
+    }
+    current
+        .file_name()
+        .unwrap_or(current.as_os_str())
+        .to_owned()
 }
 
 impl Family {
@@ -252,6 +288,28 @@ impl OptionSection {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shell_that_is_a_link_to_busybox_is_the_shell_it_is_called() {
+        let dir = std::env::temp_dir().join(format!("gate-busybox-sh-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let busybox = dir.join("busybox");
+        std::fs::write(&busybox, b"").unwrap();
+        let sh = dir.join("sh");
+        let _ = std::fs::remove_file(&sh);
+        std::os::unix::fs::symlink("busybox", &sh).unwrap();
+        let ash = dir.join("ash");
+        let _ = std::fs::remove_file(&ash);
+        std::os::unix::fs::symlink(&sh, &ash).unwrap();
+        let (name, facts) = shell_at(&sh);
+        assert_eq!(name, "sh");
+        assert_eq!(facts.map(|s| s.name), Some("sh"));
+        // Through a second link, the last name before busybox.
+        assert_eq!(shell_at(&ash).0, "sh");
+        // busybox by its own name stays busybox.
+        assert_eq!(shell_at(&busybox).0, "busybox");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     fn os(list: &[&str]) -> Vec<OsString> {
         list.iter().map(OsString::from).collect()
