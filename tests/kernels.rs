@@ -198,7 +198,7 @@ fn assert_the_core_holds(boot: &Boot) {
             // user namespace gate then runs the command in (Debian's kernels allow
             // unprivileged ones); 3 lets nobody, and gate refuses to start the command.
             let supervised = match scope {
-                None | Some(0 | 1 | 2) => true,
+                None | Some(0..=2) => true,
                 Some(_) => false,
             };
             if supervised {
