@@ -153,7 +153,12 @@ impl Report {
             safe,
             git_workspace: Path::new(".git").exists(),
             marking: Marking::gather(&kernel),
-            domains: domains(&kernel, root, mark::ptrace_scope()),
+            domains: domains(
+                &kernel,
+                root,
+                mark::ptrace_scope(),
+                crate::sandbox::ending::plan(root) == crate::sandbox::ending::Plan::Namespace,
+            ),
             left_behind: left_behind(root),
         }
     }
@@ -549,7 +554,14 @@ fn left_behind(root: bool) -> (bool, String, bool) {
 /// this kernel: Landlock's TCP rules refuse the command's own connections, and a
 /// supervisor answers its `connect()` calls (seccomp user notification with ADDFD,
 /// tried in a throwaway child). Under Yama the supervisor may not read the addresses.
-fn domains(kernel: &Kernel, root: bool, ptrace_scope: Option<u8>) -> (bool, String) {
+/// `namespace`: the command would run in a user namespace of its own (its supervisor
+/// then reads its memory under Yama 1 and 2).
+fn domains(
+    kernel: &Kernel,
+    root: bool,
+    ptrace_scope: Option<u8>,
+    namespace: bool,
+) -> (bool, String) {
     let tcp = kernel.landlock_abi >= Feature::TcpRules.abi();
     let supervisor = if kernel.seccomp && kernel.user_notify {
         crate::supervisor::kernel_supports()
@@ -581,7 +593,6 @@ fn domains(kernel: &Kernel, root: bool, ptrace_scope: Option<u8>) -> (bool, Stri
             )
         }
     };
-    let namespace = crate::sandbox::ending::plan(root) == crate::sandbox::ending::Plan::Namespace;
     if ok && unreadable(root, ptrace_scope, namespace) {
         text.push_str(&format!(
             "; Yama's ptrace_scope is {}, so the supervisor cannot read where a connect() \
@@ -654,19 +665,22 @@ mod tests {
 
     #[test]
     fn domains_need_landlock_tcp_rules_and_user_notification() {
-        let (ok, text) = domains(&kernel(3), false, None);
+        let (ok, text) = domains(&kernel(3), false, None, false);
         assert!(!ok);
         assert!(text.contains("TCP port rules"), "{text}");
         let no_notify = Kernel {
             user_notify: false,
             ..kernel(6)
         };
-        let (ok, text) = domains(&no_notify, false, None);
+        let (ok, text) = domains(&no_notify, false, None, false);
         assert!(!ok);
         assert!(text.contains("user notification"), "{text}");
-        let (ok, text) = domains(&kernel(6), false, Some(1));
+        let (ok, text) = domains(&kernel(6), false, Some(1), false);
         assert!(ok, "{text}");
         assert!(text.contains("ptrace_scope is 1"), "{text}");
+        // In the command's own user namespace the supervisor reads it anyway.
+        let (ok, text) = domains(&kernel(6), false, Some(1), true);
+        assert!(ok && !text.contains("ptrace_scope"), "{text}");
     }
 
     #[test]
