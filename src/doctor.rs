@@ -39,8 +39,8 @@ struct Report {
     reach: Option<Reach>,
     /// Each shim name and the real shell it resolves to.
     shims: Vec<(&'static str, Option<String>)>,
-    /// Whether the safe level can be fully enforced here, and the sentence saying so.
-    safe: Option<(bool, String)>,
+    /// Whether the safe level can be enforced here, and the sentences saying so.
+    safe: Option<Safe>,
     git_workspace: bool,
     /// How the commands gate runs are marked on this kernel.
     marking: Marking,
@@ -160,7 +160,9 @@ impl Report {
 
     /// The safe level can be fully enforced, and the configuration loads.
     fn ok(&self) -> bool {
-        self.settings.is_ok() && self.safe.as_ref().is_some_and(|(ok, _)| *ok) && self.left_behind.2
+        self.settings.is_ok()
+            && self.safe.as_ref().is_some_and(|safe| safe.runs)
+            && self.left_behind.2
     }
 
     fn text(&self) -> String {
@@ -238,7 +240,12 @@ impl Report {
                 .join(", "),
         );
         match &self.safe {
-            Some((_, text)) => line("safe level", text),
+            Some(safe) => {
+                line("safe level", &safe.text);
+                for residual in &safe.residual {
+                    line("residual", residual);
+                }
+            }
             None => line("safe level", "unknown: the configuration does not load"),
         }
         line("domains", &self.domains.1);
@@ -307,9 +314,10 @@ impl Report {
             })),
             "approver": approver,
             "shims": shims,
-            "safe_level": self.safe.as_ref().map(|(ok, text)| json!({
-                "enforceable": ok,
-                "text": text,
+            "safe_level": self.safe.as_ref().map(|safe| json!({
+                "enforceable": safe.runs,
+                "text": safe.text,
+                "residual": safe.residual_json,
             })),
             "git_workspace": self.git_workspace,
             "domains": {"enforceable": self.domains.0, "text": self.domains.1},
@@ -447,11 +455,33 @@ fn shims() -> Vec<(&'static str, Option<String>)> {
         .collect()
 }
 
-/// Whether the safe level can be fully enforced here, and why not.
-fn safe_level(settings: &Settings, kernel: &Kernel, root: bool) -> (bool, String) {
+/// Whether the safe level runs here, in a sentence, and what this kernel lacks that gate
+/// makes up for.
+struct Safe {
+    /// Commands at `safe` run, with the core of the sandbox enforced.
+    runs: bool,
+    text: String,
+    /// One sentence per graded feature the kernel lacks.
+    residual: Vec<String>,
+    residual_json: serde_json::Value,
+}
+
+impl Safe {
+    fn no(text: String) -> Safe {
+        Safe {
+            runs: false,
+            text,
+            residual: Vec::new(),
+            residual_json: serde_json::json!([]),
+        }
+    }
+}
+
+/// Whether the safe level can be enforced here, and why not.
+fn safe_level(settings: &Settings, kernel: &Kernel, root: bool) -> Safe {
     let cwd = match std::env::current_dir() {
         Ok(cwd) => cwd,
-        Err(e) => return (false, format!("cannot tell: no working directory ({e})")),
+        Err(e) => return Safe::no(format!("cannot tell: no working directory ({e})")),
     };
     let protect = crate::settings::protected_files(settings);
     let spec = match sandbox::spec::build(
@@ -462,23 +492,20 @@ fn safe_level(settings: &Settings, kernel: &Kernel, root: bool) -> (bool, String
         &protect,
     ) {
         Ok(spec) => spec,
-        Err(e) => return (false, format!("cannot run here: {e}")),
+        Err(e) => return Safe::no(format!("cannot run here: {e}")),
     };
-    let missing = sandbox::missing(&sandbox::required(&spec), kernel);
-    if !missing.is_empty() {
-        let names: Vec<&str> = missing.iter().map(|f| Feature::describe(*f)).collect();
-        return (
-            false,
-            format!(
-                "cannot be fully enforced: this kernel lacks {}{}",
-                names.join(", "),
-                if spec.best_effort {
-                    " (best_effort is set: commands run with a warning)"
-                } else {
-                    " (commands are refused with status 125)"
-                }
-            ),
-        );
+    let grade = match sandbox::grade(&spec, kernel) {
+        Ok(grade) => grade,
+        Err(e) => return Safe::no(format!("cannot be enforced: {e}")),
+    };
+    if !grade.not_enforced.is_empty() {
+        // Best effort: the command runs, with a warning, and the core does not hold.
+        let names: Vec<&str> = grade.not_enforced.iter().map(|f| f.describe()).collect();
+        return Safe::no(format!(
+            "cannot be fully enforced: this kernel lacks {} (best_effort is set: commands run \
+             with a warning)",
+            names.join(", ")
+        ));
     }
     let strict = sandbox::Spec {
         best_effort: false,
@@ -491,11 +518,19 @@ fn safe_level(settings: &Settings, kernel: &Kernel, root: bool) -> (bool, String
     match sandbox::Sandbox::admit(&strict)
         .and_then(|kernel| sandbox::Sandbox::prepare(&strict, kernel, notified))
     {
-        Ok(prepared) => (
-            true,
-            format!(
-                "can be fully enforced (network {}; {} hidden path(s) here, {} writable \
-                 root(s); {})",
+        Ok(prepared) => Safe {
+            runs: true,
+            text: format!(
+                "{} (network {}; {} hidden path(s) here, {} writable root(s); {})",
+                if grade.residual.is_empty() {
+                    "can be fully enforced".to_owned()
+                } else {
+                    format!(
+                        "can be enforced, graded: the core holds, and this kernel lacks {} \
+                         Landlock feature(s) beyond it, made up for as the residual lines say",
+                        grade.residual.len()
+                    )
+                },
                 match (&strict.network, &strict.proxy) {
                     (_, Some(domains)) => format!(
                         "by domain through the proxy: {} allowed, {} denied",
@@ -512,8 +547,10 @@ fn safe_level(settings: &Settings, kernel: &Kernel, root: bool) -> (bool, String
                 strict.write.len(),
                 hiding(prepared.summary())
             ),
-        ),
-        Err(e) => (false, format!("cannot be set up: {e}")),
+            residual: grade.residual_lines(strict.unix_sockets),
+            residual_json: grade.residual_json(strict.unix_sockets),
+        },
+        Err(e) => Safe::no(format!("cannot be set up: {e}")),
     }
 }
 
