@@ -58,7 +58,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 pub use mark::{Mark, MarkError};
-pub use probe::{Kernel, probe};
+pub use probe::{Kernel, landlock_answer, probe, seccomp_answer, under_seccomp_filter};
 
 /// What the network may do inside the sandbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
