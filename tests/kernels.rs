@@ -214,6 +214,7 @@ fn graded_checks(who: Who) -> Vec<Check> {
             &served("gate --level safe --unix-sockets -- gate-attack abstract-connect gate-test"),
         )
         .probe(accepted),
+        Check::new("check", who, "gate check --level safe -c 'echo ran'"),
         Check::new(
             "safe under sandbox.require",
             who,
@@ -388,13 +389,11 @@ fn assert_safe_as_the_abi_allows(boot: &Boot, abi: u32) {
                     .lines()
                     .filter(|l| l.starts_with("residual"))
                     .collect();
-                o.status == Some(0)
-                    && lines == residual
-                    && o.stdout.contains(if abi >= 6 {
-                        "safe level  can be fully enforced"
-                    } else {
-                        "safe level  can be enforced, graded: this kernel lacks "
-                    })
+                o.status == Some(0) && lines == residual && o.stdout.contains(if abi >= 6 {
+                    "safe level  can be fully enforced"
+                } else {
+                    "safe level  can be enforced, graded: the core holds, and this kernel lacks "
+                })
             },
             "gate doctor says safe runs here, and names each residual in one line",
         );
@@ -424,6 +423,23 @@ fn assert_safe_as_the_abi_allows(boot: &Boot, abi: u32) {
             "best effort reads the secret",
             &|o| !o.stderr.contains("gate: warning"),
             "best effort warns about nothing where the core is enforced",
+        );
+        check(
+            "check",
+            &|o| {
+                let outcome = o
+                    .stdout
+                    .lines()
+                    .find_map(|l| l.strip_prefix("outcome:  "))
+                    .unwrap_or_default();
+                o.status == Some(0)
+                    && outcome.starts_with("gate would run it inside the sandbox")
+                    && residual.iter().all(|line| {
+                        outcome.contains(&format!("; {}", line.trim_start_matches("residual    ")))
+                    })
+                    && (abi < 6 || outcome == "gate would run it inside the sandbox")
+            },
+            "gate check says safe runs here, with the residual sentences of gate doctor",
         );
         if abi >= 6 {
             check(
@@ -680,6 +696,57 @@ fn debian_13_cloud_kernel_6_12() {
     assert_the_core_holds(&boot);
     assert_safe_as_the_abi_allows(&boot, 6);
     print_safe_against_full(&boot);
+}
+
+/// Issue 24: Landlock built in but left out at boot (`lsm=` without it) is neither a
+/// kernel without Landlock nor a container's profile, and `gate doctor` says so, with
+/// the boot parameter to change; `safe` refuses, naming the core it lacks. The
+/// control is the Debian 12 boot above, where the same kernel has Landlock.
+#[test]
+fn debian_12_with_landlock_left_out_at_boot() {
+    let kernel = debian::cloud_kernel(&debian::BOOKWORM);
+    let who = Who::Nobody;
+    let checks = [
+        Check::new("doctor", who, "gate doctor"),
+        Check::new("safe", who, "gate --level safe -- echo ran"),
+    ];
+    let boot = vm::boot_with(&kernel.vmlinuz, &checks, "lsm=capability,yama");
+    println!("{}", boot.report());
+    // Lockdown is always first: the kernel starts it before the list.
+    assert_eq!(
+        boot.fact("lsm"),
+        "lockdown,capability,yama",
+        "{}",
+        boot.report()
+    );
+    let doctor = boot.outcome("doctor", who);
+    let landlock = doctor
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("landlock    "))
+        .unwrap_or_default();
+    assert!(
+        doctor.status == Some(1)
+            && landlock.starts_with(
+                "built into this kernel but turned off at boot (EOPNOTSUPP): the boot \
+                 parameter lsm=capability,yama leaves it out (active now: lockdown,capability,yama); \
+                 add landlock to the boot parameter lsm="
+            ),
+        "{}",
+        boot.report()
+    );
+    let safe = boot.outcome("safe", who);
+    assert!(
+        safe.status == Some(common::GATE_ERROR)
+            && safe.stdout.is_empty()
+            && safe.stderr.starts_with(
+                "gate: the safe level needs Landlock filesystem rules (ABI 1), which this \
+                 kernel (Landlock ABI 0) cannot enforce; nothing was run."
+            ),
+        "{}",
+        boot.report()
+    );
+    assert_the_docs_show(&boot, &[("doctor", who, "landlock")]);
 }
 
 /// The harness itself fails loudly: a file that is not a kernel is no passing boot.

@@ -316,6 +316,11 @@ static ONE_BOOT_AT_A_TIME: Mutex<()> = Mutex::new(());
 /// cannot start, the kernel does not reach `/init`, or the boot ends without the end
 /// marker or runs past [`BOOT_DEADLINE`].
 pub fn boot(kernel: &Path, checks: &[Check]) -> Boot {
+    boot_with(kernel, checks, "")
+}
+
+/// [`boot`], with more kernel parameters (`lsm=…`) on the command line.
+pub fn boot_with(kernel: &Path, checks: &[Check], parameters: &str) -> Boot {
     let qemu = crate::common::require_program("qemu-system-x86_64");
     let busybox = static_busybox();
     let gate = static_gate();
@@ -352,7 +357,8 @@ pub fn boot(kernel: &Path, checks: &[Check]) -> Boot {
         .arg(&initrd)
         // panic=-1: a kernel that panics (no init, say) reboots at once, and
         // -no-reboot turns that into QEMU's exit.
-        .args(["-append", "console=ttyS0 quiet panic=-1 rdinit=/init"])
+        .arg("-append")
+        .arg(format!("console=ttyS0 quiet panic=-1 rdinit=/init {parameters}").trim_end())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
