@@ -94,6 +94,9 @@ pub struct SandboxSettings {
     pub best_effort: bool,
     /// Allow Unix sockets (any reachable by path: D-Bus, Docker, ssh-agent).
     pub unix_sockets: bool,
+    /// Graded kernel features that must be the kernel's own: without one, nothing
+    /// runs (see [`crate::sandbox::grade`]).
+    pub require: Vec<crate::sandbox::Feature>,
 }
 
 /// A configuration problem: gate's own failure, exit 125, nothing runs.
@@ -144,6 +147,7 @@ pub struct Layer {
     pub resolve: Vec<(String, Origin)>,
     pub best_effort: Option<(bool, Origin)>,
     pub unix_sockets: Option<(bool, Origin)>,
+    pub require: Vec<(crate::sandbox::Feature, Origin)>,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -255,6 +259,7 @@ pub const SANDBOX_KEYS: &[&str] = &[
     "resolve",
     "best_effort",
     "unix_sockets",
+    "require",
 ];
 pub const APPROVAL_KEYS: &[&str] = &["socket", "tty", "timeout"];
 pub const AUDIT_KEYS: &[&str] = &["log", "required"];
@@ -414,6 +419,17 @@ fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(
                                 }
                             }
                         }
+                        "require" => {
+                            for item in expect_array(cx, &path, value)? {
+                                let item_origin = cx.origin(item.span());
+                                let text = expect_str(cx, &path, item)?;
+                                let features = required_features(text)
+                                    .map_err(|e| ConfigError::at(&item_origin, &path, e))?;
+                                layer
+                                    .require
+                                    .extend(features.into_iter().map(|f| (f, item_origin.clone())));
+                            }
+                        }
                         "resolve" => {
                             for item in expect_array(cx, &path, value)? {
                                 let item_origin = cx.origin(item.span());
@@ -431,6 +447,26 @@ fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(
         }
     }
     Ok(())
+}
+
+/// The graded features one entry of `sandbox.require` names: one by its key, or `all`.
+fn required_features(text: &str) -> Result<Vec<crate::sandbox::Feature>, String> {
+    use crate::sandbox::{Feature, GRADED};
+    if text == "all" {
+        return Ok(GRADED.to_vec());
+    }
+    Feature::from_key(text).map(|f| vec![f]).ok_or_else(|| {
+        format!(
+            "`{}` is not a kernel feature gate can require; the features are {}, or `all`",
+            text.escape_debug(),
+            GRADED
+                .iter()
+                .filter_map(|f| f.key())
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
 }
 
 fn type_error(
@@ -1082,6 +1118,13 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         s.sandbox
             .resolve
             .extend(layer.resolve.into_iter().map(|(p, _)| p));
+        // Requirements only add up: under a lock, a later layer can require more, never
+        // less.
+        for (feature, _) in layer.require {
+            if !s.sandbox.require.contains(&feature) {
+                s.sandbox.require.push(feature);
+            }
+        }
         if let Some((network, origin)) = layer.network {
             s.sandbox.network = network;
             network_origin = origin;
@@ -1693,6 +1736,32 @@ required = true
         let both = file("[sandbox]\nnetwork = true\nnet_connect = [443]\n").unwrap();
         let e = merge(vec![both], vec![]).unwrap_err().to_string();
         assert!(e.contains("key `sandbox.network`"), "{e}");
+    }
+
+    #[test]
+    fn sandbox_require_names_graded_features_and_only_adds_up_under_a_lock() {
+        use crate::sandbox::Feature;
+        let system = file("lock = true\n[sandbox]\nrequire = [\"scopes\"]\n").unwrap();
+        let user = user_file("[sandbox]\nrequire = [\"truncate\", \"scopes\"]\n").unwrap();
+        let s = merge(vec![system.clone(), user], vec![]).unwrap();
+        assert_eq!(s.sandbox.require, vec![Feature::Scopes, Feature::Truncate]);
+        // A later layer cannot take the system file's requirement away: lists only grow.
+        let s = merge(
+            vec![system, user_file("[sandbox]\nrequire = []\n").unwrap()],
+            vec![],
+        )
+        .unwrap();
+        assert_eq!(s.sandbox.require, vec![Feature::Scopes]);
+        let all = file("[sandbox]\nrequire = [\"all\"]\n").unwrap();
+        assert_eq!(all.require.len(), 4);
+        let e = err(file("[sandbox]\nrequire = [\"filesystem\"]\n"));
+        assert!(
+            e.contains(
+                ":2: key `sandbox.require`: `filesystem` is not a kernel feature gate can \
+                 require; the features are `refer`, `truncate`, `device_ioctl`, `scopes`, or `all`"
+            ),
+            "{e}"
+        );
     }
 
     #[test]

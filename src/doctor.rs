@@ -32,6 +32,8 @@ fn var(name: &str) -> Option<OsString> {
 struct Report {
     release: String,
     kernel: Kernel,
+    /// Why Landlock and seccomp are missing, when they are.
+    absent: Absent,
     root: bool,
     uid: u32,
     settings: Result<Settings, String>,
@@ -39,8 +41,8 @@ struct Report {
     reach: Option<Reach>,
     /// Each shim name and the real shell it resolves to.
     shims: Vec<(&'static str, Option<String>)>,
-    /// Whether the safe level can be fully enforced here, and the sentence saying so.
-    safe: Option<(bool, String)>,
+    /// Whether the safe level can be enforced here, and the sentences saying so.
+    safe: Option<Safe>,
     git_workspace: bool,
     /// How the commands gate runs are marked on this kernel.
     marking: Marking,
@@ -145,6 +147,7 @@ impl Report {
                 .trim()
                 .to_owned(),
             kernel,
+            absent: Absent::gather(),
             root,
             uid: nix::unistd::geteuid().as_raw(),
             settings,
@@ -165,7 +168,9 @@ impl Report {
 
     /// The safe level can be fully enforced, and the configuration loads.
     fn ok(&self) -> bool {
-        self.settings.is_ok() && self.safe.as_ref().is_some_and(|(ok, _)| *ok) && self.left_behind.2
+        self.settings.is_ok()
+            && self.safe.as_ref().is_some_and(|safe| safe.runs)
+            && self.left_behind.2
     }
 
     fn text(&self) -> String {
@@ -178,15 +183,8 @@ impl Report {
             "kernel",
             &format!("Linux {} ({})", self.release, std::env::consts::ARCH),
         );
-        line("landlock", &describe_landlock(&self.kernel));
-        line(
-            "seccomp",
-            if self.kernel.seccomp {
-                "available"
-            } else {
-                "not available"
-            },
-        );
+        line("landlock", &self.describe_landlock());
+        line("seccomp", &self.describe_seccomp());
         line(
             "user",
             &if self.root {
@@ -243,7 +241,12 @@ impl Report {
                 .join(", "),
         );
         match &self.safe {
-            Some((_, text)) => line("safe level", text),
+            Some(safe) => {
+                line("safe level", &safe.text);
+                for residual in &safe.residual {
+                    line("residual", residual);
+                }
+            }
             None => line("safe level", "unknown: the configuration does not load"),
         }
         line("domains", &self.domains.1);
@@ -291,8 +294,11 @@ impl Report {
             "landlock": {
                 "abi": self.kernel.landlock_abi,
                 "features": landlock_features(&self.kernel),
+                "text": self.describe_landlock(),
             },
             "seccomp": self.kernel.seccomp,
+            "seccomp_text": self.describe_seccomp(),
+            "under_seccomp_filter": self.absent.filtered,
             "marking": {
                 "commands": self.marking.mark.word(),
                 "ptrace_stopped": self.marking.ptrace_stopped(),
@@ -312,9 +318,10 @@ impl Report {
             })),
             "approver": approver,
             "shims": shims,
-            "safe_level": self.safe.as_ref().map(|(ok, text)| json!({
-                "enforceable": ok,
-                "text": text,
+            "safe_level": self.safe.as_ref().map(|safe| json!({
+                "enforceable": safe.runs,
+                "text": safe.text,
+                "residual": safe.residual_json,
             })),
             "git_workspace": self.git_workspace,
             "domains": {"enforceable": self.domains.0, "text": self.domains.1},
@@ -347,15 +354,152 @@ fn landlock_features(kernel: &Kernel) -> Vec<&'static str> {
         .collect()
 }
 
-fn describe_landlock(kernel: &Kernel) -> String {
-    if kernel.landlock_abi == 0 {
-        return "not available (not built into this kernel, or disabled at boot)".to_owned();
+impl Report {
+    fn describe_landlock(&self) -> String {
+        match self.absent.landlock {
+            Err(errno) if self.kernel.landlock_abi == 0 => landlock_absent(
+                errno,
+                self.absent.filtered,
+                self.absent.lsm_param.as_deref(),
+                self.absent.active.as_deref(),
+            ),
+            _ => format!(
+                "ABI {}: {}",
+                self.kernel.landlock_abi,
+                landlock_features(&self.kernel).join(", ")
+            ),
+        }
     }
-    format!(
-        "ABI {}: {}",
-        kernel.landlock_abi,
-        landlock_features(kernel).join(", ")
-    )
+
+    fn describe_seccomp(&self) -> String {
+        match self.absent.seccomp {
+            Ok(()) => "available".to_owned(),
+            Err(errno) => seccomp_absent(errno, self.absent.filtered),
+        }
+    }
+}
+
+/// What `gate doctor` needs to tell a container from a kernel: the errno of each
+/// missing layer, whether a seccomp filter surrounds this process, and which security
+/// modules the kernel runs (the `lsm=` boot parameter, the active list where securityfs
+/// is mounted).
+struct Absent {
+    landlock: Result<i32, i32>,
+    seccomp: Result<(), i32>,
+    filtered: bool,
+    lsm_param: Option<String>,
+    active: Option<String>,
+}
+
+impl Absent {
+    fn gather() -> Absent {
+        let cmdline = std::fs::read_to_string("/proc/cmdline").unwrap_or_default();
+        Absent {
+            landlock: sandbox::landlock_answer(),
+            seccomp: sandbox::seccomp_answer(),
+            filtered: sandbox::under_seccomp_filter(),
+            lsm_param: cmdline
+                .split_whitespace()
+                .find_map(|arg| arg.strip_prefix("lsm="))
+                .map(str::to_owned),
+            active: std::fs::read_to_string("/sys/kernel/security/lsm")
+                .ok()
+                .map(|list| list.trim().to_owned()),
+        }
+    }
+}
+
+/// What the container's seccomp profile must allow for the safe level.
+const LANDLOCK_CALLS: &str = "landlock_create_ruleset, landlock_add_rule and \
+                              landlock_restrict_self";
+
+/// Why Landlock is missing and what to change, from the errno of its version query,
+/// whether a seccomp filter surrounds this process, the `lsm=` boot parameter and the
+/// kernel's active security modules (when known). Pure, for the table test below.
+fn landlock_absent(
+    errno: i32,
+    filtered: bool,
+    lsm_param: Option<&str>,
+    active: Option<&str>,
+) -> String {
+    let runs_landlock = active.map(|list| list.split(',').any(|m| m == "landlock"));
+    let profile = format!(
+        "allow {LANDLOCK_CALLS} in it (Docker and Podman: --security-opt \
+         seccomp=PROFILE.json with them allowed, or a newer runtime whose default profile \
+         has them), or run gate outside the container"
+    );
+    match errno {
+        libc::EPERM if filtered => format!(
+            "not available: refused (EPERM) by the seccomp filter this process runs under, as \
+             a container's seccomp profile refuses it, not missing from the kernel; {profile}"
+        ),
+        libc::ENOSYS if filtered && runs_landlock == Some(true) => format!(
+            "not available: refused (ENOSYS) by the seccomp filter this process runs under, \
+             though the kernel runs Landlock (/sys/kernel/security/lsm lists it), as a \
+             container's profile older than the call refuses it; {profile}"
+        ),
+        libc::ENOSYS if filtered => format!(
+            "not available (ENOSYS): this kernel lacks Landlock, or the seccomp filter this \
+             process runs under refuses it, as a container's profile older than the call does; \
+             run `gate doctor` on the host: if Landlock is there, {profile}"
+        ),
+        libc::ENOSYS => "not built into this kernel (ENOSYS: Linux before 5.13, or built \
+                         without CONFIG_SECURITY_LANDLOCK); use a kernel that has it"
+            .to_owned(),
+        libc::EOPNOTSUPP => {
+            let chosen = match lsm_param {
+                Some(list) => format!("the boot parameter lsm={list} leaves it out"),
+                None => "the kernel's built-in list of security modules (CONFIG_LSM) leaves it \
+                         out"
+                .to_owned(),
+            };
+            let now = active
+                .map(|list| format!(" (active now: {list})"))
+                .unwrap_or_default();
+            format!(
+                "built into this kernel but turned off at boot (EOPNOTSUPP): {chosen}{now}; add \
+                 landlock to the boot parameter lsm=, keeping the modules listed there (with \
+                 GRUB: GRUB_CMDLINE_LINUX in /etc/default/grub, then update-grub), and reboot"
+            )
+        }
+        e => format!(
+            "not available: the version query answered {}{}",
+            std::io::Error::from_raw_os_error(e),
+            if filtered {
+                format!(
+                    ", maybe the seccomp filter this process runs under (a container's \
+                     profile): {profile}"
+                )
+            } else {
+                String::new()
+            }
+        ),
+    }
+}
+
+/// Why seccomp filters cannot be loaded, and what to change.
+fn seccomp_absent(errno: i32, filtered: bool) -> String {
+    match errno {
+        libc::EPERM | libc::ENOSYS | libc::EACCES if filtered => format!(
+            "not available: the seccomp() call is refused ({}) by the seccomp filter this \
+             process runs under, as a container's profile may refuse it; allow seccomp() in \
+             the profile (Docker and Podman: --security-opt seccomp=PROFILE.json), or run gate \
+             outside the container",
+            match errno {
+                libc::EPERM => "EPERM",
+                libc::ENOSYS => "ENOSYS",
+                _ => "EACCES",
+            }
+        ),
+        libc::EINVAL | libc::ENOSYS => {
+            "not built into this kernel (CONFIG_SECCOMP_FILTER is off); use a kernel that has it"
+                .to_owned()
+        }
+        e => format!(
+            "not available: seccomp() answered {}",
+            std::io::Error::from_raw_os_error(e)
+        ),
+    }
 }
 
 /// What the system configuration file is to these settings.
@@ -452,11 +596,33 @@ fn shims() -> Vec<(&'static str, Option<String>)> {
         .collect()
 }
 
-/// Whether the safe level can be fully enforced here, and why not.
-fn safe_level(settings: &Settings, kernel: &Kernel, root: bool) -> (bool, String) {
+/// Whether the safe level runs here, in a sentence, and what this kernel lacks that gate
+/// makes up for.
+struct Safe {
+    /// Commands at `safe` run, with the core of the sandbox enforced.
+    runs: bool,
+    text: String,
+    /// One sentence per graded feature the kernel lacks.
+    residual: Vec<String>,
+    residual_json: serde_json::Value,
+}
+
+impl Safe {
+    fn no(text: String) -> Safe {
+        Safe {
+            runs: false,
+            text,
+            residual: Vec::new(),
+            residual_json: serde_json::json!([]),
+        }
+    }
+}
+
+/// Whether the safe level can be enforced here, and why not.
+fn safe_level(settings: &Settings, kernel: &Kernel, root: bool) -> Safe {
     let cwd = match std::env::current_dir() {
         Ok(cwd) => cwd,
-        Err(e) => return (false, format!("cannot tell: no working directory ({e})")),
+        Err(e) => return Safe::no(format!("cannot tell: no working directory ({e})")),
     };
     let protect = crate::settings::protected_files(settings);
     let spec = match sandbox::spec::build(
@@ -467,23 +633,20 @@ fn safe_level(settings: &Settings, kernel: &Kernel, root: bool) -> (bool, String
         &protect,
     ) {
         Ok(spec) => spec,
-        Err(e) => return (false, format!("cannot run here: {e}")),
+        Err(e) => return Safe::no(format!("cannot run here: {e}")),
     };
-    let missing = sandbox::missing(&sandbox::required(&spec), kernel);
-    if !missing.is_empty() {
-        let names: Vec<&str> = missing.iter().map(|f| Feature::describe(*f)).collect();
-        return (
-            false,
-            format!(
-                "cannot be fully enforced: this kernel lacks {}{}",
-                names.join(", "),
-                if spec.best_effort {
-                    " (best_effort is set: commands run with a warning)"
-                } else {
-                    " (commands are refused with status 125)"
-                }
-            ),
-        );
+    let grade = match sandbox::grade(&spec, kernel) {
+        Ok(grade) => grade,
+        Err(e) => return Safe::no(format!("cannot be enforced: {e}")),
+    };
+    if !grade.not_enforced.is_empty() {
+        // Best effort: the command runs, with a warning, and the core does not hold.
+        let names: Vec<&str> = grade.not_enforced.iter().map(|f| f.describe()).collect();
+        return Safe::no(format!(
+            "cannot be fully enforced: this kernel lacks {} (best_effort is set: commands run \
+             with a warning)",
+            names.join(", ")
+        ));
     }
     let strict = sandbox::Spec {
         best_effort: false,
@@ -496,11 +659,19 @@ fn safe_level(settings: &Settings, kernel: &Kernel, root: bool) -> (bool, String
     match sandbox::Sandbox::admit(&strict)
         .and_then(|kernel| sandbox::Sandbox::prepare(&strict, kernel, notified))
     {
-        Ok(prepared) => (
-            true,
-            format!(
-                "can be fully enforced (network {}; {} hidden path(s) here, {} writable \
-                 root(s); {})",
+        Ok(prepared) => Safe {
+            runs: true,
+            text: format!(
+                "{} (network {}; {} hidden path(s) here, {} writable root(s); {})",
+                if grade.residual.is_empty() {
+                    "can be fully enforced".to_owned()
+                } else {
+                    format!(
+                        "can be enforced, graded: the core holds, and this kernel lacks {} \
+                         Landlock feature(s) beyond it, made up for as the residual lines say",
+                        grade.residual.len()
+                    )
+                },
                 match (&strict.network, &strict.proxy) {
                     (_, Some(domains)) => format!(
                         "by domain through the proxy: {} allowed, {} denied",
@@ -517,8 +688,10 @@ fn safe_level(settings: &Settings, kernel: &Kernel, root: bool) -> (bool, String
                 strict.write.len(),
                 hiding(prepared.summary())
             ),
-        ),
-        Err(e) => (false, format!("cannot be set up: {e}")),
+            residual: grade.residual_lines(strict.unix_sockets),
+            residual_json: grade.residual_json(strict.unix_sockets),
+        },
+        Err(e) => Safe::no(format!("cannot be set up: {e}")),
     }
 }
 
@@ -711,5 +884,48 @@ mod tests {
         let domain = marking(Mark::Domain, None);
         assert!(domain.ptrace_stopped());
         assert!(domain.commands(&kernel(7)).contains("a Landlock domain"));
+    }
+
+    #[test]
+    fn a_missing_landlock_says_whether_the_kernel_or_a_filter_is_why_and_what_to_change() {
+        let off_at_boot = landlock_absent(
+            libc::EOPNOTSUPP,
+            false,
+            Some("lockdown,yama,apparmor"),
+            Some("capability,lockdown,yama,apparmor"),
+        );
+        assert!(
+            off_at_boot.starts_with(
+                "built into this kernel but turned off at boot (EOPNOTSUPP): the boot parameter \
+                 lsm=lockdown,yama,apparmor leaves it out (active now: \
+                 capability,lockdown,yama,apparmor); add landlock to the boot parameter lsm="
+            ),
+            "{off_at_boot}"
+        );
+        let built_in_list = landlock_absent(libc::EOPNOTSUPP, false, None, None);
+        assert!(
+            built_in_list.contains("(CONFIG_LSM) leaves it out"),
+            "{built_in_list}"
+        );
+        let not_built = landlock_absent(libc::ENOSYS, false, None, None);
+        assert!(
+            not_built.starts_with("not built into this kernel (ENOSYS"),
+            "{not_built}"
+        );
+        let profile = landlock_absent(libc::EPERM, true, None, None);
+        assert!(
+            profile.contains("refused (EPERM) by the seccomp filter"),
+            "{profile}"
+        );
+        assert!(profile.contains("--security-opt seccomp="), "{profile}");
+        let old_profile = landlock_absent(libc::ENOSYS, true, None, Some("landlock,yama"));
+        assert!(
+            old_profile.contains("though the kernel runs Landlock"),
+            "{old_profile}"
+        );
+        let unsure = landlock_absent(libc::ENOSYS, true, None, None);
+        assert!(unsure.contains("run `gate doctor` on the host"), "{unsure}");
+        assert!(seccomp_absent(libc::EINVAL, false).starts_with("not built into this kernel"));
+        assert!(seccomp_absent(libc::EPERM, true).contains("allow seccomp() in the profile"));
     }
 }

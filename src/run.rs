@@ -996,11 +996,15 @@ fn sandboxed_run(settings: &Settings) -> String {
     )
 }
 
-/// Why the sandbox could not be set up here, for `gate check` (which never enforces it).
-fn sandbox_problem(settings: &Settings) -> Option<String> {
-    let cwd = std::env::current_dir().ok()?;
+/// For `gate check` (which never enforces the sandbox): why the sandbox could not be
+/// set up here, or else what this kernel lacks and gate does instead (empty when it
+/// lacks nothing), to follow [`sandboxed_run`]'s sentence.
+fn sandbox_problem(settings: &Settings) -> Result<String, String> {
+    let Ok(cwd) = std::env::current_dir() else {
+        return Ok(String::new());
+    };
     if let Err(why) = crate::agents::agent_workspace(&cwd, &var) {
-        return Some(format!("gate would not run it (exit 125): {why}"));
+        return Err(format!("gate would not run it (exit 125): {why}"));
     }
     let root = nix::unistd::geteuid().is_root();
     let spec = match sandbox::spec::build(
@@ -1011,22 +1015,19 @@ fn sandbox_problem(settings: &Settings) -> Option<String> {
         &protected_files(settings),
     ) {
         Ok(spec) => spec,
-        Err(e) => return Some(format!("gate would not run it (exit 125): {e}")),
+        Err(e) => return Err(format!("gate would not run it (exit 125): {e}")),
     };
-    let missing = sandbox::missing(&sandbox::required(&spec), &sandbox::probe());
-    // A domain list is never best effort (see `Sandbox::prepare`).
-    let never_best_effort = sandbox::proxy_lacks(&spec, &missing).is_some();
-    if missing.is_empty() || (spec.best_effort && !never_best_effort) {
-        return None;
-    }
-    Some(format!(
-        "gate would not run it (exit 125): this kernel cannot enforce {}",
-        missing
-            .iter()
-            .map(|f| f.describe())
-            .collect::<Vec<_>>()
-            .join(", ")
-    ))
+    let grade = match sandbox::grade(&spec, &sandbox::probe()) {
+        Ok(grade) => grade,
+        Err(e) => return Err(format!("gate would not run it (exit 125): {e}")),
+    };
+    // What this kernel lacks and gate makes up for, in the same sentences as `gate
+    // doctor` (a run itself prints none of it: see docs/sandbox.md).
+    Ok(grade
+        .residual_lines(spec.unix_sockets)
+        .iter()
+        .map(|line| format!("; {line}"))
+        .collect())
 }
 
 /// gate's supervisor: started with the sandbox, or, outside it, to start right before
@@ -1251,8 +1252,8 @@ fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
     };
     let (outcome, outcome_text) = match &decision {
         Decision::Allow(crate::policy::Allowed::Sandboxed) => match sandbox_problem(&settings) {
-            Some(problem) => ("error", problem),
-            None => ("run", sandboxed_run(&settings)),
+            Err(problem) => ("error", problem),
+            Ok(residual) => ("run", sandboxed_run(&settings) + &residual),
         },
         Decision::Allow(_) => ("run", "gate would run it".to_owned()),
         Decision::Ask => ask_outcome(reach.as_ref().expect("looked at for an ask")),

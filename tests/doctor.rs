@@ -323,3 +323,87 @@ fn doctor_reports_how_commands_are_marked_and_whether_this_process_is() {
     let v: serde_json::Value = serde_json::from_str(&inside.stdout()).unwrap();
     assert_eq!(v["marking"]["this_process_marked"], true, "{v}");
 }
+
+/// Runs argv[3:] under a seccomp filter that answers the system call number argv[1]
+/// with the errno argv[2] (after no_new_privs, as a container runtime's profile would).
+const REFUSING: &str = r#"
+import ctypes, os, struct, sys
+def op(code, jt, jf, k): return struct.pack("HBBI", code, jt, jf, k)
+LD, JEQ, RET, ERRNO, ALLOW = 0x20, 0x15, 0x06, 0x00050000, 0x7fff0000
+prog = [op(LD, 0, 0, 0), op(JEQ, 0, 1, int(sys.argv[1])), op(RET, 0, 0, ERRNO | int(sys.argv[2])),
+        op(RET, 0, 0, ALLOW)]
+code = ctypes.create_string_buffer(b"".join(prog))
+fprog = ctypes.create_string_buffer(struct.pack("HxxxxxxQ", len(prog), ctypes.addressof(code)))
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
+for args in [(38, 1, 0, 0, 0), (22, 2, ctypes.addressof(fprog), 0, 0)]:
+    if libc.prctl(*args) != 0:
+        sys.exit("refusing: prctl: " + os.strerror(ctypes.get_errno()))
+os.execv(sys.argv[3], sys.argv[3:])
+"#;
+
+/// `gate doctor` under a filter that answers `call` with `errno`.
+fn doctor_refused(env: &TestEnv, call: libc::c_long, errno: i32) -> common::Outcome {
+    env.gate()
+        .program(common::python3())
+        .args(["-c", REFUSING, &call.to_string(), &errno.to_string()])
+        .arg(common::gate_binary_for(common::User::Current))
+        .args(["--no-config", "doctor"])
+        .run()
+}
+
+/// Issue 24: a container's seccomp profile that refuses Landlock is not a kernel
+/// without it. Under a filter that answers `landlock_create_ruleset` with EPERM, or with
+/// ENOSYS (as Docker's profile does for calls newer than itself), the doctor says the
+/// filter refused it and names the calls the profile must allow; under one that refuses
+/// `seccomp()`, it says the same of seccomp. Each exits 1 (safe cannot run). The control:
+/// without the filter, the same doctor finds Landlock and seccomp.
+#[test]
+fn doctor_tells_a_containers_seccomp_profile_from_a_kernel_without_landlock() {
+    let env = TestEnv::new();
+    let control = env.gate().args(["--no-config", "doctor"]).run();
+    control.assert_code(0);
+    assert!(topic_line(&control.stdout(), "landlock").starts_with("ABI "));
+    assert_eq!(topic_line(&control.stdout(), "seccomp"), "available");
+
+    let out = doctor_refused(&env, libc::SYS_landlock_create_ruleset, libc::EPERM);
+    out.assert_code(1);
+    let landlock = topic_line(&out.stdout(), "landlock").to_owned();
+    assert!(
+        landlock.starts_with(
+            "not available: refused (EPERM) by the seccomp filter this process runs under, as a \
+             container's seccomp profile refuses it, not missing from the kernel; allow \
+             landlock_create_ruleset, landlock_add_rule and landlock_restrict_self in it \
+             (Docker and Podman: --security-opt seccomp=PROFILE.json"
+        ),
+        "{}",
+        out.report()
+    );
+    assert!(
+        topic_line(&out.stdout(), "safe level").contains("Landlock filesystem rules (ABI 1)"),
+        "{}",
+        out.report()
+    );
+
+    let out = doctor_refused(&env, libc::SYS_landlock_create_ruleset, libc::ENOSYS);
+    out.assert_code(1);
+    let landlock = topic_line(&out.stdout(), "landlock").to_owned();
+    assert!(
+        landlock.contains("(ENOSYS)")
+            && landlock.contains("the seccomp filter this process runs under"),
+        "{}",
+        out.report()
+    );
+
+    let out = doctor_refused(&env, libc::SYS_seccomp, libc::EPERM);
+    out.assert_code(1);
+    assert!(
+        topic_line(&out.stdout(), "seccomp").starts_with(
+            "not available: the seccomp() call is refused (EPERM) by the \
+             seccomp filter this process runs under"
+        ),
+        "{}",
+        out.report()
+    );
+    assert!(topic_line(&out.stdout(), "landlock").starts_with("ABI "));
+}

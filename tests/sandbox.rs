@@ -2298,6 +2298,8 @@ fn the_audit_record_describes_the_sandbox() {
     assert_eq!(sandbox["capabilities"], capabilities, "{sandbox}");
     assert_eq!(sandbox["unix_sockets"], false, "{sandbox}");
     assert_eq!(sandbox["not_enforced"], serde_json::json!([]), "{sandbox}");
+    // This kernel has every Landlock feature: no residual (issue 24).
+    assert_eq!(sandbox["residual"], serde_json::json!([]), "{sandbox}");
 
     let sandbox = run(&["--net-connect", "443", "--net-bind", "8080"]);
     assert_eq!(

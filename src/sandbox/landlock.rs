@@ -92,27 +92,35 @@ pub struct Prepared {
 /// Build the ruleset for `spec`. `hidden`: the paths to walk around, those of
 /// `spec.deny_read` that are not covered by mounts already ([`super::mounts`]).
 pub fn prepare(spec: &Spec, kernel: &Kernel, hidden: &[PathBuf]) -> Result<Prepared, SandboxError> {
-    // Without best effort, every feature was checked to exist; ask for all of them as
-    // hard requirements so that a mismatch is an error, never a silent downgrade.
-    let strict = !spec.best_effort;
-    let level = if strict {
-        CompatLevel::HardRequirement
+    // Where the kernel has Landlock, ask for exactly the rights of its ABI (up to
+    // gate's target) as hard requirements, so that a mismatch is an error, never a
+    // silent downgrade; what an older ABI lacks was graded before ([`super::grade`]),
+    // and the seccomp filter makes up for it. Only without Landlock at all (best
+    // effort) is the ruleset left to the crate's best effort, which then enforces
+    // nothing.
+    let strict = kernel.landlock_abi >= Feature::Filesystem.abi();
+    let (level, abi) = if strict {
+        (
+            CompatLevel::HardRequirement,
+            ABI::from(kernel.landlock_abi.min(Feature::Scopes.abi())),
+        )
     } else {
-        CompatLevel::BestEffort
+        (CompatLevel::BestEffort, TARGET)
     };
     let mut ruleset = Ruleset::default().set_compatibility(level);
-    let fs_access = AccessFs::from_all(TARGET);
+    let fs_access = AccessFs::from_all(abi);
     ruleset = ruleset
         .handle_access(fs_access)
         .map_err(|e| error("filesystem rights", e))?;
-    let tcp_handled =
-        spec.network != Network::On && (strict || kernel.landlock_abi >= Feature::TcpRules.abi());
+    // TCP rules from ABI 4: below it, a spec with ports was refused (or runs with best
+    // effort), and with the network off seccomp refuses every TCP socket anyway.
+    let tcp_handled = spec.network != Network::On && kernel.landlock_abi >= Feature::TcpRules.abi();
     if tcp_handled {
         ruleset = ruleset
             .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
             .map_err(|e| error("TCP rights", e))?;
     }
-    if strict || kernel.landlock_abi >= Feature::Scopes.abi() {
+    if kernel.landlock_abi >= Feature::Scopes.abi() {
         ruleset = ruleset
             .scope(Scope::Signal | Scope::AbstractUnixSocket)
             .map_err(|e| error("scopes", e))?;

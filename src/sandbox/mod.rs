@@ -58,7 +58,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 pub use mark::{Mark, MarkError};
-pub use probe::{Kernel, probe};
+pub use probe::{Kernel, landlock_answer, probe, seccomp_answer, under_seccomp_filter};
 
 /// What the network may do inside the sandbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,6 +108,9 @@ pub struct Spec {
     pub unix_sockets: bool,
     /// Run with what the kernel can enforce, warning about the rest.
     pub best_effort: bool,
+    /// Graded features the kernel must have itself (`sandbox.require`): without one,
+    /// nothing runs, whatever gate could do instead.
+    pub require: Vec<Feature>,
     /// Why the hidden paths cannot be walked around: one of them is inside /tmp or
     /// /dev/shm, which must stay creatable. Only covering them (as root) can hide them
     /// then; when they are left to Landlock, nothing runs.
@@ -150,6 +153,65 @@ impl Feature {
         }
     }
 
+    /// Whether the sandbox's core promises rest on it: secrets unreadable and no writes
+    /// outside (Landlock's filesystem rules), the network as configured (seccomp, TCP
+    /// port rules, the supervisor of a domain list). Without one nothing runs, unless
+    /// best effort is asked for. The others are graded ([`GRADED`]).
+    pub fn is_core(self) -> bool {
+        !GRADED.contains(&self)
+    }
+
+    /// The name `sandbox.require` gives a graded feature.
+    pub fn key(self) -> Option<&'static str> {
+        match self {
+            Feature::Refer => Some("refer"),
+            Feature::Truncate => Some("truncate"),
+            Feature::DeviceIoctl => Some("device_ioctl"),
+            Feature::Scopes => Some("scopes"),
+            _ => None,
+        }
+    }
+
+    /// The graded feature `sandbox.require` names `key`.
+    pub fn from_key(key: &str) -> Option<Feature> {
+        GRADED.into_iter().find(|f| f.key() == Some(key))
+    }
+
+    /// What gate does on a kernel without this graded feature, and what stays open
+    /// then (docs/sandbox.md's kernel table says the same). `unix_sockets`: whether
+    /// the command may make Unix sockets.
+    pub fn without(self, unix_sockets: bool) -> (&'static str, &'static str) {
+        match self {
+            Feature::Refer => (
+                "Landlock refuses every link and rename from one directory to another \
+                 (EXDEV: `mv` copies and deletes instead, `ln` fails)",
+                "nothing stays open",
+            ),
+            Feature::Truncate => (
+                "seccomp refuses truncate(2) by path and every open with O_TRUNC that is not \
+                 for writing, which Landlock checks",
+                "nothing stays open",
+            ),
+            Feature::DeviceIoctl => (
+                "seccomp refuses opens with access mode 3 (neither read nor write, which \
+                 Landlock does not check), so no device file in /dev but the granted ones \
+                 can be opened",
+                "a device file outside /dev that the command may read takes any ioctl",
+            ),
+            Feature::Scopes if unix_sockets => (
+                "seccomp refuses kill(-1), a signal to every process the user may signal",
+                "the command can signal your other processes (the agent, an editor) one by \
+                 one, and reach abstract Unix sockets bound outside (an X server's)",
+            ),
+            Feature::Scopes => (
+                "Unix sockets are off, so no abstract socket can be reached, and seccomp \
+                 refuses kill(-1), a signal to every process the user may signal",
+                "the command can signal your other processes (the agent, an editor) one by one",
+            ),
+            _ => ("nothing", "it is part of the core: nothing runs without it"),
+        }
+    }
+
     pub fn describe(self) -> &'static str {
         match self {
             Feature::Filesystem => "Landlock filesystem rules (ABI 1)",
@@ -165,6 +227,14 @@ impl Feature {
         }
     }
 }
+
+/// The features whose absence gate makes up for, or names: the core holds without them.
+pub const GRADED: [Feature; 4] = [
+    Feature::Refer,
+    Feature::Truncate,
+    Feature::DeviceIoctl,
+    Feature::Scopes,
+];
 
 /// The features a spec needs. TCP rules only matter when some ports are allowed: with
 /// the network off, seccomp refuses every network socket by itself.
@@ -198,6 +268,106 @@ pub fn missing(required: &[Feature], kernel: &Kernel) -> Vec<Feature> {
             f => kernel.landlock_abi < f.abi(),
         })
         .collect()
+}
+
+/// How the sandbox stands on a kernel: what it lacks, split by what that means.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Grade {
+    /// Graded features the kernel lacks: gate does what [`Feature::without`] says
+    /// instead, and names what stays open.
+    pub residual: Vec<Feature>,
+    /// Core features the kernel lacks (best effort only): not enforced at all.
+    pub not_enforced: Vec<Feature>,
+}
+
+impl Grade {
+    /// The residual, for the audit record and `gate check --json`.
+    pub fn residual_json(&self, unix_sockets: bool) -> Value {
+        Value::Array(
+            self.residual
+                .iter()
+                .map(|f| {
+                    let (instead, open) = f.without(unix_sockets);
+                    json!({
+                        "feature": f.key(),
+                        "lacks": f.describe(),
+                        "instead": instead,
+                        "open": open,
+                    })
+                })
+                .collect(),
+        )
+    }
+
+    /// One sentence per missing graded feature, for `gate doctor` and `gate check`.
+    pub fn residual_lines(&self, unix_sockets: bool) -> Vec<String> {
+        self.residual
+            .iter()
+            .map(|f| {
+                let (instead, open) = f.without(unix_sockets);
+                format!("without {}: {instead}; {open}", f.describe())
+            })
+            .collect()
+    }
+}
+
+/// Decide, before anything is built, whether `spec` may run on `kernel` and how: the
+/// core (secrets unreadable, no writes outside the writable roots, the network as
+/// configured) must hold, or best effort be asked for; a graded feature the kernel
+/// lacks is made up for ([`Feature::without`]) unless `sandbox.require` names it.
+/// Pure: the caller probes the kernel.
+pub fn grade(spec: &Spec, kernel: &Kernel) -> Result<Grade, SandboxError> {
+    let missing = missing(&required(spec), kernel);
+    if let Some(lacking) = proxy_lacks(spec, &missing) {
+        // No best effort here: without the supervisor the proxy is out of reach, and
+        // without Landlock's TCP rules every address would be open.
+        return Err(SandboxError(format!(
+            "a domain list (--allow-domain, sandbox.allow_domains) needs {}, which this \
+             kernel cannot do; nothing was run. Run `gate doctor` for details, or use \
+             --net-connect PORT instead",
+            names(&lacking)
+        )));
+    }
+    let required_here: Vec<Feature> = missing
+        .iter()
+        .copied()
+        .filter(|f| spec.require.contains(f))
+        .collect();
+    if !required_here.is_empty() {
+        // What the configuration requires is never best effort either: that is what
+        // requiring it means.
+        return Err(SandboxError(format!(
+            "the safe level needs {}, which this kernel (Landlock ABI {}) lacks and \
+             sandbox.require asks for; nothing was run. Run `gate doctor` for what gate \
+             does without it, or use a newer kernel",
+            names(&required_here),
+            kernel.landlock_abi
+        )));
+    }
+    let (core, residual): (Vec<Feature>, Vec<Feature>) =
+        missing.into_iter().partition(|f| f.is_core());
+    if !core.is_empty() && !spec.best_effort {
+        return Err(SandboxError(format!(
+            "the safe level needs {}, which this kernel (Landlock ABI {}) cannot enforce; \
+             nothing was run. Run `gate doctor` for details, or pass --best-effort to run \
+             with what it can enforce",
+            names(&core),
+            kernel.landlock_abi
+        )));
+    }
+    Ok(Grade {
+        residual,
+        not_enforced: core,
+    })
+}
+
+/// Features by their descriptions, for one line.
+pub fn names(features: &[Feature]) -> String {
+    features
+        .iter()
+        .map(|f| f.describe())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// What network by domain cannot do without, of what the kernel lacks: the supervisor,
@@ -307,7 +477,7 @@ pub struct Sandbox {
     check: verify::Check,
     filter: seccomp::Filter,
     summary: Value,
-    /// What is not enforced (best effort only), for one warning line.
+    /// What of the core is not enforced (best effort only), for one warning line.
     pub not_enforced: Vec<Feature>,
     /// Whether the filter hands calls to gate's supervisor (and so gives a listener).
     notifies: bool,
@@ -329,34 +499,7 @@ impl Sandbox {
     /// before anything is started or built.
     pub fn admit(spec: &Spec) -> Result<Kernel, SandboxError> {
         let kernel = probe();
-        let missing = missing(&required(spec), &kernel);
-        if let Some(lacking) = proxy_lacks(spec, &missing) {
-            // No best effort here: without the supervisor the proxy is out of reach, and
-            // without Landlock's TCP rules every address would be open.
-            return Err(SandboxError(format!(
-                "a domain list (--allow-domain, sandbox.allow_domains) needs {}, which this \
-                 kernel cannot do; nothing was run. Run `gate doctor` for details, or use \
-                 --net-connect PORT instead",
-                lacking
-                    .iter()
-                    .map(|f| f.describe())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        }
-        if !missing.is_empty() && !spec.best_effort {
-            return Err(SandboxError(format!(
-                "the safe level needs {}, which this kernel (Landlock ABI {}) cannot enforce; \
-                 nothing was run. Run `gate doctor` for details, or pass --best-effort to run \
-                 with what it can enforce",
-                missing
-                    .iter()
-                    .map(|f| f.describe())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                kernel.landlock_abi
-            )));
-        }
+        grade(spec, &kernel)?;
         Ok(kernel)
     }
 
@@ -368,7 +511,7 @@ impl Sandbox {
         kernel: Kernel,
         notified: Notified,
     ) -> Result<Sandbox, SandboxError> {
-        let missing = missing(&required(spec), &kernel);
+        let grade = grade(spec, &kernel)?;
         let root = nix::unistd::geteuid().is_root();
         let hiding = Hiding::choose(spec, root);
         let walked: &[PathBuf] = match hiding {
@@ -386,6 +529,7 @@ impl Sandbox {
             root,
             proxied: notified.connect,
             exec_checked: notified.exec,
+            instead: seccomp::Instead::of(&grade.residual),
         };
         let filter = seccomp::Filter::build(&policy, kernel.seccomp)?;
         let mut network = match &spec.network {
@@ -411,7 +555,8 @@ impl Sandbox {
             "seccomp": kernel.seccomp,
             "capabilities": if caps::held()? { "dropped" } else { "none held" },
             "no_new_privs": true,
-            "not_enforced": missing.iter().map(|f| f.describe()).collect::<Vec<_>>(),
+            "not_enforced": grade.not_enforced.iter().map(|f| f.describe()).collect::<Vec<_>>(),
+            "residual": grade.residual_json(spec.unix_sockets),
             "hidden_by": hiding.by(),
             "mounts_not_used": match &hiding {
                 Hiding::Mounts => None,
@@ -423,7 +568,7 @@ impl Sandbox {
             check,
             filter,
             summary,
-            not_enforced: missing,
+            not_enforced: grade.not_enforced,
             notifies: notified.connect || notified.exec,
         })
     }
@@ -478,6 +623,7 @@ mod tests {
             proxy: None,
             unix_sockets: false,
             best_effort: false,
+            require: Vec::new(),
             unwalkable: None,
         }
     }
@@ -568,5 +714,78 @@ mod tests {
             missing(&required(&off), &kernel(6, false)),
             vec![Feature::Seccomp]
         );
+    }
+
+    #[test]
+    fn below_abi_6_the_core_holds_and_the_rest_is_graded() {
+        let off = spec(Network::Off);
+        let grade = grade(&off, &kernel(2, true)).unwrap();
+        assert_eq!(
+            grade.residual,
+            vec![Feature::Truncate, Feature::DeviceIoctl, Feature::Scopes]
+        );
+        assert!(grade.not_enforced.is_empty());
+        assert_eq!(grade.residual_lines(false).len(), 3);
+        // On a kernel with every feature, nothing is graded.
+        assert_eq!(grade_of(&off, 6), Grade::default());
+        assert_eq!(grade_of(&off, 7), Grade::default());
+    }
+
+    fn grade_of(spec: &Spec, abi: i32) -> Grade {
+        grade(spec, &kernel(abi, true)).unwrap()
+    }
+
+    #[test]
+    fn sandbox_require_refuses_below_what_it_names_even_with_best_effort() {
+        let mut strict = spec(Network::Off);
+        strict.require = vec![Feature::Scopes];
+        strict.best_effort = true;
+        let e = grade(&strict, &kernel(5, true)).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "the safe level needs Landlock signal and abstract socket scoping (ABI 6), \
+                 which this kernel (Landlock ABI 5) lacks and sandbox.require asks for; \
+                 nothing was run."
+            ),
+            "{e}"
+        );
+        assert!(!e.contains("device ioctl"), "{e}");
+        assert_eq!(grade_of(&strict, 6), Grade::default());
+    }
+
+    #[test]
+    fn without_the_core_nothing_runs_unless_best_effort() {
+        let mut off = spec(Network::Off);
+        let e = grade(&off, &kernel(0, true)).unwrap_err().to_string();
+        assert!(
+            e.starts_with("the safe level needs Landlock filesystem rules (ABI 1), which"),
+            "{e}"
+        );
+        assert!(grade(&off, &kernel(6, false)).is_err());
+        // Ports need TCP rules: without them the network is not as configured.
+        let ports = spec(Network::Tcp {
+            connect: vec![443],
+            bind: vec![],
+        });
+        let e = grade(&ports, &kernel(3, true)).unwrap_err().to_string();
+        assert!(e.contains("Landlock TCP port rules (ABI 4)"), "{e}");
+        off.best_effort = true;
+        let grade = grade(&off, &kernel(0, true)).unwrap();
+        assert_eq!(grade.not_enforced, vec![Feature::Filesystem]);
+        assert_eq!(grade.residual.len(), 4);
+    }
+
+    #[test]
+    fn every_graded_feature_has_a_key_and_says_what_stays_open() {
+        for f in GRADED {
+            assert!(!f.is_core());
+            assert_eq!(Feature::from_key(f.key().unwrap()), Some(f));
+            for unix_sockets in [false, true] {
+                let (instead, open) = f.without(unix_sockets);
+                assert!(!instead.is_empty() && !open.is_empty());
+            }
+        }
+        assert!(Feature::Filesystem.is_core() && Feature::Seccomp.is_core());
+        assert_eq!(Feature::from_key("filesystem"), None);
     }
 }

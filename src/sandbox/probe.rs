@@ -39,8 +39,10 @@ fn user_notify_available() -> bool {
 }
 
 /// `landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)` returns the ABI
-/// version, or fails with ENOSYS (not built) or EOPNOTSUPP (disabled at boot).
-pub(super) fn landlock_abi() -> i32 {
+/// version, or fails with ENOSYS (not built), EOPNOTSUPP (left out at boot), or what a
+/// seccomp filter around this process answers instead (EPERM, or ENOSYS in a
+/// container whose profile predates the call): the errno, for `gate doctor`.
+pub fn landlock_answer() -> Result<i32, i32> {
     const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
     // SAFETY: with a null attribute pointer and size 0, this call only reads its flags
     // argument and returns a number; it touches no memory of ours.
@@ -52,14 +54,64 @@ pub(super) fn landlock_abi() -> i32 {
             LANDLOCK_CREATE_RULESET_VERSION,
         )
     };
-    i32::try_from(abi).unwrap_or(0).max(0)
+    if abi < 0 {
+        return Err(last_errno());
+    }
+    Ok(i32::try_from(abi).unwrap_or(0))
 }
 
-/// `prctl(PR_GET_SECCOMP)` fails with EINVAL when the kernel has no seccomp.
-fn seccomp_available() -> bool {
+pub(super) fn landlock_abi() -> i32 {
+    landlock_answer().unwrap_or(0).max(0)
+}
+
+fn last_errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// Whether this process can load a seccomp filter: `prctl(PR_GET_SECCOMP)` fails with
+/// EINVAL when the kernel has no seccomp, and `seccomp(SECCOMP_GET_ACTION_AVAIL)` for
+/// `SECCOMP_RET_ERRNO` with EINVAL or ENOSYS when it has no filters, or with what a
+/// seccomp filter around this process answers when it refuses the call (a container's
+/// profile). The errno, for `gate doctor`.
+pub fn seccomp_answer() -> Result<(), i32> {
     // SAFETY: PR_GET_SECCOMP takes no pointer arguments and only returns a value.
     let mode = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) };
-    mode >= 0
+    if mode < 0 {
+        return Err(last_errno());
+    }
+    let action: u32 = libc::SECCOMP_RET_ERRNO;
+    // SAFETY: the kernel reads one u32 from `action`, alive for the call.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_GET_ACTION_AVAIL,
+            0 as libc::c_uint,
+            &action as *const u32,
+        )
+    };
+    if rc != 0 {
+        return Err(last_errno());
+    }
+    Ok(())
+}
+
+fn seccomp_available() -> bool {
+    seccomp_answer().is_ok()
+}
+
+/// Whether this process runs under a seccomp filter (`Seccomp: 2` in
+/// /proc/self/status), as in a container: a refused Landlock or seccomp call may be its
+/// answer, not the kernel's.
+pub fn under_seccomp_filter() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("Seccomp:"))
+                .map(|mode| mode.trim() == "2")
+        })
+        .unwrap_or(false)
 }
 
 #[cfg(test)]

@@ -50,6 +50,15 @@
 //!   (`prlimit64`, `setpriority`, `ioprio_set`, `sched_setscheduler`, `sched_setparam`,
 //!   `sched_setattr` with a pid other than the caller's 0): every process of the user
 //!   outside the sandbox (the agent, gate's supervisor) could be starved or killed.
+//! - On a kernel that lacks a Landlock feature, what makes up for it
+//!   ([`Instead`], docs/sandbox.md's kernel table): without truncate control (ABI 3),
+//!   `truncate(2)` and every `open`/`openat` with `O_TRUNC` but not for writing (Landlock
+//!   checks a write open before it truncates; a read-only one, or access mode 3, it lets
+//!   truncate any file the user may write by its mode, even a hidden one); without
+//!   device ioctl control (ABI 5), every open with access mode 3 (neither read nor
+//!   write: Landlock checks no right for it, so it opens any device file, whose ioctls
+//!   then go unchecked); without signal scoping (ABI 6), `kill(-1, …)`, a signal to
+//!   every process the user may signal. On a kernel with every feature, none of these.
 //! - On x86_64, every x32 system call (numbers with bit 30 set): they have their own
 //!   numbers, which the rules above would not match. 32-bit (ia32) calls are stopped by
 //!   the architecture check, which kills the process.
@@ -76,6 +85,33 @@ pub struct Policy<'a> {
     pub proxied: bool,
     /// Deny rules at exec: every `execve` and `execveat` goes to the supervisor.
     pub exec_checked: bool,
+    /// What the filter does for Landlock features the kernel lacks.
+    pub instead: Instead,
+}
+
+/// What the filter refuses in place of Landlock features the kernel lacks (see
+/// [`super::Feature::without`]); nothing on a kernel with every feature.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Instead {
+    /// No truncate control (ABI 3): `truncate(2)`, and opens with `O_TRUNC` that are
+    /// not for writing.
+    pub truncate: bool,
+    /// No device ioctl control (ABI 5): opens with access mode 3.
+    pub device_open: bool,
+    /// No signal scoping (ABI 6): `kill(-1, …)`.
+    pub kill_all: bool,
+}
+
+impl Instead {
+    /// What to refuse for these missing features.
+    pub fn of(residual: &[super::Feature]) -> Instead {
+        use super::Feature;
+        Instead {
+            truncate: residual.contains(&Feature::Truncate),
+            device_open: residual.contains(&Feature::DeviceIoctl),
+            kill_all: residual.contains(&Feature::Scopes),
+        }
+    }
 }
 
 /// `setpriority`'s `which` for one process (linux/resource.h).
@@ -92,6 +128,13 @@ const OTHER_WRITE: u32 = 0o002;
 /// Linux 6.13; not in the libc crate yet. The same number on x86_64 and aarch64.
 const SYS_SETXATTRAT: i64 = 463;
 const IPPROTO_TCP: u32 = 6;
+const O_ACCMODE: u32 = libc::O_ACCMODE as u32;
+const O_WRONLY: u32 = libc::O_WRONLY as u32;
+const O_RDWR: u32 = libc::O_RDWR as u32;
+const O_TRUNC: u32 = libc::O_TRUNC as u32;
+/// `kill`'s pid for every process the caller may signal, as the filter sees its low
+/// 32 bits.
+const EVERY_PROCESS: u32 = u32::MAX;
 const SETUID: u32 = 0o4000;
 const SETGID: u32 = 0o2000;
 /// The socket type is the low 4 bits of `type`; the rest are flags.
@@ -114,6 +157,8 @@ enum Test {
     Ne(u32),
     /// `arg & mask != value`.
     MaskedNe(u32, u32),
+    /// `arg & mask == value`.
+    MaskedEq(u32, u32),
     /// `arg & mask != 0`: any of these bits.
     AnyBit(u32),
 }
@@ -286,6 +331,37 @@ fn rules(policy: &Policy) -> BTreeMap<i64, Vec<Rule>> {
         }
         map.insert(call, vec![vec![cond(mode_arg, Test::AnyBit(bits))]]);
     }
+    let Instead {
+        truncate,
+        device_open,
+        kill_all,
+    } = policy.instead;
+    // The flags argument of each open call (`openat2`, whose flags the filter cannot
+    // read, is refused below anyway).
+    for (call, flags_arg) in [(libc::SYS_open, 1), (libc::SYS_openat, 2)] {
+        let rules = map.entry(call).or_insert_with(Vec::new);
+        if truncate {
+            // O_TRUNC with access mode read-only or 3: Landlock before ABI 3 checks
+            // only the read right (or none), and the open truncates.
+            rules.push(vec![
+                cond(flags_arg, Test::AnyBit(O_TRUNC)),
+                cond(flags_arg, Test::MaskedNe(O_ACCMODE, O_WRONLY)),
+                cond(flags_arg, Test::MaskedNe(O_ACCMODE, O_RDWR)),
+            ]);
+        }
+        if device_open {
+            // Access mode 3: no right is checked, so any device file opens, and
+            // before ABI 5 its ioctls are unchecked too.
+            rules.push(vec![cond(flags_arg, Test::MaskedEq(O_ACCMODE, O_ACCMODE))]);
+        }
+    }
+    if truncate {
+        // By path: before ABI 3 Landlock does not see it at all.
+        map.insert(libc::SYS_truncate, Vec::new());
+    }
+    if kill_all {
+        map.insert(libc::SYS_kill, vec![vec![cond(0, Test::Eq(EVERY_PROCESS))]]);
+    }
     if root {
         for call in [
             libc::SYS_setxattr,
@@ -395,7 +471,7 @@ fn compile_rules(rules: &[Rule], out: &mut Vec<sock_filter>) {
         let sizes: Vec<usize> = rule
             .iter()
             .map(|c| match c.test {
-                Test::MaskedNe(..) => 3,
+                Test::MaskedNe(..) | Test::MaskedEq(..) => 3,
                 _ => 2,
             })
             .collect();
@@ -410,10 +486,12 @@ fn compile_rules(rules: &[Rule], out: &mut Vec<sock_filter>) {
                 Test::Eq(v) => ins(JEQ_K, 0, skip, v),
                 Test::Ne(v) => ins(JEQ_K, skip, 0, v),
                 Test::AnyBit(mask) => ins(JSET_K, 0, skip, mask),
-                Test::MaskedNe(mask, _) => ins(AND_K, 0, 0, mask),
+                Test::MaskedNe(mask, _) | Test::MaskedEq(mask, _) => ins(AND_K, 0, 0, mask),
             });
-            if let Test::MaskedNe(_, v) = c.test {
-                out.push(ins(JEQ_K, skip, 0, v));
+            match c.test {
+                Test::MaskedNe(_, v) => out.push(ins(JEQ_K, skip, 0, v)),
+                Test::MaskedEq(_, v) => out.push(ins(JEQ_K, 0, skip, v)),
+                _ => {}
             }
         }
         out.push(ins(RET_K, 0, 0, REFUSE));
@@ -738,6 +816,7 @@ mod tests {
             network,
             unix_sockets,
             root,
+            instead,
             ..
         } = *policy;
         let tcp = matches!(network, Network::Tcp { .. });
@@ -792,8 +871,20 @@ mod tests {
                 lo(2) & (SETUID | SETGID) != 0 || (root && lo(2) & 0o022 != 0)
             }
             n if n == libc::SYS_creat || n == libc::SYS_mknod => lo(1) & 0o6000 != 0,
-            n if n == libc::SYS_open || n == libc::SYS_mknodat => lo(2) & 0o6000 != 0,
-            n if n == libc::SYS_openat => lo(3) & 0o6000 != 0,
+            n if n == libc::SYS_mknodat => lo(2) & 0o6000 != 0,
+            n if n == libc::SYS_open || n == libc::SYS_openat => {
+                let (flags, mode) = if n == libc::SYS_open {
+                    (lo(1), lo(2))
+                } else {
+                    (lo(2), lo(3))
+                };
+                let access = flags & 3;
+                mode & 0o6000 != 0
+                    || (instead.truncate && flags & 0o1000 != 0 && access != 1 && access != 2)
+                    || (instead.device_open && access == 3)
+            }
+            n if n == libc::SYS_truncate => instead.truncate,
+            n if n == libc::SYS_kill => instead.kill_all && lo(0) == u32::MAX,
             n if [
                 libc::SYS_setxattr,
                 libc::SYS_lsetxattr,
@@ -863,10 +954,14 @@ mod tests {
     }
 
     /// Argument values that the rules tell apart, and some they must not (high bits).
-    const VALUES: [u64; 16] = [
+    const VALUES: [u64; 19] = [
         0,
         1,
         2,
+        3,
+        0o1000,
+        0o1001,
+        0xffff_ffff,
         5,
         6,
         10,
@@ -877,7 +972,6 @@ mod tests {
         0o4755,
         0o2700,
         0o666,
-        0o644,
         MSG_FASTOPEN as u64 | 0x40,
         0x1_0000_0001,
     ];
@@ -889,12 +983,24 @@ mod tests {
             .into_iter()
             .flat_map(|p| [(p.clone(), false), (p, true)])
         {
+            // What makes up for missing Landlock features, all of it or none (on
+            // with the exec check, to keep the table's size).
+            let instead = if exec_checked {
+                Instead {
+                    truncate: true,
+                    device_open: true,
+                    kill_all: true,
+                }
+            } else {
+                Instead::default()
+            };
             let policy = Policy {
                 network: &network,
                 unix_sockets,
                 root,
                 proxied,
                 exec_checked,
+                instead,
             };
             let program = Filter::build(&policy, true).unwrap().program.unwrap();
             let table = rules(&policy);
@@ -974,6 +1080,7 @@ mod tests {
             root: true,
             proxied: false,
             exec_checked: false,
+            instead: Instead::default(),
         };
         let program = Filter::build(&policy, true).unwrap().program.unwrap();
         let table = rules(&policy);
@@ -1106,6 +1213,7 @@ mod tests {
                 root: false,
                 proxied,
                 exec_checked: false,
+                instead: Instead::default(),
             };
             let program = Filter::build(&policy, true).unwrap().program.unwrap();
             run(
@@ -1144,6 +1252,7 @@ mod tests {
             root: false,
             proxied: true,
             exec_checked: false,
+            instead: Instead::default(),
         };
         assert!(!notified(&policy).contains(&libc::SYS_bind));
         assert!(!rules(&policy).contains_key(&libc::SYS_bind));
@@ -1158,6 +1267,7 @@ mod tests {
                 root,
                 proxied: false,
                 exec_checked: false,
+                instead: Instead::default(),
             })
         };
         let (user, root) = (table(false), table(true));
@@ -1180,6 +1290,7 @@ mod tests {
                 root: false,
                 proxied: false,
                 exec_checked: false,
+                instead: Instead::default(),
             })
         };
         let tcp = Network::Tcp {
@@ -1218,6 +1329,7 @@ mod tests {
                     root: false,
                     proxied: false,
                     exec_checked: false,
+                    instead: Instead::default(),
                 },
                 false
             )

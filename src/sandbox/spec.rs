@@ -367,6 +367,7 @@ pub fn build(
         proxy,
         unix_sockets: settings.unix_sockets,
         best_effort: settings.best_effort,
+        require: settings.require.clone(),
         unwalkable,
     })
 }

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use super::cpio::{Entry, archive};
 
 /// How long one boot may take, checks included, before the test fails. A boot with the
-/// checks of tests/kernels.rs takes 8 to 15 s in software emulation on a busy two-core
+/// checks of tests/kernels.rs takes about a minute in software emulation on a busy two-core
 /// machine.
 pub const BOOT_DEADLINE: Duration = Duration::from_secs(300);
 
@@ -246,8 +246,8 @@ echo "@@gate-kernels end"
 poweroff -f
 "#;
 
-/// The initramfs holding `gate`, `busybox`, `/init` and the checks.
-fn initramfs(gate: &Path, busybox: &Path, checks: &[Check]) -> Vec<u8> {
+/// The initramfs holding `gate`, `busybox`, the attack helper, `/init` and the checks.
+fn initramfs(gate: &Path, busybox: &Path, attack: &Path, checks: &[Check]) -> Vec<u8> {
     let dir = |path: &str, mode| Entry::Dir {
         path: path.to_owned(),
         mode,
@@ -284,6 +284,7 @@ fn initramfs(gate: &Path, busybox: &Path, checks: &[Check]) -> Vec<u8> {
         // (`sh` included) `rm`. (`--install` leaves an existing file alone.)
         file("bin/rm", 0o755, read(busybox)),
         file("bin/gate", 0o755, read(gate)),
+        file("bin/gate-attack", 0o755, read(attack)),
         file(
             "etc/passwd",
             0o644,
@@ -315,9 +316,15 @@ static ONE_BOOT_AT_A_TIME: Mutex<()> = Mutex::new(());
 /// cannot start, the kernel does not reach `/init`, or the boot ends without the end
 /// marker or runs past [`BOOT_DEADLINE`].
 pub fn boot(kernel: &Path, checks: &[Check]) -> Boot {
+    boot_with(kernel, checks, "")
+}
+
+/// [`boot`], with more kernel parameters (`lsm=…`) on the command line.
+pub fn boot_with(kernel: &Path, checks: &[Check], parameters: &str) -> Boot {
     let qemu = crate::common::require_program("qemu-system-x86_64");
     let busybox = static_busybox();
     let gate = static_gate();
+    let attack = attack_helper();
     let mut seen = std::collections::BTreeSet::new();
     for check in checks {
         assert!(
@@ -329,7 +336,7 @@ pub fn boot(kernel: &Path, checks: &[Check]) -> Boot {
     }
     let dir = tempfile::tempdir().unwrap();
     let initrd = dir.path().join("initramfs.cpio");
-    fs::write(&initrd, initramfs(gate, &busybox, checks)).unwrap();
+    fs::write(&initrd, initramfs(gate, &busybox, attack, checks)).unwrap();
 
     let _one = ONE_BOOT_AT_A_TIME
         .lock()
@@ -350,7 +357,8 @@ pub fn boot(kernel: &Path, checks: &[Check]) -> Boot {
         .arg(&initrd)
         // panic=-1: a kernel that panics (no init, say) reboots at once, and
         // -no-reboot turns that into QEMU's exit.
-        .args(["-append", "console=ttyS0 quiet panic=-1 rdinit=/init"])
+        .arg("-append")
+        .arg(format!("console=ttyS0 quiet panic=-1 rdinit=/init {parameters}").trim_end())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -522,6 +530,39 @@ fn static_busybox() -> PathBuf {
         busybox.display()
     );
     busybox
+}
+
+/// tests/kernels/attack.c, built statically (gcc and libc6-dev, README.md's package
+/// list) once per test process: the system calls an attack needs that busybox cannot
+/// make.
+pub fn attack_helper() -> &'static Path {
+    static ATTACK: OnceLock<PathBuf> = OnceLock::new();
+    ATTACK.get_or_init(|| {
+        let gcc = crate::common::require_program("gcc");
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/attack.c");
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernels");
+        fs::create_dir_all(&dir).unwrap();
+        let helper = dir.join("gate-attack");
+        let out = Command::new(&gcc)
+            .args(["-static", "-O2", "-Wall", "-Werror", "-o"])
+            .arg(&helper)
+            .arg(&source)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", gcc.display()));
+        assert!(
+            out.status.success(),
+            "building {} statically failed ({}): {}",
+            source.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            !is_dynamically_linked(&helper),
+            "{} is linked dynamically",
+            helper.display()
+        );
+        helper
+    })
 }
 
 /// gate built as `cargo build-static` builds it (a release build, glibc linked in), once
