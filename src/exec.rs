@@ -286,6 +286,15 @@ pub fn exec(plan: Plan, permit: Permit) -> ExecError {
                 };
             }
             let placed = placed::Placed::new(&program, &argv);
+            let filter = match crate::sandbox::exec_filter(placed.as_ref().map(|p| p.own())) {
+                Ok(filter) => filter,
+                Err(e) => {
+                    return ExecError {
+                        unchecked: Some(e.to_string()),
+                        ..fail(Errno::EPERM)
+                    };
+                }
+            };
             let started = crate::supervisor::Supervisor::start(crate::supervisor::Duties {
                 execs: Some(execs),
                 proxy: None,
@@ -321,7 +330,7 @@ pub fn exec(plan: Plan, permit: Permit) -> ExecError {
                     };
                 }
             }
-            Some((supervisor, audit, placed))
+            Some((supervisor, audit, placed, filter))
         }
     };
     // Last, so that nothing gate does itself runs marked. The sandbox, at `safe`, is
@@ -338,8 +347,9 @@ pub fn exec(plan: Plan, permit: Permit) -> ExecError {
     // unprivileged process load it), and its listener to the supervisor; from here on
     // every exec, this one included, waits for the supervisor's answer.
     let mut placed = None;
-    if let Some((supervisor, audit, own)) = supervisor {
-        let handed = crate::sandbox::load_exec_filter(own.as_ref().map(|p| p.own()))
+    if let Some((supervisor, audit, own, filter)) = supervisor {
+        let handed = filter
+            .load()
             .map_err(|e| e.to_string())
             .and_then(|listener| {
                 supervisor

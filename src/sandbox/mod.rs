@@ -400,13 +400,26 @@ pub fn drop_capabilities() -> Result<(), SandboxError> {
 /// architectures killed, as in the sandbox's filter). Loaded right before exec, after
 /// the mark's no_new_privs; the listener comes back. With `own`, gate's own exec (by
 /// its pointers, [`OwnExec`]) goes on without the supervisor.
-pub fn load_exec_filter(own: Option<OwnExec>) -> Result<std::os::fd::OwnedFd, SandboxError> {
-    let filter = seccomp::Filter::exec_only(own)?;
-    match filter.load()? {
-        Some(listener) => Ok(listener),
-        None => Err(SandboxError(
-            "the seccomp filter gave no listener for the supervisor; nothing was run".to_owned(),
-        )),
+pub fn exec_filter(own: Option<OwnExec>) -> Result<ExecFilter, SandboxError> {
+    seccomp::Filter::exec_only(own).map(ExecFilter)
+}
+
+/// The filter of a command outside the sandbox with deny rules, compiled
+/// ([`exec_filter`]): compiled before gate forks its supervisor, so that gate writes to
+/// few pages between that fork and its exec (each one the fork makes it copy), and
+/// loaded after the mark.
+pub struct ExecFilter(seccomp::Filter);
+
+impl ExecFilter {
+    /// Load it into this process; the listener comes back.
+    pub fn load(self) -> Result<std::os::fd::OwnedFd, SandboxError> {
+        match self.0.load()? {
+            Some(listener) => Ok(listener),
+            None => Err(SandboxError(
+                "the seccomp filter gave no listener for the supervisor; nothing was run"
+                    .to_owned(),
+            )),
+        }
     }
 }
 
