@@ -70,7 +70,9 @@ fn last_errno() -> i32 {
 
 /// Whether this process can load a seccomp filter: `prctl(PR_GET_SECCOMP)` fails with
 /// EINVAL when the kernel has no seccomp, and `seccomp(SECCOMP_GET_ACTION_AVAIL)` for
-/// `SECCOMP_RET_ERRNO` with EINVAL or ENOSYS when it has no filters, or with what a
+/// `SECCOMP_RET_ERRNO` with EINVAL or ENOSYS when it has no filters (EINVAL is checked
+/// again with an empty `SECCOMP_SET_MODE_FILTER`, since a kernel before 4.14 has filters
+/// but not that operation), or with what a
 /// seccomp filter around this process answers when it refuses the call (a container's
 /// profile). The errno, for `gate doctor`.
 pub fn seccomp_answer() -> Result<(), i32> {
@@ -89,10 +91,31 @@ pub fn seccomp_answer() -> Result<(), i32> {
             &action as *const u32,
         )
     };
-    if rc != 0 {
-        return Err(last_errno());
+    if rc == 0 {
+        return Ok(());
     }
-    Ok(())
+    match last_errno() {
+        // An operation this kernel does not know (before Linux 4.14), or a filter around
+        // gate that says so: ask for a filter with no program instead, which a kernel
+        // with filters answers EFAULT (it reads the program first) and installs nothing.
+        libc::EINVAL => {
+            // SAFETY: a null program pointer: the kernel fails the copy and installs
+            // nothing; no memory of ours is read or written.
+            let rc = unsafe {
+                libc::syscall(
+                    libc::SYS_seccomp,
+                    libc::SECCOMP_SET_MODE_FILTER,
+                    0 as libc::c_uint,
+                    std::ptr::null::<libc::c_void>(),
+                )
+            };
+            match (rc, last_errno()) {
+                (-1, libc::EFAULT) => Ok(()),
+                (_, errno) => Err(errno),
+            }
+        }
+        errno => Err(errno),
+    }
 }
 
 fn seccomp_available() -> bool {
