@@ -1753,12 +1753,13 @@ required = true
         .unwrap();
         assert_eq!(s.sandbox.require, vec![Feature::Scopes]);
         let all = file("[sandbox]\nrequire = [\"all\"]\n").unwrap();
-        assert_eq!(all.require.len(), 4);
+        assert_eq!(all.require.len(), 5);
         let e = err(file("[sandbox]\nrequire = [\"filesystem\"]\n"));
         assert!(
             e.contains(
                 ":2: key `sandbox.require`: `filesystem` is not a kernel feature gate can \
-                 require; the features are `refer`, `truncate`, `device_ioctl`, `scopes`, or `all`"
+                 require; the features are `refer`, `truncate`, `tcp_rules`, `device_ioctl`, \
+                 `scopes`, or `all`"
             ),
             "{e}"
         );

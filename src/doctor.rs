@@ -652,13 +652,10 @@ fn safe_level(settings: &Settings, kernel: &Kernel, root: bool) -> Safe {
         best_effort: false,
         ..spec
     };
-    let notified = sandbox::Notified {
-        connect: strict.proxy.is_some(),
-        exec: false,
-    };
-    match sandbox::Sandbox::admit(&strict)
-        .and_then(|kernel| sandbox::Sandbox::prepare(&strict, kernel, notified))
-    {
+    match sandbox::Sandbox::admit(&strict).and_then(|kernel| {
+        let notified = sandbox::Notified::of(&strict, &kernel, false);
+        sandbox::Sandbox::prepare(&strict, kernel, notified)
+    }) {
         Ok(prepared) => Safe {
             runs: true,
             text: format!(
@@ -724,8 +721,9 @@ fn left_behind(root: bool) -> (bool, String, bool) {
 }
 
 /// Whether a domain list (`--allow-domain`, `sandbox.allow_domains`) can be enforced on
-/// this kernel: Landlock's TCP rules refuse the command's own connections, and a
-/// supervisor answers its `connect()` calls (seccomp user notification with ADDFD,
+/// this kernel: Landlock's TCP rules refuse the command's own connections (before ABI 4
+/// the supervisor decides each one in their place), and a supervisor answers its
+/// `connect()` calls (seccomp user notification with ADDFD,
 /// tried in a throwaway child). Under Yama the supervisor may not read the addresses.
 /// `namespace`: the command would run in a user namespace of its own (its supervisor
 /// then reads its memory under Yama 1 and 2).
@@ -741,6 +739,17 @@ fn domains(
     } else {
         Err("seccomp has no user notification".to_owned())
     };
+    if kernel.landlock_abi < Feature::Filesystem.abi() {
+        return (
+            false,
+            format!(
+                "network by domain (--allow-domain) cannot be enforced: it runs inside the \
+                 sandbox, which needs {} (commands with a domain list are refused with \
+                 status 125)",
+                Feature::Filesystem.describe()
+            ),
+        );
+    }
     let (ok, mut text) = match (tcp, supervisor) {
         (true, Ok(())) => (
             true,
@@ -748,14 +757,22 @@ fn domains(
              seccomp supervisor (user notification with ADDFD)"
                 .to_owned(),
         ),
-        (tcp, supervisor) => {
+        (false, Ok(())) => (
+            true,
+            format!(
+                "network by domain (--allow-domain) can be enforced: without {}, gate's \
+                 supervisor decides every connect() and bind() itself (seccomp user \
+                 notification with ADDFD); not with --unix-sockets, which is refused here \
+                 beside a domain list or ports",
+                Feature::TcpRules.describe()
+            ),
+        ),
+        (_, Err(why)) => {
             let mut lacks = Vec::new();
             if !tcp {
                 lacks.push(Feature::TcpRules.describe().to_owned());
             }
-            if let Err(why) = supervisor {
-                lacks.push(format!("a seccomp supervisor ({why})"));
-            }
+            lacks.push(format!("a seccomp supervisor ({why})"));
             (
                 false,
                 format!(

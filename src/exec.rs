@@ -298,6 +298,7 @@ pub fn exec(plan: Plan, permit: Permit) -> ExecError {
             let started = crate::supervisor::Supervisor::start(crate::supervisor::Duties {
                 execs: Some(execs),
                 proxy: None,
+                tcp: None,
                 drop_capabilities: false,
             });
             let supervisor = match started {

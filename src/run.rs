@@ -1080,9 +1080,14 @@ fn prepare_sandbox(
     )?;
     tracing::debug!(?spec, "sandbox");
     let kernel = sandbox::Sandbox::admit(&spec)?;
-    let notified = sandbox::Notified {
-        connect: spec.proxy.is_some(),
-        exec: execs.is_some(),
+    let notified = sandbox::Notified::of(&spec, &kernel, execs.is_some());
+    // Before Landlock ABI 4, the supervisor decides TCP by the same ports.
+    let tcp = match (&spec.network, notified.tcp) {
+        (sandbox::Network::Tcp { connect, bind }, true) => Some(crate::supervisor::Ports {
+            connect: connect.clone(),
+            bind: bind.clone(),
+        }),
+        _ => None,
     };
     // What the command leaves behind is ended by the supervisor, in a user namespace of
     // the command's own where one can be made (decided now, made last).
@@ -1092,19 +1097,24 @@ fn prepare_sandbox(
     // the intermediate process is long gone when gate reaps it before exec), and it
     // inherits none of the walk's descriptors, nor the command's user namespace.
     let mut needs_userns = false;
-    let supervisor = if notified.connect || notified.exec || ends {
+    let checks_execs = execs.is_some();
+    let unreadable = move |why: &str| {
+        if checks_execs {
+            crate::supervisor::unreadable_without_namespace(why)
+        } else {
+            crate::supervisor::tcp_unreadable_without_namespace(why)
+        }
+    };
+    let supervisor = if notified.any() || ends {
         let error = |e: String| sandbox::SandboxError(e);
         // Under Yama's ptrace_scope 1 or 2, the command's own user namespace is what
-        // lets the supervisor read its memory.
-        if execs.is_some() {
+        // lets the supervisor read its memory (and copy its sockets).
+        if execs.is_some() || tcp.is_some() {
             let reading = crate::supervisor::readable(false)
                 .map_err(|why| error(format!("{why}; nothing was run")))?;
             if reading == crate::supervisor::Reading::OwnUserNamespace {
                 if let sandbox::ending::Plan::NotEnded(why) = &ending {
-                    return Err(error(format!(
-                        "{}; nothing was run",
-                        crate::supervisor::unreadable_without_namespace(why)
-                    )));
+                    return Err(error(format!("{}; nothing was run", unreadable(why))));
                 }
                 needs_userns = true;
             }
@@ -1122,6 +1132,7 @@ fn prepare_sandbox(
             crate::supervisor::Supervisor::start(crate::supervisor::Duties {
                 execs,
                 proxy,
+                tcp,
                 drop_capabilities: true,
             })
             .map_err(|e| error(e.to_string()))?,
@@ -1136,7 +1147,7 @@ fn prepare_sandbox(
             Err(why) if needs_userns => {
                 return Err(sandbox::SandboxError(format!(
                     "{}; nothing was run",
-                    crate::supervisor::unreadable_without_namespace(&why)
+                    unreadable(&why)
                 )));
             }
             Err(why) => {

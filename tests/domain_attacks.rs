@@ -701,7 +701,8 @@ for_each_user! {
     /// Beside a domain list, with `--unix-sockets`, `listen()` on a TCP socket that was
     /// never bound fails with EPERM (IPv4 and IPv6) instead of opening a random port on
     /// every address, while a Unix socket server still works. With `--net-bind P` too,
-    /// binding P then listening works, and an unbound socket still cannot listen.
+    /// binding P then listening works, and an unbound socket still cannot listen; the
+    /// same with `--net-bind P` and no domain list.
     ///
     /// Control: at level full the same listen works, and the test connects to the port
     /// from outside the sandbox.
@@ -731,6 +732,18 @@ for_each_user! {
         let want = [("tcp4", "errno=1"), ("tcp6", "errno=1"), ("unix", "ok"), ("bound", "ok")]
             .map(|(a, b)| (a.to_owned(), b.to_owned()));
         assert_eq!(got, want, "{}", out.report());
+
+        // Ports alone, no domain list: the same (the supervisor takes listen() wherever
+        // the command may serve). Failed before this change: tcp4 and tcp6 said "ok",
+        // a random port on every address (docs/sandbox.md listed it as still open).
+        let (out, got) = listen_from(
+            safe(&t, user, &audit).args(["--unix-sockets", "--net-bind", &port.to_string()]),
+            &t.work,
+            &program,
+            &[port.to_string()],
+        );
+        out.assert_code(0);
+        assert_eq!(got, want, "ports alone\n{}", out.report());
 
         // Control: at level full, listen() opens a port the test reaches from outside.
         let (out, got) = listen_from(

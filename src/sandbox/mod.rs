@@ -166,6 +166,7 @@ impl Feature {
         match self {
             Feature::Refer => Some("refer"),
             Feature::Truncate => Some("truncate"),
+            Feature::TcpRules => Some("tcp_rules"),
             Feature::DeviceIoctl => Some("device_ioctl"),
             Feature::Scopes => Some("scopes"),
             _ => None,
@@ -190,6 +191,12 @@ impl Feature {
             Feature::Truncate => (
                 "seccomp refuses truncate(2) by path and every open with O_TRUNC that is not \
                  for writing, which Landlock checks",
+                "nothing stays open",
+            ),
+            Feature::TcpRules => (
+                "gate's supervisor decides every connect() and bind() itself, from a copy of \
+                 the address, and performs the allowed ones on a copy of the socket \
+                 (seccomp user notification); the others fail with EACCES",
                 "nothing stays open",
             ),
             Feature::DeviceIoctl => (
@@ -229,9 +236,12 @@ impl Feature {
 }
 
 /// The features whose absence gate makes up for, or names: the core holds without them.
-pub const GRADED: [Feature; 4] = [
+/// TCP rules only where the supervisor can decide instead ([`supervisor_decides_tcp`]);
+/// elsewhere their absence leaves the network open, and they are part of the core.
+pub const GRADED: [Feature; 5] = [
     Feature::Refer,
     Feature::Truncate,
+    Feature::TcpRules,
     Feature::DeviceIoctl,
     Feature::Scopes,
 ];
@@ -250,7 +260,7 @@ pub fn required(spec: &Spec) -> Vec<Feature> {
     if matches!(spec.network, Network::Tcp { .. }) {
         features.push(Feature::TcpRules);
     }
-    if spec.proxy.is_some() {
+    if spec.proxy.is_some() || seccomp::listen_notified(&spec.network, spec.unix_sockets) {
         features.push(Feature::UserNotify);
     }
     features.sort_by_key(|f| f.abi());
@@ -318,12 +328,18 @@ impl Grade {
 /// Pure: the caller probes the kernel.
 pub fn grade(spec: &Spec, kernel: &Kernel) -> Result<Grade, SandboxError> {
     let missing = missing(&required(spec), kernel);
-    if let Some(lacking) = proxy_lacks(spec, &missing) {
+    if let Some(lacking) = proxy_lacks(spec, kernel, &missing) {
         // No best effort here: without the supervisor the proxy is out of reach, and
-        // without Landlock's TCP rules every address would be open.
+        // without Landlock's TCP rules or the supervisor deciding in their place every
+        // address would be open.
+        let with_unix = if spec.unix_sockets && lacking == [Feature::TcpRules] {
+            " with Unix sockets allowed (--unix-sockets)"
+        } else {
+            ""
+        };
         return Err(SandboxError(format!(
-            "a domain list (--allow-domain, sandbox.allow_domains) needs {}, which this \
-             kernel cannot do; nothing was run. Run `gate doctor` for details, or use \
+            "a domain list (--allow-domain, sandbox.allow_domains){with_unix} needs {}, which \
+             this kernel cannot do; nothing was run. Run `gate doctor` for details, or use \
              --net-connect PORT instead",
             names(&lacking)
         )));
@@ -344,8 +360,10 @@ pub fn grade(spec: &Spec, kernel: &Kernel) -> Result<Grade, SandboxError> {
             kernel.landlock_abi
         )));
     }
-    let (core, residual): (Vec<Feature>, Vec<Feature>) =
-        missing.into_iter().partition(|f| f.is_core());
+    let decides = supervisor_decides_tcp(spec, kernel);
+    let (core, residual): (Vec<Feature>, Vec<Feature>) = missing
+        .into_iter()
+        .partition(|&f| f.is_core() || (f == Feature::TcpRules && !decides));
     if !core.is_empty() && !spec.best_effort {
         return Err(SandboxError(format!(
             "the safe level needs {}, which this kernel (Landlock ABI {}) cannot enforce; \
@@ -372,21 +390,38 @@ pub fn names(features: &[Feature]) -> String {
 
 /// What network by domain cannot do without, of what the kernel lacks: the supervisor,
 /// and the Landlock TCP rules that refuse every connection it lets through to the
-/// kernel. `None` when nothing is lacking (or no domain list is asked for). Never best
-/// effort.
-pub fn proxy_lacks(spec: &Spec, missing: &[Feature]) -> Option<Vec<Feature>> {
+/// kernel, unless the supervisor decides every connection in their place
+/// ([`supervisor_decides_tcp`]). `None` when nothing is lacking (or no domain list is
+/// asked for). Never best effort.
+pub fn proxy_lacks(spec: &Spec, kernel: &Kernel, missing: &[Feature]) -> Option<Vec<Feature>> {
     spec.proxy.as_ref()?;
+    let decides = supervisor_decides_tcp(spec, kernel);
     let lacking: Vec<Feature> = missing
         .iter()
         .copied()
-        .filter(|f| {
-            matches!(
-                f,
-                Feature::UserNotify | Feature::TcpRules | Feature::Seccomp
-            )
+        .filter(|&f| match f {
+            Feature::UserNotify | Feature::Seccomp => true,
+            Feature::TcpRules => !decides,
+            _ => false,
         })
         .collect();
     (!lacking.is_empty()).then_some(lacking)
+}
+
+/// Whether gate's supervisor decides the command's TCP `connect()` and `bind()` calls
+/// in place of Landlock's TCP rules, which this kernel lacks (before ABI 4): only
+/// ports or a domain list need them, and only with seccomp user notification can the
+/// supervisor take the calls. Not with Unix sockets allowed: the supervisor takes a
+/// copy of the socket to see what it is, and another thread of the command could put
+/// a TCP socket at that descriptor's number before the kernel ran the call, so the
+/// supervisor would have to perform Unix connections too, from outside the command's
+/// view of the file system. Pure.
+pub fn supervisor_decides_tcp(spec: &Spec, kernel: &Kernel) -> bool {
+    matches!(spec.network, Network::Tcp { .. })
+        && kernel.landlock_abi < Feature::TcpRules.abi()
+        && kernel.seccomp
+        && kernel.user_notify
+        && !spec.unix_sockets
 }
 
 /// Drop every capability of this process (for gate's supervisor, which reads what a
@@ -426,10 +461,35 @@ impl ExecFilter {
 /// Which calls of the command the sandbox's filter hands to gate's supervisor.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Notified {
-    /// `connect()`, for network by domain.
+    /// `connect()`, for network by domain, or because the supervisor decides TCP.
     pub connect: bool,
+    /// The supervisor decides every TCP `connect()` and `bind()` in place of Landlock's
+    /// TCP rules ([`supervisor_decides_tcp`]): `bind()` goes to it too.
+    pub tcp: bool,
+    /// `listen()`, with ports or domains where the command may serve
+    /// ([`seccomp::listen_notified`]).
+    pub listen: bool,
     /// `execve` and `execveat`, for deny rules at exec.
     pub exec: bool,
+}
+
+impl Notified {
+    /// What the filter of `spec` hands to the supervisor on `kernel`; `exec`: deny rules
+    /// are checked at exec.
+    pub fn of(spec: &Spec, kernel: &Kernel, exec: bool) -> Notified {
+        let tcp = supervisor_decides_tcp(spec, kernel);
+        Notified {
+            connect: spec.proxy.is_some() || tcp,
+            tcp,
+            listen: seccomp::listen_notified(&spec.network, spec.unix_sockets),
+            exec,
+        }
+    }
+
+    /// Whether the filter hands any call to the supervisor.
+    pub fn any(&self) -> bool {
+        self.connect || self.listen || self.exec
+    }
 }
 
 /// Why the sandbox could not be set up: gate's own failure (exit 125), nothing ran.
@@ -525,6 +585,17 @@ impl Sandbox {
         notified: Notified,
     ) -> Result<Sandbox, SandboxError> {
         let grade = grade(spec, &kernel)?;
+        if grade.residual.contains(&Feature::TcpRules) != notified.tcp
+            || (notified.tcp && !notified.connect)
+            || notified.listen != seccomp::listen_notified(&spec.network, spec.unix_sockets)
+        {
+            // The supervisor must decide exactly when Landlock cannot.
+            return Err(SandboxError(
+                "gate's supervisor was not set up to decide TCP connections in place of \
+                 Landlock's TCP rules; nothing was run"
+                    .to_owned(),
+            ));
+        }
         let root = nix::unistd::geteuid().is_root();
         let hiding = Hiding::choose(spec, root);
         let walked: &[PathBuf] = match hiding {
@@ -541,6 +612,7 @@ impl Sandbox {
             unix_sockets: spec.unix_sockets,
             root,
             proxied: notified.connect,
+            tcp_decided: notified.tcp,
             exec_checked: notified.exec,
             instead: seccomp::Instead::of(&grade.residual),
         };
@@ -582,7 +654,7 @@ impl Sandbox {
             filter,
             summary,
             not_enforced: grade.not_enforced,
-            notifies: notified.connect || notified.exec,
+            notifies: notified.any(),
         })
     }
 
@@ -685,25 +757,97 @@ mod tests {
         let needs = required(&proxied);
         assert!(needs.contains(&Feature::UserNotify));
         assert!(needs.contains(&Feature::TcpRules));
-        assert_eq!(
-            proxy_lacks(&proxied, &missing(&needs, &kernel(6, true))),
-            None
+        let lacks =
+            |spec: &Spec, kernel: &Kernel| proxy_lacks(spec, kernel, &missing(&needs, kernel));
+        assert_eq!(lacks(&proxied, &kernel(6, true)), None);
+        // Before ABI 4 the supervisor decides in place of the TCP rules...
+        assert_eq!(lacks(&proxied, &kernel(3, true)), None);
+        assert!(
+            grade(&proxied, &kernel(3, true))
+                .unwrap()
+                .residual
+                .contains(&Feature::TcpRules)
         );
+        // ...but not with Unix sockets (the descriptor could change under it).
+        proxied.unix_sockets = true;
         assert_eq!(
-            proxy_lacks(&proxied, &missing(&needs, &kernel(3, true))),
+            lacks(&proxied, &kernel(3, true)),
             Some(vec![Feature::TcpRules])
         );
+        let e = grade(&proxied, &kernel(3, true)).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "a domain list (--allow-domain, sandbox.allow_domains) with Unix sockets \
+                 allowed (--unix-sockets) needs Landlock TCP port rules (ABI 4), which this \
+                 kernel cannot do; nothing was run."
+            ),
+            "{e}"
+        );
+        assert_eq!(lacks(&proxied, &kernel(4, true)), None);
+        proxied.unix_sockets = false;
         let no_notify = Kernel {
             user_notify: false,
             ..kernel(6, true)
         };
+        assert_eq!(lacks(&proxied, &no_notify), Some(vec![Feature::UserNotify]));
+        let old_no_notify = Kernel {
+            landlock_abi: 3,
+            ..no_notify
+        };
         assert_eq!(
-            proxy_lacks(&proxied, &missing(&needs, &no_notify)),
-            Some(vec![Feature::UserNotify])
+            lacks(&proxied, &old_no_notify),
+            Some(vec![Feature::UserNotify, Feature::TcpRules])
         );
         // Without a domain list, nothing here is refused.
         proxied.proxy = None;
-        assert_eq!(proxy_lacks(&proxied, &missing(&needs, &no_notify)), None);
+        assert_eq!(lacks(&proxied, &no_notify), None);
+    }
+
+    #[test]
+    fn before_abi_4_the_supervisor_decides_ports_in_place_of_landlock() {
+        let mut ports = spec(Network::Tcp {
+            connect: vec![443],
+            bind: vec![8080],
+        });
+        let old = kernel(2, true);
+        assert!(supervisor_decides_tcp(&ports, &old));
+        let graded = grade(&ports, &old).unwrap();
+        assert!(graded.residual.contains(&Feature::TcpRules));
+        assert!(graded.not_enforced.is_empty());
+        let notified = Notified::of(&ports, &old, false);
+        assert!(notified.tcp && notified.connect && notified.listen && !notified.exec);
+        // From ABI 4, Landlock does; the supervisor still takes listen().
+        assert!(!supervisor_decides_tcp(&ports, &kernel(4, true)));
+        let notified = Notified::of(&ports, &kernel(4, true), false);
+        assert!(!notified.tcp && !notified.connect && notified.listen);
+        // No ports, no TCP to decide.
+        assert!(!supervisor_decides_tcp(&spec(Network::Off), &old));
+        assert!(!supervisor_decides_tcp(&spec(Network::On), &old));
+        // Without user notification, or with Unix sockets, the TCP rules are core again.
+        let no_notify = Kernel {
+            user_notify: false,
+            ..old
+        };
+        assert!(!supervisor_decides_tcp(&ports, &no_notify));
+        assert!(grade(&ports, &no_notify).is_err());
+        ports.unix_sockets = true;
+        assert!(!supervisor_decides_tcp(&ports, &old));
+        let e = grade(&ports, &old).unwrap_err().to_string();
+        assert!(e.contains("Landlock TCP port rules (ABI 4)"), "{e}");
+        ports.best_effort = true;
+        assert_eq!(
+            grade(&ports, &old).unwrap().not_enforced,
+            vec![Feature::TcpRules]
+        );
+        // sandbox.require names it like any graded feature.
+        ports.unix_sockets = false;
+        ports.best_effort = false;
+        ports.require = vec![Feature::TcpRules];
+        let e = grade(&ports, &old).unwrap_err().to_string();
+        assert!(
+            e.starts_with("the safe level needs Landlock TCP port rules (ABI 4), which this kernel (Landlock ABI 2) lacks and sandbox.require asks for"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -775,12 +919,13 @@ mod tests {
             "{e}"
         );
         assert!(grade(&off, &kernel(6, false)).is_err());
-        // Ports need TCP rules: without them the network is not as configured.
+        // Ports need TCP rules, or the supervisor in their place: without either the
+        // network is not as configured.
         let ports = spec(Network::Tcp {
             connect: vec![443],
             bind: vec![],
         });
-        let e = grade(&ports, &kernel(3, true)).unwrap_err().to_string();
+        let e = grade(&ports, &kernel(3, false)).unwrap_err().to_string();
         assert!(e.contains("Landlock TCP port rules (ABI 4)"), "{e}");
         off.best_effort = true;
         let grade = grade(&off, &kernel(0, true)).unwrap();

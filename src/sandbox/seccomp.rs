@@ -80,9 +80,12 @@ pub struct Policy<'a> {
     pub unix_sockets: bool,
     /// The command runs as uid 0.
     pub root: bool,
-    /// Network by domain: every `connect()` goes to the supervisor
-    /// ([`crate::supervisor`]) as a user notification.
+    /// Network by domain, or TCP decided by the supervisor: every `connect()` goes to
+    /// the supervisor ([`crate::supervisor`]) as a user notification.
     pub proxied: bool,
+    /// The supervisor decides TCP in place of Landlock's TCP rules (before ABI 4):
+    /// `bind()` goes to it too, when the command may serve at all.
+    pub tcp_decided: bool,
     /// Deny rules at exec: every `execve` and `execveat` goes to the supervisor.
     pub exec_checked: bool,
     /// What the filter does for Landlock features the kernel lacks.
@@ -387,21 +390,36 @@ fn rules(policy: &Policy) -> BTreeMap<i64, Vec<Rule>> {
     map
 }
 
+/// Whether `listen()` goes to the supervisor: wherever the network is limited to TCP
+/// ports or domains and the command may serve at all (a port to bind, or Unix
+/// sockets). Then `listen()` must work for an allowed socket, and on a socket never
+/// bound it would pick a port nobody allowed, on every address: Landlock checks
+/// `bind()`, never `listen()`, and the filter cannot see whether a socket is bound.
+pub(crate) fn listen_notified(network: &Network, unix_sockets: bool) -> bool {
+    matches!(network, Network::Tcp { .. }) && may_serve(network, unix_sockets)
+}
+
 /// The calls handed to the supervisor as user notifications, whatever their arguments:
 /// `connect()` when the network is by domain (the supervisor reads the address and
 /// either connects the caller to the proxy or lets the kernel, and so Landlock, decide),
-/// and then also `listen()` when the command may serve at all (the supervisor listens
-/// on a copy of a Unix socket or of a bound TCP socket, and refuses an unbound one).
+/// and `listen()` with ports or domains when the command may serve at all
+/// ([`listen_notified`]: the supervisor listens on a copy of a Unix socket or of a
+/// bound TCP socket, and refuses an unbound one).
 /// `sendto`/`sendmsg` need no notification: on a TCP socket the kernel ignores their
 /// address unless `MSG_FASTOPEN` (refused above) asks it to connect.
+/// Where the supervisor decides TCP in place of Landlock (before ABI 4), `connect()`
+/// always and `bind()` when the command may serve: it performs the allowed ones itself.
 /// With deny rules, `execve` and `execveat`: the supervisor reads what would run.
 fn notified(policy: &Policy) -> Vec<i64> {
     let mut calls = Vec::new();
     if policy.proxied {
         calls.push(libc::SYS_connect);
-        if may_serve(policy.network, policy.unix_sockets) {
-            calls.push(libc::SYS_listen);
+    }
+    if listen_notified(policy.network, policy.unix_sockets) {
+        if policy.tcp_decided {
+            calls.push(libc::SYS_bind);
         }
+        calls.push(libc::SYS_listen);
     }
     if policy.exec_checked {
         calls.extend([libc::SYS_execve, libc::SYS_execveat]);
@@ -630,7 +648,7 @@ impl Filter {
     /// instructions as they can be (one bit test for all the mode bits, one masked
     /// comparison per socket type allowed).
     pub fn build(policy: &Policy, available: bool) -> Result<Filter, SandboxError> {
-        let listener = policy.proxied || policy.exec_checked;
+        let listener = !notified(policy).is_empty();
         if !available {
             return Ok(Filter {
                 program: None,
@@ -979,9 +997,19 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn the_compiled_filter_refuses_exactly_what_the_policy_says() {
-        for ((network, unix_sockets, root, proxied), exec_checked) in policies()
+        for ((network, unix_sockets, root, proxied), exec_checked, tcp_decided) in policies()
             .into_iter()
             .flat_map(|p| [(p.clone(), false), (p, true)])
+            .flat_map(|(p, exec)| {
+                // Where the supervisor decides TCP (before Landlock ABI 4): every
+                // network with ports or domains, without Unix sockets.
+                let decided = matches!(p.0, Network::Tcp { .. }) && !p.1;
+                let mut with = vec![(p.clone(), exec, false)];
+                if decided {
+                    with.push(((p.0, p.1, p.2, true), exec, true));
+                }
+                with
+            })
         {
             // What makes up for missing Landlock features, all of it or none (on
             // with the exec check, to keep the table's size).
@@ -999,6 +1027,7 @@ mod tests {
                 unix_sockets,
                 root,
                 proxied,
+                tcp_decided,
                 exec_checked,
                 instead,
             };
@@ -1010,14 +1039,17 @@ mod tests {
             let serves = unix_sockets
                 || matches!(&network, Network::On)
                 || matches!(&network, Network::Tcp { bind, .. } if !bind.is_empty());
-            let listen_notified = proxied && serves;
+            let listen_notified = matches!(&network, Network::Tcp { .. }) && serves;
+            let bind_notified = tcp_decided && serves;
             assert_eq!(notify.contains(&libc::SYS_connect), proxied);
             assert_eq!(notify.contains(&libc::SYS_listen), listen_notified);
+            assert_eq!(notify.contains(&libc::SYS_bind), bind_notified);
             assert_eq!(notify.contains(&libc::SYS_execve), exec_checked);
             assert_eq!(notify.contains(&libc::SYS_execveat), exec_checked);
             let expect = |nr: i64, args| {
                 if (proxied && nr == libc::SYS_connect)
                     || (listen_notified && nr == libc::SYS_listen)
+                    || (bind_notified && nr == libc::SYS_bind)
                     || (exec_checked && EXEC_CALLS.contains(&nr))
                 {
                     SECCOMP_RET_USER_NOTIF
@@ -1079,6 +1111,7 @@ mod tests {
             unix_sockets: false,
             root: true,
             proxied: false,
+            tcp_decided: false,
             exec_checked: false,
             instead: Instead::default(),
         };
@@ -1212,6 +1245,7 @@ mod tests {
                 unix_sockets,
                 root: false,
                 proxied,
+                tcp_decided: false,
                 exec_checked: false,
                 instead: Instead::default(),
             };
@@ -1241,16 +1275,27 @@ mod tests {
         );
         // Nothing to serve: refused in the filter.
         assert_eq!(listen(&by_domain(vec![]), false, true), REFUSE);
-        // Without a domain list there is no supervisor: port rules alone keep the
-        // filter's answer (docs/sandbox.md, "What the seccomp filter cannot decide").
-        assert_eq!(listen(&by_domain(vec![]), true, false), SECCOMP_RET_ALLOW);
+        // Ports without a domain list: the supervisor decides too (a port to bind,
+        // or Unix sockets, would otherwise let an unbound socket listen anywhere).
+        assert_eq!(
+            listen(&by_domain(vec![]), true, false),
+            SECCOMP_RET_USER_NOTIF
+        );
+        assert_eq!(
+            listen(&by_domain(vec![8080]), false, false),
+            SECCOMP_RET_USER_NOTIF
+        );
+        assert_eq!(listen(&by_domain(vec![]), false, false), REFUSE);
+        // The network on: nothing to keep.
         assert_eq!(listen(&Network::On, false, false), SECCOMP_RET_ALLOW);
+        assert_eq!(listen(&Network::On, true, false), SECCOMP_RET_ALLOW);
         // bind() stays the kernel's: Landlock checks a TCP port, a Unix path is a file.
         let policy = Policy {
             network: &by_domain(vec![]),
             unix_sockets: true,
             root: false,
             proxied: true,
+            tcp_decided: false,
             exec_checked: false,
             instead: Instead::default(),
         };
@@ -1266,6 +1311,7 @@ mod tests {
                 unix_sockets: false,
                 root,
                 proxied: false,
+                tcp_decided: false,
                 exec_checked: false,
                 instead: Instead::default(),
             })
@@ -1289,6 +1335,7 @@ mod tests {
                 unix_sockets: false,
                 root: false,
                 proxied: false,
+                tcp_decided: false,
                 exec_checked: false,
                 instead: Instead::default(),
             })
@@ -1328,6 +1375,7 @@ mod tests {
                     unix_sockets: false,
                     root: false,
                     proxied: false,
+                    tcp_decided: false,
                     exec_checked: false,
                     instead: Instead::default(),
                 },

@@ -37,6 +37,25 @@ fn may_listen(socket: Socket) -> bool {
 
 /// What `socket` is.
 fn kind(socket: &OwnedFd) -> Result<Socket, Errno> {
+    Ok(match family(socket)? {
+        libc::AF_UNIX => Socket::Unix,
+        libc::AF_INET | libc::AF_INET6 => {
+            let local: SockaddrStorage = getsockname(socket.as_raw_fd())?;
+            let port = local
+                .as_sockaddr_in()
+                .map(|a| a.port())
+                .or_else(|| local.as_sockaddr_in6().map(|a| a.port()));
+            match port {
+                Some(p) if p != 0 => Socket::Bound,
+                _ => Socket::Unbound,
+            }
+        }
+        _ => Socket::Other,
+    })
+}
+
+/// The family of `socket` (`SO_DOMAIN`); ENOTSOCK for what is no socket.
+pub(super) fn family(socket: &OwnedFd) -> Result<libc::c_int, Errno> {
     let mut family: libc::c_int = 0;
     let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
     // SAFETY: the kernel writes one int into `family` and its size into `len`, both
@@ -53,21 +72,7 @@ fn kind(socket: &OwnedFd) -> Result<Socket, Errno> {
     if rc != 0 {
         return Err(Errno::last());
     }
-    Ok(match family {
-        libc::AF_UNIX => Socket::Unix,
-        libc::AF_INET | libc::AF_INET6 => {
-            let local: SockaddrStorage = getsockname(socket.as_raw_fd())?;
-            let port = local
-                .as_sockaddr_in()
-                .map(|a| a.port())
-                .or_else(|| local.as_sockaddr_in6().map(|a| a.port()));
-            match port {
-                Some(p) if p != 0 => Socket::Bound,
-                _ => Socket::Unbound,
-            }
-        }
-        _ => Socket::Other,
-    })
+    Ok(family)
 }
 
 /// Answer one notified `listen(fd, backlog)`.

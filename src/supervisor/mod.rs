@@ -7,7 +7,10 @@
 //! - **network by domain** ([`connect`]): every `connect()` at `safe` with a domain
 //!   list, with the proxy ([`crate::netproxy`]) on a thread of its own; and
 //!   ([`listens`]) every `listen()` when the command may serve (Unix sockets, or a
-//!   port to bind), performed by the supervisor on a Unix socket or a bound TCP one.
+//!   port to bind), performed by the supervisor on a Unix socket or a bound TCP one;
+//! - **TCP ports on kernels without Landlock's TCP rules** (before ABI 4, [`connect`]):
+//!   every `connect()` and `bind()` at `safe` with ports or a domain list, decided by
+//!   the supervisor and performed by it on a copy of the command's socket;
 //!
 //! Only one seccomp listener can exist in a process's chain of filters (the kernel says
 //! EBUSY to a second), so one supervisor answers for every duty, from one listener.
@@ -62,6 +65,7 @@ use nix::sys::socket::{
 use nix::unistd::{ForkResult, Pid, fork};
 
 use crate::netproxy;
+pub use connect::Ports;
 pub use execs::Execs;
 
 /// Why the supervisor could not be set up: the command must not run.
@@ -88,6 +92,9 @@ pub struct Duties {
     pub execs: Option<Execs>,
     /// Network by domain: the proxy, bound.
     pub proxy: Option<Bound>,
+    /// The kernel has no Landlock TCP rules: the supervisor decides every `connect()`
+    /// and `bind()` of the command by these ports (and the proxy's address).
+    pub tcp: Option<Ports>,
     /// The command will run without capabilities (the `safe` level), so the supervisor
     /// needs none to read its memory and drops its own. Otherwise (root at `full`), it
     /// keeps them: a process may read another's memory only holding every capability
@@ -202,12 +209,31 @@ pub fn readable(keeps_capabilities: bool) -> Result<Reading, String> {
 /// Why deny rules cannot be checked at exec under Yama's `ptrace_scope` 1 or 2 when the
 /// command cannot run in a user namespace of its own (`why`).
 pub fn unreadable_without_namespace(why: &str) -> String {
+    unreadable_for(
+        why,
+        "deny rules could not be checked at exec",
+        "run without deny rules",
+    )
+}
+
+/// Why the supervisor cannot decide TCP in place of Landlock's TCP rules (a kernel
+/// before Landlock ABI 4) under Yama's `ptrace_scope` 1 or 2 when the command cannot
+/// run in a user namespace of its own (`why`).
+pub fn tcp_unreadable_without_namespace(why: &str) -> String {
+    unreadable_for(
+        why,
+        "TCP connections could not be decided in place of Landlock's TCP rules, which \
+         this kernel lacks",
+        "run without ports and domains (--net-connect, --net-bind, --allow-domain)",
+    )
+}
+
+fn unreadable_for(why: &str, so: &str, or: &str) -> String {
     format!(
         "Yama's ptrace_scope forbids gate's supervisor to read the memory of processes it \
          did not start, unless they run in a user namespace it owns, and none can be made \
-         here ({why}), so deny rules could not be checked at exec; set \
-         kernel.yama.ptrace_scope to 0 (sysctl), allow user namespaces, or run without deny \
-         rules"
+         here ({why}), so {so}; set kernel.yama.ptrace_scope to 0 (sysctl), allow user \
+         namespaces, or {or}"
     )
 }
 
@@ -262,6 +288,7 @@ impl Supervisor {
         let Duties {
             mut execs,
             proxy,
+            tcp,
             drop_capabilities,
         } = duties;
         // In gate: the supervisor inherits what was found, and is ready sooner.
@@ -303,6 +330,7 @@ impl Supervisor {
                         Work {
                             execs,
                             proxy,
+                            tcp,
                             drop_capabilities,
                         },
                         &close,
@@ -520,6 +548,7 @@ fn trial_listener() -> Result<(), Errno> {
 struct Work {
     execs: Option<Execs>,
     proxy: Option<Bound>,
+    tcp: Option<Ports>,
     drop_capabilities: bool,
 }
 
@@ -539,7 +568,9 @@ fn supervise(channel: OwnedFd, pidfd: OwnedFd, work: Work, inherited: &[RawFd]) 
     if work.drop_capabilities && crate::sandbox::drop_capabilities().is_err() {
         exit()
     }
-    let Work { execs, proxy, .. } = work;
+    let Work {
+        execs, proxy, tcp, ..
+    } = work;
     let admission = proxy.as_ref().map(|b| b.proxy.admit());
     // The proxy serves from the hand-over on (it brings the audit log): no connection
     // reaches it before, since only this process's answers to the command make them.
@@ -567,6 +598,7 @@ fn supervise(channel: OwnedFd, pidfd: OwnedFd, work: Work, inherited: &[RawFd]) 
             });
         }
     }
+    let mut proxied = None;
     if let (Some(bound), Some(admission)) = (proxy, admission) {
         let proxy_audit = audit.map(|a| netproxy::Audit {
             file: a.file,
@@ -583,10 +615,14 @@ fn supervise(channel: OwnedFd, pidfd: OwnedFd, work: Work, inherited: &[RawFd]) 
             // (ENOSYS).
             exit()
         }
+        proxied = Some(connect::Proxied { addr, admission });
+    }
+    if proxied.is_some() || tcp.is_some() {
         connects = Some(connect::Connects {
-            proxy: addr,
-            admission,
+            proxy: proxied,
+            decides: tcp,
             closed: false,
+            in_flight: Default::default(),
         });
     }
     let mut watching_command = connects.is_some() || userns.is_some();
@@ -669,6 +705,11 @@ fn answer_one(
             execs.answer(listener, &req, record)
         }
         (libc::SYS_connect, _, Some(connects)) => connects.answer(listener, &req),
+        (libc::SYS_bind, _, Some(connects)) => connects.answer_bind(listener, &req),
+        // Notified only where the supervisor decides TCP: never let through unchecked.
+        (libc::SYS_bind, _, None) => {
+            notify::respond(listener, req.id, notify::Answer::Fail(Errno::EACCES))
+        }
         // Never let through: the supervisor listens itself, or refuses.
         (libc::SYS_listen, _, _) => listens::answer(listener, &req),
         _ => notify::respond(listener, req.id, notify::Answer::Continue),

@@ -163,13 +163,15 @@ pub(super) fn read_two(
 const PIDFD_THREAD: libc::c_long = libc::O_EXCL as libc::c_long;
 
 /// A pidfd for the thread `tid` a notification names: of that thread (Linux 6.9), or
-/// before that kernel, of the process when `tid` leads it. Check that the call still
-/// waits ([`id_valid`]) after opening it: then the pidfd is the caller's, not a
+/// before that kernel, of its process (the thread group), whose descriptors the thread
+/// shares unless it unshared them (then the copy taken is of the process's descriptor
+/// of that number, a socket the supervisor still checks itself). Check that the call
+/// still waits ([`id_valid`]) after opening it: then the pidfd is the caller's, not a
 /// process's that took a reused number.
 pub(super) fn pidfd_of(tid: u32) -> Result<OwnedFd, Errno> {
-    let open = |flags: libc::c_long| {
+    let open = |pid: u32, flags: libc::c_long| {
         // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor.
-        let rc = unsafe { libc::syscall(libc::SYS_pidfd_open, tid as libc::pid_t, flags) };
+        let rc = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, flags) };
         if rc < 0 {
             Err(Errno::last())
         } else {
@@ -177,10 +179,28 @@ pub(super) fn pidfd_of(tid: u32) -> Result<OwnedFd, Errno> {
             Ok(unsafe { OwnedFd::from_raw_fd(rc as i32) })
         }
     };
-    match open(PIDFD_THREAD) {
-        Err(Errno::EINVAL) => open(0),
+    match open(tid, PIDFD_THREAD) {
+        // Before Linux 6.9: no thread pidfds, and only a leader has one of its own.
+        Err(Errno::EINVAL) => match open(tid, 0) {
+            Err(Errno::EINVAL) => open(thread_group(tid).ok_or(Errno::ESRCH)?, 0),
+            other => other,
+        },
         other => other,
     }
+}
+
+/// The process (thread group) of thread `tid`, from /proc.
+fn thread_group(tid: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    tgid_of(&status)
+}
+
+/// The `Tgid:` of a /proc status file.
+fn tgid_of(status: &str) -> Option<u32> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 /// A copy of descriptor `fd` of the process or thread behind `pidfd` (pidfd_getfd,
@@ -194,4 +214,35 @@ pub(super) fn descriptor_from(pidfd: &OwnedFd, fd: i32) -> Result<OwnedFd, Errno
     }
     // SAFETY: as above, new and ours.
     Ok(unsafe { OwnedFd::from_raw_fd(copy as i32) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_thread_group_comes_from_the_status_file() {
+        assert_eq!(
+            tgid_of("Name:\tx\nUmask:\t0022\nState:\tS\nTgid:\t4242\nPid:\t4250\n"),
+            Some(4242)
+        );
+        assert_eq!(tgid_of("Name:\tx\n"), None);
+        assert_eq!(thread_group(std::process::id()), Some(std::process::id()));
+    }
+
+    #[test]
+    fn a_thread_that_leads_no_process_has_a_pidfd() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            // SAFETY: gettid takes no arguments.
+            tx.send(unsafe { libc::gettid() } as u32).unwrap();
+            done_rx.recv().unwrap();
+        });
+        let tid = rx.recv().unwrap();
+        assert_ne!(tid, std::process::id());
+        assert!(pidfd_of(tid).is_ok());
+        done_tx.send(()).unwrap();
+        thread.join().unwrap();
+    }
 }
