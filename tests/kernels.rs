@@ -112,6 +112,162 @@ fn checks() -> Vec<Check> {
                 .probe(victim_left),
         ]);
         checks.extend(graded_checks(who));
+        checks.extend(network_checks(who));
+    }
+    checks
+}
+
+/// The ports of the network checks: a server outside gate that counts the connections
+/// it accepts, a port the command may connect to (nothing listens there), a web server
+/// outside gate, and two ports to bind.
+const SERVED: u16 = 8081;
+const ALLOWED: u16 = 8082;
+const WEB: u16 = 8080;
+const BINDS: u16 = 8083;
+const OTHER_BIND: u16 = 8084;
+
+/// `attack` with a server on `SERVED` outside gate; the command's status is the
+/// attack's.
+fn with_server(attack: &str) -> String {
+    format!(
+        "gate-attack tcp-serve {SERVED} >served & sleep 1; {attack}; s=$?; sleep 1; \
+         kill $! 2>/dev/null; exit $s"
+    )
+}
+
+/// `fetch` with busybox's web server on 127.0.0.1:`WEB` outside gate, serving `page`.
+fn with_web(fetch: &str) -> String {
+    format!(
+        "httpd -f -p 127.0.0.1:{WEB} -h \"$PWD/www\" & sleep 1; {fetch}; s=$?; \
+         kill $! 2>/dev/null; exit $s"
+    )
+}
+
+/// The network at `safe` with ports and with a domain list: TCP where it is allowed and
+/// nowhere else (by Landlock's TCP rules from ABI 4, by gate's supervisor below), each
+/// attack with its control at `full`.
+fn network_checks(who: Who) -> Vec<Check> {
+    let accepted = "grep -c 'accept: done' served";
+    let by_domain = format!(
+        "gate --level safe --allow-domain allowed.test:{WEB} --resolve allowed.test=127.0.0.1"
+    );
+    let web = "mkdir -p www && echo page >www/index.html";
+    let mut checks = vec![
+        Check::new(
+            "full connects to a port",
+            who,
+            &with_server(&format!(
+                "gate --level full -- gate-attack tcp-connect {SERVED}"
+            )),
+        )
+        .probe(accepted),
+        Check::new(
+            "safe connects to its port",
+            who,
+            &with_server(&format!(
+                "gate --level safe --net-connect {SERVED} -- gate-attack tcp-connect {SERVED}"
+            )),
+        )
+        .probe(accepted),
+        Check::new(
+            "safe connects to another port",
+            who,
+            &with_server(&format!(
+                "gate --level safe --net-connect {ALLOWED} -- gate-attack tcp-connect {SERVED}"
+            )),
+        )
+        .probe(accepted),
+        Check::new(
+            "full races the port",
+            who,
+            &with_server(&format!(
+                "gate --level full -- gate-attack tcp-race {ALLOWED},{SERVED}"
+            )),
+        )
+        .probe(accepted),
+        Check::new(
+            "safe races the port",
+            who,
+            &with_server(&format!(
+                "gate --level safe --net-connect {ALLOWED} -- gate-attack tcp-race \
+                 {ALLOWED},{SERVED}"
+            )),
+        )
+        .probe(accepted),
+        Check::new(
+            "safe by domain connects directly",
+            who,
+            &with_server(&format!("{by_domain} -- gate-attack tcp-connect {SERVED}")),
+        )
+        .probe(accepted),
+        Check::new(
+            "safe by domain races the port",
+            who,
+            &with_server(&format!(
+                "{by_domain} -- gate-attack tcp-race {ALLOWED},{SERVED}"
+            )),
+        )
+        .probe(accepted),
+        Check::new(
+            "full fetches directly",
+            who,
+            &with_web(&format!("wget -q -Y off -O - http://127.0.0.1:{WEB}/")),
+        )
+        .setup(web),
+        Check::new(
+            "safe by domain fetches through the proxy",
+            who,
+            &with_web(&format!(
+                "{by_domain} -- wget -q -O - http://allowed.test:{WEB}/"
+            )),
+        )
+        .setup(web),
+        Check::new(
+            "safe by domain fetches directly",
+            who,
+            &with_web(&format!(
+                "{by_domain} -- wget -q -Y off -O - http://127.0.0.1:{WEB}/"
+            )),
+        )
+        .setup(web),
+        Check::new(
+            "safe by domain with Unix sockets",
+            who,
+            &format!("{by_domain} --unix-sockets -c 'echo ran'"),
+        ),
+    ];
+    for (level, net) in [
+        ("full", String::new()),
+        ("safe", format!(" --net-connect {ALLOWED}")),
+    ] {
+        checks.push(Check::new(
+            &format!("{level} times connects"),
+            who,
+            &format!("gate --level {level}{net} -- gate-attack tcp-time {ALLOWED}"),
+        ));
+    }
+    for (level, net) in [
+        ("full", String::new()),
+        ("safe", format!(" --net-bind {BINDS}")),
+    ] {
+        let gate = format!("gate --level {level}{net}");
+        checks.extend([
+            Check::new(
+                &format!("{level} binds its port"),
+                who,
+                &format!("{gate} -- gate-attack tcp-bind {BINDS}"),
+            ),
+            Check::new(
+                &format!("{level} binds another port"),
+                who,
+                &format!("{gate} -- gate-attack tcp-bind {OTHER_BIND}"),
+            ),
+            Check::new(
+                &format!("{level} listens unbound"),
+                who,
+                &format!("{gate} -- gate-attack tcp-listen -"),
+            ),
+        ]);
     }
     checks
 }
@@ -566,6 +722,149 @@ fn assert_safe_as_the_abi_allows(boot: &Boot, abi: u32) {
     }
 }
 
+/// The network at `safe` as this kernel can enforce it: from Landlock ABI 4 by its TCP
+/// rules, below it by gate's supervisor, which decides every `connect()` and `bind()`;
+/// the same outcome on both, each attack with its control at `full`. Below ABI 4, a
+/// domain list with Unix sockets is refused in one line (the supervisor could not tell
+/// a Unix socket's connect from a TCP one's without racing the command).
+fn assert_the_network_holds(boot: &Boot, abi: u32) {
+    for who in BOTH {
+        let check = |name: &str, holds: &dyn Fn(&Outcome) -> bool, what: &str| {
+            let outcome = boot.outcome(name, who);
+            assert_that(boot, holds(outcome), what, name, who, outcome);
+        };
+        check(
+            "doctor",
+            &|o| {
+                o.stdout
+                    .contains("network by domain (--allow-domain) can be enforced: ")
+                    && o.stdout
+                        .contains("gate's supervisor decides every connect()")
+                        == (abi < 4)
+            },
+            "gate doctor says a domain list can be enforced, and how",
+        );
+        let accepted = |o: &Outcome| o.probe.trim().parse::<u32>().unwrap_or(u32::MAX);
+        check(
+            "full connects to a port",
+            &|o| o.status == Some(0) && accepted(o) == 1,
+            "control: the server outside accepts a connection from full",
+        );
+        check(
+            "safe connects to its port",
+            &|o| o.status == Some(0) && accepted(o) == 1 && o.stderr.is_empty(),
+            "--net-connect PORT: the connection to that port is made at safe",
+        );
+        check(
+            "safe connects to another port",
+            &|o| {
+                o.status == Some(1)
+                    && accepted(o) == 0
+                    && o.stdout.contains("tcp-connect: refused: Permission denied")
+            },
+            "--net-connect PORT: a connection to another port is refused (EACCES) at safe",
+        );
+        check(
+            "full races the port",
+            &|o| o.status == Some(0) && accepted(o) > 0,
+            "control: the racing connects reach the server outside at full",
+        );
+        for name in ["safe races the port", "safe by domain races the port"] {
+            check(
+                name,
+                &|o| {
+                    o.status == Some(0)
+                        && accepted(o) == 0
+                        && o.stdout.contains("tcp-race: 0 connected")
+                },
+                "no connect reaches the forbidden port however another thread switches the \
+                 address and the descriptor under it",
+            );
+        }
+        check(
+            "safe by domain connects directly",
+            &|o| {
+                o.status == Some(1)
+                    && accepted(o) == 0
+                    && o.stdout.contains("tcp-connect: refused: Permission denied")
+            },
+            "a domain list: a direct connection is refused (EACCES) at safe",
+        );
+        check(
+            "full fetches directly",
+            &|o| o.status == Some(0) && o.stdout == "page\n",
+            "control: the web server outside answers at full",
+        );
+        check(
+            "safe by domain fetches through the proxy",
+            &|o| o.status == Some(0) && o.stdout == "page\n",
+            "a domain list: the allowed name is fetched through gate's proxy at safe",
+        );
+        check(
+            "safe by domain fetches directly",
+            &|o| o.status != Some(0) && !o.stdout.contains("page"),
+            "a domain list: the web server is not reached directly at safe",
+        );
+        if abi >= 4 {
+            check(
+                "safe by domain with Unix sockets",
+                &|o| o.status == Some(0) && o.stdout == "ran\n",
+                "a domain list with Unix sockets runs where Landlock has TCP rules",
+            );
+        } else {
+            check(
+                "safe by domain with Unix sockets",
+                &|o| {
+                    o.status == Some(common::GATE_ERROR)
+                        && o.stdout.is_empty()
+                        && o.stderr.starts_with(
+                            "gate: a domain list (--allow-domain, sandbox.allow_domains) with \
+                             Unix sockets allowed (--unix-sockets) needs Landlock TCP port \
+                             rules (ABI 4), which this kernel cannot do; nothing was run.",
+                        )
+                        && o.stderr.lines().count() == 1
+                },
+                "below ABI 4, a domain list with Unix sockets is refused in one line",
+            );
+        }
+        check(
+            "full binds its port",
+            &|o| o.status == Some(0),
+            "control: the port is bound at full",
+        );
+        check(
+            "full binds another port",
+            &|o| o.status == Some(0),
+            "control: the other port is bound at full",
+        );
+        check(
+            "full listens unbound",
+            &|o| o.status == Some(0),
+            "control: a socket never bound listens at full",
+        );
+        check(
+            "safe binds its port",
+            &|o| o.status == Some(0) && o.stdout.contains("listen: done"),
+            "--net-bind PORT: that port is bound, and listens, at safe",
+        );
+        check(
+            "safe binds another port",
+            &|o| o.status == Some(1) && o.stdout.contains("bind: refused: Permission denied"),
+            "--net-bind PORT: another port is refused (EACCES) at safe",
+        );
+        check(
+            "safe listens unbound",
+            &|o| {
+                o.status == Some(1)
+                    && o.stdout
+                        .contains("tcp-listen: refused: Operation not permitted")
+            },
+            "--net-bind PORT: a socket never bound does not listen (on a port nobody \
+             allowed) at safe",
+        );
+    }
+}
+
 /// `safe` against `full` for the same command in the same boot: the checks' times by
 /// the machine's clock (emulated time: only the ratio means anything).
 fn print_safe_against_full(boot: &Boot) {
@@ -579,6 +878,35 @@ fn print_safe_against_full(boot: &Boot) {
             safe.as_secs_f64(),
             full.as_secs_f64(),
             safe.as_secs_f64() / full.as_secs_f64().max(0.01)
+        );
+    }
+}
+
+/// One connect at `safe` against one at `full` in the same boot (the kernel's clock,
+/// emulated: only the ratio means anything), to a port where nothing listens: below
+/// ABI 4 each goes through gate's supervisor, which performs it. Every one must have
+/// been refused by the kernel (ECONNREFUSED), at both levels.
+fn print_connects_safe_against_full(boot: &Boot) {
+    for who in BOTH {
+        let per = |name: &str| -> f64 {
+            let outcome = boot.outcome(name, who);
+            let us = outcome
+                .stdout
+                .lines()
+                .find_map(|l| l.strip_prefix("tcp-time: "))
+                .and_then(|l| l.strip_suffix(" us per connect"))
+                .and_then(|n| n.parse::<f64>().ok());
+            let Some(us) = us else {
+                panic!("{name} as {}: no time\n{}", who.name(), boot.report())
+            };
+            us
+        };
+        let (safe, full) = (per("safe times connects"), per("full times connects"));
+        println!(
+            "{}: one connect as {}: safe {safe:.0} us, full {full:.0} us, ratio {:.1}",
+            boot.kernel.display(),
+            who.name(),
+            safe / full.max(1.0)
         );
     }
 }
@@ -668,7 +996,9 @@ fn debian_12_cloud_kernel_6_1() {
     }
     assert_the_core_holds(&boot);
     assert_safe_as_the_abi_allows(&boot, 2);
+    assert_the_network_holds(&boot, 2);
     print_safe_against_full(&boot);
+    print_connects_safe_against_full(&boot);
     assert_the_docs_show(
         &boot,
         &[
@@ -695,7 +1025,9 @@ fn debian_13_cloud_kernel_6_12() {
     }
     assert_the_core_holds(&boot);
     assert_safe_as_the_abi_allows(&boot, 6);
+    assert_the_network_holds(&boot, 6);
     print_safe_against_full(&boot);
+    print_connects_safe_against_full(&boot);
 }
 
 /// Issue 24: Landlock built in but left out at boot (`lsm=` without it) is neither a
@@ -732,6 +1064,14 @@ fn debian_12_with_landlock_left_out_at_boot() {
                  parameter lsm=capability,yama leaves it out (active now: lockdown,capability,yama); \
                  add landlock to the boot parameter lsm="
             ),
+        "{}",
+        boot.report()
+    );
+    assert!(
+        doctor.stdout.contains(
+            "domains     network by domain (--allow-domain) cannot be enforced: it runs \
+             inside the sandbox, which needs Landlock filesystem rules (ABI 1)"
+        ),
         "{}",
         boot.report()
     );

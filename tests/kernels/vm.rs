@@ -199,6 +199,8 @@ mkdir -p /dev/shm
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 mount -t tmpfs -o mode=1777 tmpfs /tmp
 mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
+# Loopback, for the network checks' servers.
+ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
 # Only emergencies on the console from here on: the report is read line by line.
 echo 1 >/proc/sys/kernel/printk
 echo "@@gate-kernels start"
