@@ -517,7 +517,16 @@ fn the_complete_example_in_gate_toml_5_sets_every_key_and_is_accepted() {
 // of `gate pending`, and the transcripts of commands that depend on nothing but their
 // arguments.
 
-/// The documents people read: README.md, docs/*.md and the man pages, as (name, text).
+/// The documents beside README.md at the top of the tree.
+const TOP_LEVEL: [&str; 4] = [
+    "ARCHITECTURE.md",
+    "CONTRIBUTING.md",
+    "SECURITY.md",
+    "CHANGELOG.md",
+];
+
+/// The documents people read: README.md, the top-level ones, docs/*.md and the man
+/// pages, as (name, text).
 fn documents() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut names: Vec<String> = std::fs::read_dir(root.join("docs"))
@@ -527,6 +536,7 @@ fn documents() -> Vec<(String, String)> {
         .collect();
     names.sort();
     names.push("README.md".to_owned());
+    names.extend(TOP_LEVEL.map(str::to_owned));
     names.extend(MAN_PAGES.map(str::to_owned));
     names
         .into_iter()
@@ -1277,6 +1287,7 @@ fn the_readme_links_every_document() {
         .collect();
     documents.extend(MAN_PAGES.map(str::to_owned));
     documents.extend(["packaging/README.md", "packaging/deb/README.md"].map(str::to_owned));
+    documents.extend(TOP_LEVEL.map(str::to_owned));
     for document in documents {
         assert!(root.join(&document).exists(), "{document} does not exist");
         assert!(
