@@ -854,10 +854,18 @@ mod tests {
     }
 
     #[test]
-    fn domains_need_landlock_tcp_rules_and_user_notification() {
+    fn domains_need_user_notification_and_landlock_tcp_rules_or_the_supervisor() {
+        // Before ABI 4, the supervisor decides in place of the TCP rules.
         let (ok, text) = domains(&kernel(3), false, None, false);
+        assert!(ok, "{text}");
+        assert!(
+            text.contains("without Landlock TCP port rules (ABI 4), gate's supervisor decides"),
+            "{text}"
+        );
+        // Without Landlock at all, nothing at safe runs.
+        let (ok, text) = domains(&kernel(0), false, None, false);
         assert!(!ok);
-        assert!(text.contains("TCP port rules"), "{text}");
+        assert!(text.contains("Landlock filesystem rules (ABI 1)"), "{text}");
         let no_notify = Kernel {
             user_notify: false,
             ..kernel(6)
@@ -865,6 +873,20 @@ mod tests {
         let (ok, text) = domains(&no_notify, false, None, false);
         assert!(!ok);
         assert!(text.contains("user notification"), "{text}");
+        let (ok, text) = domains(
+            &Kernel {
+                landlock_abi: 3,
+                ..no_notify
+            },
+            false,
+            None,
+            false,
+        );
+        assert!(!ok);
+        assert!(
+            text.contains("TCP port rules") && text.contains("user notification"),
+            "{text}"
+        );
         let (ok, text) = domains(&kernel(6), false, Some(1), false);
         assert!(ok, "{text}");
         assert!(text.contains("ptrace_scope is 1"), "{text}");
