@@ -190,19 +190,46 @@ pub const ASK_OPTIONS: &[OptionSpec] = &[
     },
 ];
 
+/// `--system-file FILE`: a candidate system file, for `gate check` and `gate doctor`.
+const SYSTEM_FILE: OptionSpec = OptionSpec {
+    name: "--system-file",
+    value: Some("FILE"),
+    help: "Load FILE as the system file (with its lock) instead of /etc/gate/config.toml, to check it before installing it",
+};
+
+/// `--system-drop-ins DIR`: a candidate drop-in directory, likewise.
+const SYSTEM_DROP_INS: OptionSpec = OptionSpec {
+    name: "--system-drop-ins",
+    value: Some("DIR"),
+    help: "Load the *.toml files in DIR as the system drop-ins instead of /etc/gate/config.d, to check them before installing them",
+};
+
+/// Whether `spec` names a candidate system layer (taken by check and doctor only).
+pub fn is_candidate_option(spec: &OptionSpec) -> bool {
+    spec.name == SYSTEM_FILE.name || spec.name == SYSTEM_DROP_INS.name
+}
+
 /// Options that only `gate doctor` takes.
-pub const DOCTOR_OPTIONS: &[OptionSpec] = &[OptionSpec {
-    name: "--json",
-    value: None,
-    help: "Print the report as one JSON object",
-}];
+pub const DOCTOR_OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        name: "--json",
+        value: None,
+        help: "Print the report as one JSON object",
+    },
+    SYSTEM_FILE,
+    SYSTEM_DROP_INS,
+];
 
 /// Options that only `gate check` takes.
-pub const CHECK_OPTIONS: &[OptionSpec] = &[OptionSpec {
-    name: "--json",
-    value: None,
-    help: "Print the decision as one JSON object",
-}];
+pub const CHECK_OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        name: "--json",
+        value: None,
+        help: "Print the decision as one JSON object",
+    },
+    SYSTEM_FILE,
+    SYSTEM_DROP_INS,
+];
 
 /// The options that choose the configuration and the broker's socket: all an approver
 /// tool reads.

@@ -47,6 +47,11 @@ pub struct GateArgs {
     pub shell: Option<OsString>,
     pub config: Option<OsString>,
     pub no_config: bool,
+    /// `gate check`/`gate doctor --system-file FILE`: a candidate system file, loaded
+    /// instead of the installed one (never taken by a run).
+    pub system_file: Option<OsString>,
+    /// `--system-drop-ins DIR`: a candidate drop-in directory, likewise.
+    pub system_drop_ins: Option<OsString>,
     pub audit_log: Option<OsString>,
     pub timeout: Option<OsString>,
     pub session: Option<OsString>,
@@ -377,7 +382,7 @@ fn parse_subcommand(
     };
     let mut own = Vec::new();
     for (spec, value) in parsed.options {
-        if GATE_OPTIONS.iter().any(|o| o.name == spec.name) {
+        if GATE_OPTIONS.iter().any(|o| o.name == spec.name) || cli::is_candidate_option(spec) {
             gate.set(spec, value)?;
         } else {
             own.push((spec.name, value));
@@ -547,6 +552,8 @@ impl GateArgs {
             "--deny" => self.deny.push(value),
             "--shell" => single(&mut self.shell)?,
             "--config" => single(&mut self.config)?,
+            "--system-file" => single(&mut self.system_file)?,
+            "--system-drop-ins" => single(&mut self.system_drop_ins)?,
             "--audit-log" => single(&mut self.audit_log)?,
             "--timeout" => single(&mut self.timeout)?,
             "--session" => single(&mut self.session)?,
@@ -734,6 +741,23 @@ fn take_gate_long_option(
             *json = true;
             return Ok(());
         }
+    }
+    // `gate check`'s candidate system layer (a run takes no such option).
+    if let Some(spec) = mode.subcommand.and_then(|sub| {
+        sub.own
+            .iter()
+            .find(|o| cli::is_candidate_option(o) && o.name.as_bytes() == name)
+    }) {
+        let value = match inline {
+            Some(value) => value,
+            None => rest.next().ok_or_else(|| {
+                usage(format!(
+                    "{name_str} needs a value ({})",
+                    spec.value.unwrap_or("VALUE")
+                ))
+            })?,
+        };
+        return mode.gate.set(spec, Some(value));
     }
     if inline.is_none() && SHELL_LONG_OPTIONS.iter().any(|o| o.as_bytes() == name) {
         shell_args.push(arg);
