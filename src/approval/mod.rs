@@ -136,7 +136,8 @@ fn seek_with(
     match client::connect(&channels.socket, deadline, Some(interrupts.fd())) {
         Ok(conn) => {
             let shown = channels.socket.display();
-            return match conn.ask(ask, deadline, Some(interrupts.fd())) {
+            let mut waiting = || crate::output::say(&waiting_notice(ask, Waiting::Socket));
+            return match conn.ask(ask, deadline, Some(interrupts.fd()), &mut waiting) {
                 client::Reply::Decision(decision) => Outcome::Decided {
                     decision,
                     by: By::Socket,
@@ -187,6 +188,11 @@ fn seek_with(
     if channels.tty {
         match terminal::open() {
             Ok(mut tty) => {
+                // A person at the agent's screen may not see the prompt on their own
+                // terminal; one who runs gate by hand sees it already.
+                if !stderr_is_the_terminal() {
+                    crate::output::say(&waiting_notice(ask, Waiting::Terminal));
+                }
                 return match ask {
                     Ask::Approval(request) => {
                         match tty.approve(request, deadline, Some(interrupts.fd())) {
@@ -257,6 +263,47 @@ fn seek_with(
         by: By::NoApprover,
         cause: reach::nobody(&notes),
     }
+}
+
+/// Where a request waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waiting {
+    Socket,
+    Terminal,
+}
+
+/// The one stderr line a requester writes when it waits for a person: that it waits, how
+/// long at most, and how to answer. The model reads it too, and it is true for the model
+/// as well: nothing runs until a person answers.
+pub fn waiting_notice(ask: &Ask, waiting: Waiting) -> String {
+    let seconds = ask.timeout_seconds();
+    match (ask, waiting) {
+        (Ask::Approval(_), Waiting::Socket) => {
+            let id = ask.call_id();
+            format!(
+                "gate: waiting up to {seconds} s for a person to approve this command: answer \
+                 with `gate watch`, or `gate approve {id}` / `gate deny {id}`"
+            )
+        }
+        (Ask::Question(_), Waiting::Socket) => format!(
+            "gate: waiting up to {seconds} s for a person to answer this question: answer \
+             with `gate watch`"
+        ),
+        (Ask::Approval(_), Waiting::Terminal) => format!(
+            "gate: waiting up to {seconds} s for a person to approve this command at the \
+             prompt on their terminal"
+        ),
+        (Ask::Question(_), Waiting::Terminal) => format!(
+            "gate: waiting up to {seconds} s for a person to answer this question at the \
+             prompt on their terminal"
+        ),
+    }
+}
+
+/// Whether stderr is the controlling terminal, where the prompt goes (gate run by hand):
+/// `tcgetsid` answers only for a descriptor of the caller's controlling terminal.
+fn stderr_is_the_terminal() -> bool {
+    nix::sys::termios::tcgetsid(std::io::stderr()).is_ok()
 }
 
 /// What to tell a model when nobody could be asked. Not the terminal: the model's own
