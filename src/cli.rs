@@ -261,7 +261,7 @@ pub const SUBCOMMANDS: &[SubcommandSpec] = &[
     SubcommandSpec {
         name: "check",
         about: "Print the decision for a command and why, without running anything",
-        usage: "gate check [OPTIONS] [SHELL-OPTIONS] [--json] (-c COMMAND [NAME [ARGS...]] | -- PROGRAM [ARGS...])",
+        usage: "gate check [OPTIONS] [SHELL-OPTIONS] [--json] [--system-file FILE] [--system-drop-ins DIR] (-c COMMAND [NAME [ARGS...]] | -- PROGRAM [ARGS...])",
         own: CHECK_OPTIONS,
         shared: Shared::All,
         after_help: Some(
@@ -276,7 +276,7 @@ Exit status: 0 gate would run it, 1 it needs an approver, 2 gate would not run i
     SubcommandSpec {
         name: "doctor",
         about: "Report what this machine can enforce; exit 0 when safe can be fully enforced",
-        usage: "gate doctor [OPTIONS] [--json]",
+        usage: "gate doctor [OPTIONS] [--json] [--system-file FILE] [--system-drop-ins DIR]",
         own: DOCTOR_OPTIONS,
         shared: Shared::All,
         after_help: Some(
@@ -285,7 +285,9 @@ gate's options (and the configuration) say which settings to report on, as a run
 them would use them.
 
 Exit status: 0 the sandbox of level safe can be fully enforced here, 1 it cannot or
-the configuration does not load, 125 a usage error.",
+the configuration does not load, 125 a usage error. With --system-file or
+--system-drop-ins (a policy checked before it is installed): 0 the configuration loads,
+1 it does not, and the error, with its file and line, is also printed on stderr.",
         ),
     },
     SubcommandSpec {

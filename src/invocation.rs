@@ -1361,4 +1361,42 @@ mod tests {
     }
 
     use std::os::unix::ffi::OsStringExt;
+
+    #[test]
+    fn only_check_and_doctor_take_a_candidate_system_layer() {
+        let inv = parse_strs(&[
+            "gate",
+            "check",
+            "--system-file",
+            "cand.toml",
+            "--system-drop-ins=cand.d",
+            "-c",
+            "ls",
+        ])
+        .unwrap();
+        assert_eq!(inv.gate.system_file, Some("cand.toml".into()));
+        assert_eq!(inv.gate.system_drop_ins, Some("cand.d".into()));
+        assert!(matches!(inv.action, Action::Check { .. }));
+        let inv = parse_strs(&["gate", "doctor", "--system-file=cand.toml"]).unwrap();
+        assert_eq!(inv.gate.system_file, Some("cand.toml".into()));
+        assert_eq!(inv.action, Action::Doctor { json: false });
+        let twice = parse_strs(&["gate", "doctor", "--system-file", "a", "--system-file", "b"]);
+        assert!(twice.is_err());
+        let missing = parse_strs(&["gate", "check", "--system-file"]);
+        assert!(missing.is_err());
+        // After -c COMMAND it is an operand of the shell's, as for any option.
+        let operand = parse_strs(&["gate", "check", "-c", "ls", "--system-file"]).unwrap();
+        assert_eq!(operand.gate.system_file, None);
+        // A run, before a subcommand or as a shim, never takes one.
+        for argv in [
+            &["gate", "--system-file", "x", "-c", "ls"][..],
+            &["gate", "--system-file", "x", "check", "-c", "ls"],
+            &["gate", "serve", "--system-file", "x"],
+            &["gate", "watch", "--system-file", "x"],
+        ] {
+            assert!(parse_strs(argv).is_err(), "{argv:?}");
+        }
+        let shim = parse_strs(&["bash", "--system-file", "x", "-c", "ls"]).unwrap();
+        assert_eq!(shim.gate.system_file, None);
+    }
 }
