@@ -417,13 +417,9 @@ fn a_second_request_waits_its_turn() {
     assert!(!exists(&s.file("first")));
 }
 
-#[test]
-fn a_new_request_rings_the_bell_sets_the_title_and_notifies() {
-    let mut s = Setup::new();
-    // A notify-send that writes down what it was asked to show.
-    let bin = s.env.root.join("bin");
-    fs::create_dir_all(&bin).unwrap();
-    let notified = s.env.root.join("notified.txt");
+/// A `notify-send` in `bin` that writes down what it was asked to show, into `notified`.
+fn fake_notify_send(bin: &Path, notified: &Path) -> PathBuf {
+    fs::create_dir_all(bin).unwrap();
     let fake = bin.join("notify-send");
     fs::write(
         &fake,
@@ -438,7 +434,13 @@ fn a_new_request_rings_the_bell_sets_the_title_and_notifies() {
         <fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755),
     )
     .unwrap();
-    s.watch_with_path_first(Some(&bin));
+    fake
+}
+
+#[test]
+fn a_new_request_rings_the_bell_and_sets_the_title() {
+    let mut s = Setup::new();
+    s.watch();
     let raw = s.env.root.join("raw-output");
     let (ok, text) = s.term().run(&[
         "pipe-pane",
@@ -457,15 +459,14 @@ fn a_new_request_rings_the_bell_sets_the_title_and_notifies() {
     };
     // Control: before any request, gate watch leaves the title alone.
     assert!(!title().starts_with("gate watch"), "{}", title());
-    assert!(!notified.exists());
 
-    let requester = s.request("touch <b>ran</b> & \x1b]0;evil\x07", "s1");
+    let requester = s.request("touch ran \x1b]0;evil\x07", "s1");
     s.term().wait_text(PROMPT);
     assert_eq!(title(), "gate watch: 1 request waits");
     let end = Instant::now() + DEADLINE;
     let seen = loop {
         let seen = fs::read(&raw).unwrap_or_default();
-        if seen.windows(1).any(|w| w == b"\x07") || Instant::now() > end {
+        if seen.contains(&b'\x07') || Instant::now() > end {
             break seen;
         }
         thread::sleep(Duration::from_millis(20));
@@ -477,16 +478,6 @@ fn a_new_request_rings_the_bell_sets_the_title_and_notifies() {
     );
     // The command's own escape sequence reached the terminal escaped, never raw.
     assert!(!seen.contains("\x1b]0;evil"), "{seen:?}");
-    while !notified.exists() {
-        assert!(Instant::now() < end, "notify-send was not run");
-        thread::sleep(Duration::from_millis(20));
-    }
-    let args = fs::read_to_string(&notified).unwrap();
-    assert_eq!(
-        args,
-        "--app-name=gate\n--\ngate: a command waits for approval\n\
-         request 1: touch &lt;b&gt;ran&lt;/b&gt; &amp; \\x1b]0;evil\\x07\n"
-    );
 
     s.term().keys(&["Enter"]);
     requester.wait().assert_refused();
@@ -499,6 +490,82 @@ fn a_new_request_rings_the_bell_sets_the_title_and_notifies() {
     s.term().keys(&["C-c"]);
     s.finished(0);
     assert_eq!(s.watch_stderr(), "");
+}
+
+#[test]
+fn a_new_request_starts_a_notify_send_that_root_installed() {
+    assert!(
+        common::running_as_root(),
+        "this test needs root: gate watch runs only a notify-send that root installed, and \
+         only root can make one here (the refusals are tested for every user in \
+         a_notify_send_the_model_could_have_written_is_never_run)"
+    );
+    let mut s = Setup::new();
+    let bin = s.env.root.join("bin");
+    let notified = s.env.root.join("notified.txt");
+    fake_notify_send(&bin, &notified);
+    s.watch_with_path_first(Some(&bin));
+    let requester = s.request("touch <b>ran</b> & \x1b]0;evil\x07", "s1");
+    s.term().wait_text(PROMPT);
+    let end = Instant::now() + DEADLINE;
+    while !notified.exists() {
+        assert!(Instant::now() < end, "notify-send was not run");
+        thread::sleep(Duration::from_millis(20));
+    }
+    // Escaped for the terminal, then for notification markup.
+    let args = fs::read_to_string(&notified).unwrap();
+    assert_eq!(
+        args,
+        "--app-name=gate\n--\ngate: a command waits for approval\n\
+         request 1: touch &lt;b&gt;ran&lt;/b&gt; &amp; \\x1b]0;evil\\x07\n"
+    );
+    s.term().keys(&["Enter"]);
+    requester.wait().assert_refused();
+    s.term().wait_idle();
+    s.term().keys(&["C-c"]);
+    s.finished(0);
+    assert_eq!(s.watch_stderr(), "");
+}
+
+#[test]
+fn a_notify_send_the_model_could_have_written_is_never_run() {
+    // The user's own (as root: another user's) notify-send first on PATH, or root's in a
+    // directory anyone can write: the model could have put either there, and gate watch
+    // would run it unsandboxed. The control, a notify-send root installed, is
+    // a_new_request_starts_a_notify_send_that_root_installed.
+    for case in ["owned by a user", "in a directory others can write"] {
+        let mut s = Setup::new();
+        let bin = s.env.root.join("bin");
+        let notified = s.env.root.join("notified.txt");
+        let fake = fake_notify_send(&bin, &notified);
+        match case {
+            "owned by a user" if common::running_as_root() => {
+                std::os::unix::fs::chown(&fake, Some(common::NOBODY), Some(common::NOBODY)).unwrap()
+            }
+            "owned by a user" => {}
+            _ => fs::set_permissions(
+                &bin,
+                <fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o777),
+            )
+            .unwrap(),
+        }
+        s.watch_with_path_first(Some(&bin));
+        let requester = s.request("touch ran", "s1");
+        s.term().wait_text(PROMPT);
+        // Long enough for a started notify-send to have written its file.
+        thread::sleep(Duration::from_millis(1500));
+        assert!(
+            !notified.exists(),
+            "{case}: gate watch ran {}",
+            fake.display()
+        );
+        s.term().keys(&["Enter"]);
+        requester.wait().assert_refused();
+        s.term().wait_idle();
+        s.term().keys(&["C-c"]);
+        s.finished(0);
+        assert_eq!(s.watch_stderr(), "", "{case}");
+    }
 }
 
 #[test]

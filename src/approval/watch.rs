@@ -164,17 +164,39 @@ struct Alerts {
 /// must not be followed by one per request.
 const MAX_NOTIFIERS: usize = 4;
 
-/// `notify-send` on PATH, if it is there.
+/// `notify-send` from PATH, if root installed it: the program (links resolved) is
+/// called `notify-send`, and it and every directory above it are root's and writable by
+/// nobody else (a directory with the sticky bit, such as /tmp, keeps others from
+/// replacing what root put in it). A `notify-send` this user could write, the model
+/// could write too (with its agent's edit tools, into a `~/.local/bin` on PATH), and
+/// gate watch would then run the model's program outside any sandbox and unmarked,
+/// able to answer requests.
 fn notify_send() -> Option<std::path::PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .filter(|dir| dir.is_absolute())
-        .map(|dir| dir.join("notify-send"))
-        .find(|file| {
-            std::fs::metadata(file)
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
+        .find_map(|dir| root_installed(&dir.join("notify-send")))
+}
+
+/// The program `file` names, if root installed it (see [`notify_send`]).
+fn root_installed(file: &Path) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let real = std::fs::canonicalize(file).ok()?;
+    if real.file_name() != Some(std::ffi::OsStr::new("notify-send")) {
+        return None;
+    }
+    let meta = std::fs::metadata(&real).ok()?;
+    if !meta.is_file() || meta.uid() != 0 || meta.mode() & 0o022 != 0 || meta.mode() & 0o111 == 0 {
+        return None;
+    }
+    for dir in real.ancestors().skip(1) {
+        let meta = std::fs::metadata(dir).ok()?;
+        let sticky = meta.mode() & 0o1000 != 0;
+        if meta.uid() != 0 || (meta.mode() & 0o022 != 0 && !sticky) {
+            return None;
+        }
+    }
+    Some(real)
 }
 
 /// Text for a notification body, which notification servers may read as markup.
