@@ -1382,7 +1382,13 @@ fn check_system_place(path: &Path) -> Result<(), ConfigError> {
     if geteuid().is_root() {
         return Ok(());
     }
-    for place in [Some(path), path.parent()].into_iter().flatten() {
+    // Through a link, the file it leads to and that file's directory count too.
+    let real = std::fs::canonicalize(path).ok();
+    let real_parent = real.as_deref().and_then(Path::parent);
+    for place in [Some(path), path.parent(), real.as_deref(), real_parent]
+        .into_iter()
+        .flatten()
+    {
         if access(place, AccessFlags::W_OK).is_ok() {
             return Err(ConfigError(format!(
                 "{}: this user (uid {}) can write {}, so the commands gate runs could rewrite \

@@ -559,6 +559,29 @@ fn a_system_file_or_drop_in_the_user_can_write_is_refused() {
         assert!(out.stdout.is_empty());
         mode(&path, if dir { 0o555 } else { 0o444 });
     }
+    // A drop-in that links to a file elsewhere: that file's directory counts too.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let target = elsewhere.path().join("policy.toml");
+    fs::write(&target, "deny = [\"wget\"]\n").unwrap();
+    mode(&target, 0o444);
+    mode(&etc_gate.join("config.d"), 0o755);
+    std::os::unix::fs::symlink(&target, etc_gate.join("config.d/60-link.toml")).unwrap();
+    mode(&etc_gate.join("config.d"), 0o555);
+    mode(elsewhere.path(), 0o555);
+    let out = gate_as_a_user(&sys, &args);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    mode(elsewhere.path(), 0o777);
+    let out = gate_as_a_user(&sys, &args);
+    assert_eq!(code(&out), 125, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "can write its directory {}",
+            elsewhere.path().canonicalize().unwrap().display()
+        )),
+        "{}",
+        stderr(&out)
+    );
+    mode(elsewhere.path(), 0o755);
     // The system file's directory too.
     mode(&etc_gate, 0o777);
     let out = gate_as_a_user(&sys, &args);
