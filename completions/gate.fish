@@ -63,6 +63,8 @@ complete -c gate -n "__fish_gate_needs_command" -a "deny" -d 'Deny a waiting req
 complete -c gate -n "__fish_gate_needs_command" -a "watch" -d 'Approve on this terminal: prompt for each request as it reaches the broker'
 complete -c gate -n "__fish_gate_needs_command" -a "ask" -d 'Ask the user a question through the approver; print the answer (exit 0) or exit 1'
 complete -c gate -n "__fish_gate_needs_command" -a "completions" -d 'Print the completion script for SHELL (bash, zsh or fish) on standard output'
+complete -c gate -n "__fish_gate_using_subcommand check" -l system-file -d 'Load FILE as the system file (with its lock) instead of /etc/gate/config.toml, to check it before installing it' -r -F
+complete -c gate -n "__fish_gate_using_subcommand check" -l system-drop-ins -d 'Load the *.toml files in DIR as the system drop-ins instead of /etc/gate/config.d, to check them before installing them' -r
 complete -c gate -n "__fish_gate_using_subcommand check" -l level -d 'Permission level: deny, ask, safe or full [env: GATE_LEVEL] [default: ask]' -r -f -a "deny\t''
 ask\t''
 safe\t''
@@ -93,6 +95,8 @@ complete -c gate -n "__fish_gate_using_subcommand check" -l readonly-rules -d 'a
 complete -c gate -n "__fish_gate_using_subcommand check" -l net -d 'safe: allow the network (it is off by default)'
 complete -c gate -n "__fish_gate_using_subcommand check" -l unix-sockets -d 'safe: allow Unix sockets, which can reach D-Bus, Docker or ssh-agent outside the sandbox (off by default)'
 complete -c gate -n "__fish_gate_using_subcommand check" -l best-effort -d 'safe: run even if the kernel cannot enforce every part of the sandbox, with a warning naming what is not'
+complete -c gate -n "__fish_gate_using_subcommand doctor" -l system-file -d 'Load FILE as the system file (with its lock) instead of /etc/gate/config.toml, to check it before installing it' -r -F
+complete -c gate -n "__fish_gate_using_subcommand doctor" -l system-drop-ins -d 'Load the *.toml files in DIR as the system drop-ins instead of /etc/gate/config.d, to check them before installing them' -r
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l level -d 'Permission level: deny, ask, safe or full [env: GATE_LEVEL] [default: ask]' -r -f -a "deny\t''
 ask\t''
 safe\t''

@@ -190,19 +190,46 @@ pub const ASK_OPTIONS: &[OptionSpec] = &[
     },
 ];
 
+/// `--system-file FILE`: a candidate system file, for `gate check` and `gate doctor`.
+const SYSTEM_FILE: OptionSpec = OptionSpec {
+    name: "--system-file",
+    value: Some("FILE"),
+    help: "Load FILE as the system file (with its lock) instead of /etc/gate/config.toml, to check it before installing it",
+};
+
+/// `--system-drop-ins DIR`: a candidate drop-in directory, likewise.
+const SYSTEM_DROP_INS: OptionSpec = OptionSpec {
+    name: "--system-drop-ins",
+    value: Some("DIR"),
+    help: "Load the *.toml files in DIR as the system drop-ins instead of /etc/gate/config.d, to check them before installing them",
+};
+
+/// Whether `spec` names a candidate system layer (taken by check and doctor only).
+pub fn is_candidate_option(spec: &OptionSpec) -> bool {
+    spec.name == SYSTEM_FILE.name || spec.name == SYSTEM_DROP_INS.name
+}
+
 /// Options that only `gate doctor` takes.
-pub const DOCTOR_OPTIONS: &[OptionSpec] = &[OptionSpec {
-    name: "--json",
-    value: None,
-    help: "Print the report as one JSON object",
-}];
+pub const DOCTOR_OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        name: "--json",
+        value: None,
+        help: "Print the report as one JSON object",
+    },
+    SYSTEM_FILE,
+    SYSTEM_DROP_INS,
+];
 
 /// Options that only `gate check` takes.
-pub const CHECK_OPTIONS: &[OptionSpec] = &[OptionSpec {
-    name: "--json",
-    value: None,
-    help: "Print the decision as one JSON object",
-}];
+pub const CHECK_OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        name: "--json",
+        value: None,
+        help: "Print the decision as one JSON object",
+    },
+    SYSTEM_FILE,
+    SYSTEM_DROP_INS,
+];
 
 /// The options that choose the configuration and the broker's socket: all an approver
 /// tool reads.
@@ -234,7 +261,7 @@ pub const SUBCOMMANDS: &[SubcommandSpec] = &[
     SubcommandSpec {
         name: "check",
         about: "Print the decision for a command and why, without running anything",
-        usage: "gate check [OPTIONS] [SHELL-OPTIONS] [--json] (-c COMMAND [NAME [ARGS...]] | -- PROGRAM [ARGS...])",
+        usage: "gate check [OPTIONS] [SHELL-OPTIONS] [--json] [--system-file FILE] [--system-drop-ins DIR] (-c COMMAND [NAME [ARGS...]] | -- PROGRAM [ARGS...])",
         own: CHECK_OPTIONS,
         shared: Shared::All,
         after_help: Some(
@@ -249,7 +276,7 @@ Exit status: 0 gate would run it, 1 it needs an approver, 2 gate would not run i
     SubcommandSpec {
         name: "doctor",
         about: "Report what this machine can enforce; exit 0 when safe can be fully enforced",
-        usage: "gate doctor [OPTIONS] [--json]",
+        usage: "gate doctor [OPTIONS] [--json] [--system-file FILE] [--system-drop-ins DIR]",
         own: DOCTOR_OPTIONS,
         shared: Shared::All,
         after_help: Some(
@@ -258,7 +285,9 @@ gate's options (and the configuration) say which settings to report on, as a run
 them would use them.
 
 Exit status: 0 the sandbox of level safe can be fully enforced here, 1 it cannot or
-the configuration does not load, 125 a usage error.",
+the configuration does not load, 125 a usage error. With --system-file or
+--system-drop-ins (a policy checked before it is installed): 0 the configuration loads,
+1 it does not, and the error, with its file and line, is also printed on stderr.",
         ),
     },
     SubcommandSpec {

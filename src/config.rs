@@ -32,6 +32,12 @@ pub const SYSTEM_CONFIG: &str = match option_env!("GATE_SYSTEM_CONFIG") {
     None => "/etc/gate/config.toml",
 };
 
+/// The system layer's drop-in directory, `config.d` beside the system file (so a
+/// packager who moves the one moves the other): `/etc/gate/config.d`.
+pub fn system_drop_ins() -> PathBuf {
+    Path::new(SYSTEM_CONFIG).with_file_name("config.d")
+}
+
 /// The default level: `ask`. Nothing runs that no rule allows and nobody approved, so a
 /// fresh install is safe even before anyone configures it, and unlike `deny` it still
 /// runs the commands a user has allowed; unlike `safe` it needs no kernel support.
@@ -64,10 +70,50 @@ pub struct Settings {
     pub timeout: u32,
     pub session: Option<String>,
     pub sandbox: SandboxSettings,
-    /// The system file, when it locks the configuration.
+    /// The system file or drop-in that locks the configuration, if one does.
     pub locked_by: Option<Arc<Path>>,
     /// Configuration files that were read, in order.
     pub files: Vec<PathBuf>,
+    /// Where the system layer was looked for: the installed places, or the candidates
+    /// `gate check`/`gate doctor` were given.
+    pub system: SystemPlaces,
+}
+
+/// Where the system layer comes from: its file and its drop-in directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SystemPlaces {
+    pub file: PathBuf,
+    pub drop_ins: PathBuf,
+    /// The file is a candidate (`--system-file`), not the installed one.
+    pub candidate_file: bool,
+    /// The drop-in directory is a candidate (`--system-drop-ins`).
+    pub candidate_drop_ins: bool,
+}
+
+impl SystemPlaces {
+    /// The installed system file and drop-in directory.
+    pub fn installed() -> Self {
+        SystemPlaces {
+            file: PathBuf::from(SYSTEM_CONFIG),
+            drop_ins: system_drop_ins(),
+            candidate_file: false,
+            candidate_drop_ins: false,
+        }
+    }
+
+    /// The installed places, or the candidates `args` names instead.
+    pub fn of(args: &GateArgs) -> Self {
+        let mut places = SystemPlaces::installed();
+        if let Some(file) = &args.system_file {
+            places.file = PathBuf::from(file);
+            places.candidate_file = true;
+        }
+        if let Some(dir) = &args.system_drop_ins {
+            places.drop_ins = PathBuf::from(dir);
+            places.candidate_drop_ins = true;
+        }
+        places
+    }
 }
 
 /// The `safe` level's sandbox, as configured (the defaults are added when it is built).
@@ -153,7 +199,8 @@ pub struct Layer {
 // ---------------------------------------------------------------------------------------
 // Files.
 
-/// Which file a layer comes from: only the system file may lock.
+/// Which file a layer comes from: only the system layer (the system file and its
+/// drop-ins) may lock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileKind {
     System,
@@ -326,7 +373,11 @@ fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(
                     return Err(ConfigError::at(
                         &origin,
                         name,
-                        format!("only the system file {SYSTEM_CONFIG} can lock the configuration"),
+                        format!(
+                            "only the system file {SYSTEM_CONFIG} and its drop-ins in {} can \
+                             lock the configuration",
+                            system_drop_ins().display()
+                        ),
                     ));
                 }
                 layer.lock = Some((lock, origin));
@@ -878,6 +929,7 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         sandbox: SandboxSettings::default(),
         locked_by: None,
         files,
+        system: SystemPlaces::installed(),
     };
     let mut network_origin = Origin::BuiltIn;
     let mut audit_log_origin = Origin::BuiltIn;
@@ -1136,7 +1188,11 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
             s.sandbox.unix_sockets = unix_sockets;
         }
         if let Some((lock, origin)) = layer.lock {
-            if lock {
+            if locked && !lock {
+                // A lock holds against everything after it, a later drop-in too.
+                return Err(refuse(&origin, "lock", "no later file can unlock it"));
+            }
+            if lock && !locked {
                 let Origin::File { path, .. } = origin else {
                     unreachable!("only files carry `lock`")
                 };
@@ -1275,14 +1331,128 @@ fn readable_kind(meta: &std::fs::Metadata) -> Result<(), String> {
 
 /// Load every layer and merge them.
 pub fn load(args: &GateArgs, env: &Environment<'_>) -> Result<Settings, ConfigError> {
-    load_with_system(args, env, Path::new(SYSTEM_CONFIG))
+    load_from(args, env, &SystemPlaces::of(args))
 }
 
-/// [`load`] with the system file's path given (for tests of the pure parts).
-pub fn load_with_system(
+/// Whether a name in the drop-in directory is a drop-in: `NAME.toml`, not hidden. So
+/// editor backups and package managers' leftovers (`10-ci.toml~`, `10-ci.toml.dpkg-old`,
+/// `10-ci.toml.dpkg-dist`, `.10-ci.toml.swp`) and every other file are left alone, as
+/// sudo and systemd leave them in their `.d` directories.
+pub fn is_drop_in(name: &OsStr) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let name = name.as_bytes();
+    !name.starts_with(b".") && name.len() > ".toml".len() && name.ends_with(b".toml")
+}
+
+/// The drop-ins in `dir`, in the byte order of their names (`10-base.toml` before
+/// `20-ci.toml` before `ci.toml`). An absent installed directory holds none; a candidate
+/// one must be there.
+fn drop_in_files(dir: &Path, candidate: bool) -> Result<Vec<PathBuf>, ConfigError> {
+    let cannot = |e: io::Error| {
+        ConfigError(format!(
+            "{}: cannot read the drop-in directory: {e}",
+            dir.display()
+        ))
+    };
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound && !candidate => return Ok(Vec::new()),
+        Err(e) => return Err(cannot(e)),
+    };
+    if !candidate {
+        check_system_place(dir)?;
+    }
+    let mut names = Vec::new();
+    for entry in entries {
+        let name = entry.map_err(cannot)?.file_name();
+        if is_drop_in(&name) {
+            names.push(name);
+        }
+    }
+    // On Unix an OsString orders by its bytes.
+    names.sort();
+    Ok(names.into_iter().map(|name| dir.join(name)).collect())
+}
+
+/// A file of the installed system layer, or its directory, that this user can write is
+/// not a system policy: the commands gate runs as this user could rewrite it, lock and
+/// all. Root can write everything, so the check is for every other user.
+fn check_system_place(path: &Path) -> Result<(), ConfigError> {
+    use nix::unistd::{AccessFlags, access, geteuid};
+    if geteuid().is_root() {
+        return Ok(());
+    }
+    // Through a link, the file it leads to and that file's directory count too.
+    let real = std::fs::canonicalize(path).ok();
+    let real_parent = real.as_deref().and_then(Path::parent);
+    for place in [Some(path), path.parent(), real.as_deref(), real_parent]
+        .into_iter()
+        .flatten()
+    {
+        if access(place, AccessFlags::W_OK).is_ok() {
+            return Err(ConfigError(format!(
+                "{}: this user (uid {}) can write {}, so the commands gate runs could rewrite \
+                 the system configuration; make it root's and writable by root only \
+                 (chown root:root, chmod go-w)",
+                path.display(),
+                geteuid(),
+                if place == path {
+                    "it".to_owned()
+                } else {
+                    format!("its directory {}", place.display())
+                }
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The system layer: the system file, then each drop-in, every one read, checked and
+/// parsed the same way, each a layer of its own (so a lock in one holds against every
+/// file after it).
+fn system_layers(
+    places: &SystemPlaces,
+    home: Option<&Path>,
+) -> Result<Vec<(PathBuf, Layer)>, ConfigError> {
+    let mut layers = Vec::new();
+    match read_optional(&places.file)? {
+        Some(text) => {
+            if !places.candidate_file {
+                check_system_place(&places.file)?;
+            }
+            let layer = parse_file(&places.file, &text, FileKind::System, home)?;
+            layers.push((places.file.clone(), layer));
+        }
+        None if places.candidate_file => {
+            return Err(ConfigError(format!(
+                "--system-file: {}: no such file",
+                places.file.display()
+            )));
+        }
+        None => {}
+    }
+    for path in drop_in_files(&places.drop_ins, places.candidate_drop_ins)? {
+        if !places.candidate_drop_ins {
+            check_system_place(&path)?;
+        }
+        // Listed a moment ago: gone now, or a link to nothing, is no policy to skip.
+        let text = read_optional(&path)?.ok_or_else(|| {
+            ConfigError(format!(
+                "{}: cannot read it: it vanished or is a link to nothing",
+                path.display()
+            ))
+        })?;
+        let layer = parse_file(&path, &text, FileKind::System, home)?;
+        layers.push((path, layer));
+    }
+    Ok(layers)
+}
+
+/// [`load`] with the system layer's places given.
+pub fn load_from(
     args: &GateArgs,
     env: &Environment<'_>,
-    system_path: &Path,
+    places: &SystemPlaces,
 ) -> Result<Settings, ConfigError> {
     let home = env.home();
     let mut layers = Vec::with_capacity(4);
@@ -1302,20 +1472,22 @@ pub fn load_with_system(
         ));
     }
 
-    // The system file is read even with --no-config, because a locked one cannot be
+    // The system layer is read even with --no-config, because a locked one cannot be
     // ignored.
-    if let Some(text) = read_optional(system_path)? {
-        let layer = parse_file(system_path, &text, FileKind::System, home.as_deref())?;
-        let locks = matches!(layer.lock, Some((true, _)));
-        if args.no_config {
-            if locks {
-                return Err(ConfigError(format!(
-                    "--no-config: {} locks the configuration (lock = true), so it cannot be ignored",
-                    system_path.display()
-                )));
-            }
-        } else {
-            files.push(system_path.to_owned());
+    let system = system_layers(places, home.as_deref())?;
+    if args.no_config {
+        if let Some((path, _)) = system
+            .iter()
+            .find(|(_, layer)| matches!(layer.lock, Some((true, _))))
+        {
+            return Err(ConfigError(format!(
+                "--no-config: {} locks the configuration (lock = true), so it cannot be ignored",
+                path.display()
+            )));
+        }
+    } else {
+        for (path, layer) in system {
+            files.push(path);
             layers.push(layer);
         }
     }
@@ -1350,7 +1522,9 @@ pub fn load_with_system(
 
     layers.push(env_layer(env.var)?);
     layers.push(flag_layer(args)?);
-    merge(layers, files)
+    let mut settings = merge(layers, files)?;
+    settings.system = places.clone();
+    Ok(settings)
 }
 
 #[cfg(test)]
@@ -1846,6 +2020,62 @@ required = true
                 "--audit-log: the audit log is turned off, but /etc/gate/config.toml:2 requires it"
             ),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn drop_ins_are_toml_files_that_are_not_hidden() {
+        for name in ["10-ci.toml", "ci.toml", "a b.toml"] {
+            assert!(is_drop_in(OsStr::new(name)), "{name}");
+        }
+        for name in [
+            "10-ci.toml~",
+            "10-ci.toml.dpkg-old",
+            "10-ci.toml.dpkg-dist",
+            "10-ci.toml.dpkg-new",
+            ".10-ci.toml.swp",
+            ".10-ci.toml",
+            ".toml",
+            "10-ci.conf",
+            "README",
+        ] {
+            assert!(!is_drop_in(OsStr::new(name)), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_later_system_layer_file_cannot_unlock() {
+        let unlock = parse_file(
+            Path::new("/etc/gate/config.d/90-x.toml"),
+            "lock = false\n",
+            FileKind::System,
+            None,
+        )
+        .unwrap();
+        let e = merge(vec![locked_system(), unlock.clone()], vec![])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(
+                "/etc/gate/config.d/90-x.toml:1: key `lock`: /etc/gate/config.toml locks the \
+                 configuration (lock = true), so no later file can unlock it"
+            ),
+            "{e}"
+        );
+        // Control: before any lock, `lock = false` is simply the default.
+        assert!(merge(vec![unlock], vec![]).unwrap().locked_by.is_none());
+        // A second lock keeps the first file as the one that locked.
+        let again = parse_file(
+            Path::new("/etc/gate/config.d/90-x.toml"),
+            "lock = true\n",
+            FileKind::System,
+            None,
+        )
+        .unwrap();
+        let s = merge(vec![locked_system(), again], vec![]).unwrap();
+        assert_eq!(
+            s.locked_by.as_deref(),
+            Some(Path::new("/etc/gate/config.toml"))
         );
     }
 

@@ -6,7 +6,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::approval::reach::{Reach, SocketState, TtyState};
 use crate::config::{self, Environment, Settings};
@@ -200,7 +200,16 @@ impl Report {
         match &self.settings {
             Ok(settings) => {
                 let (path, state) = system_file(settings);
-                line("system", &format!("{} ({})", path.display(), state.words()));
+                let candidate = if settings.system.candidate_file {
+                    "candidate, "
+                } else {
+                    ""
+                };
+                line(
+                    "system",
+                    &format!("{} ({candidate}{})", path.display(), state.words()),
+                );
+                line("drop-ins", &describe_drop_ins(settings));
                 let others = user_files(settings);
                 line(
                     "config",
@@ -270,12 +279,30 @@ impl Report {
                 let (path, state) = system_file(settings);
                 json!({
                     "error": null,
-                    "system": {"path": path.display().to_string(), "state": state.word()},
+                    "system": {
+                        "path": path.display().to_string(),
+                        "state": state.word(),
+                        "candidate": settings.system.candidate_file,
+                    },
+                    "drop_ins": {
+                        "dir": settings.system.drop_ins.display().to_string(),
+                        "files": drop_ins(settings)
+                            .iter()
+                            .map(|f| f.display().to_string())
+                            .collect::<Vec<_>>(),
+                        "candidate": settings.system.candidate_drop_ins,
+                    },
                     "files": user_files(settings),
                     "locked_by": settings.locked_by.as_ref().map(|p| p.display().to_string()),
                 })
             }
-            Err(e) => json!({"error": e, "system": null, "files": [], "locked_by": null}),
+            Err(e) => json!({
+                "error": e,
+                "system": null,
+                "drop_ins": null,
+                "files": [],
+                "locked_by": null,
+            }),
         };
         let approver = self.reach.as_ref().map(|r| {
             let mut facts = r.to_json();
@@ -342,6 +369,17 @@ pub fn run(inv: &Invocation, json: bool) -> i32 {
     let code = crate::output::print_out(&text);
     if code != 0 {
         return code;
+    }
+    // Checking a candidate system layer, like `visudo -c -f`: the answer is whether it
+    // loads, and the error (file:line) goes to stderr too, for scripts that keep only it.
+    if inv.gate.system_file.is_some() || inv.gate.system_drop_ins.is_some() {
+        return match &report.settings {
+            Ok(_) => 0,
+            Err(e) => {
+                crate::output::say(&format!("gate: {e}"));
+                1
+            }
+        };
     }
     if report.ok() { 0 } else { 1 }
 }
@@ -531,9 +569,9 @@ impl SystemState {
     }
 }
 
-fn system_file(settings: &Settings) -> (&'static Path, SystemState) {
-    let system = Path::new(config::SYSTEM_CONFIG);
-    let state = if settings.locked_by.is_some() {
+fn system_file(settings: &Settings) -> (&Path, SystemState) {
+    let system = settings.system.file.as_path();
+    let state = if settings.locked_by.as_deref() == Some(system) {
         SystemState::Locked
     } else if settings.files.iter().any(|f| f == system) {
         SystemState::Present
@@ -545,13 +583,51 @@ fn system_file(settings: &Settings) -> (&'static Path, SystemState) {
     (system, state)
 }
 
-/// The configuration files read besides the system file.
-fn user_files(settings: &Settings) -> Vec<String> {
-    let system = Path::new(config::SYSTEM_CONFIG);
+/// The drop-ins read, in order.
+fn drop_ins(settings: &Settings) -> Vec<&Path> {
+    let dir = settings.system.drop_ins.as_path();
     settings
         .files
         .iter()
-        .filter(|f| f.as_path() != system)
+        .map(PathBuf::as_path)
+        .filter(|f| f.parent() == Some(dir))
+        .collect()
+}
+
+/// The drop-ins, in a line: which were read, and which locks.
+fn describe_drop_ins(settings: &Settings) -> String {
+    let dir = settings.system.drop_ins.display();
+    let candidate = if settings.system.candidate_drop_ins {
+        "candidate "
+    } else {
+        ""
+    };
+    let read = drop_ins(settings);
+    if read.is_empty() {
+        return format!("none read from the {candidate}directory {dir}");
+    }
+    let names: Vec<String> = read
+        .iter()
+        .map(|f| {
+            let name = f.file_name().unwrap_or_default().to_string_lossy();
+            if settings.locked_by.as_deref() == Some(*f) {
+                format!("{name} (locks the configuration)")
+            } else {
+                name.into_owned()
+            }
+        })
+        .collect();
+    format!("{} from the {candidate}directory {dir}", names.join(", "))
+}
+
+/// The configuration files read besides the system layer.
+fn user_files(settings: &Settings) -> Vec<String> {
+    let system = settings.system.file.as_path();
+    let drop_ins = drop_ins(settings);
+    settings
+        .files
+        .iter()
+        .filter(|f| f.as_path() != system && !drop_ins.contains(&f.as_path()))
         .map(|f| f.display().to_string())
         .collect()
 }

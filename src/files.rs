@@ -123,6 +123,7 @@ fn protected_places(
             config_home.join("gate"),
             state_home.join("gate"),
             PathBuf::from(crate::config::SYSTEM_CONFIG),
+            crate::config::system_drop_ins(),
             crate::approval::paths::private_dir(&var),
             crate::approval::paths::token_path(&socket),
         ]);

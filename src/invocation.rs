@@ -47,6 +47,11 @@ pub struct GateArgs {
     pub shell: Option<OsString>,
     pub config: Option<OsString>,
     pub no_config: bool,
+    /// `gate check`/`gate doctor --system-file FILE`: a candidate system file, loaded
+    /// instead of the installed one (never taken by a run).
+    pub system_file: Option<OsString>,
+    /// `--system-drop-ins DIR`: a candidate drop-in directory, likewise.
+    pub system_drop_ins: Option<OsString>,
     pub audit_log: Option<OsString>,
     pub timeout: Option<OsString>,
     pub session: Option<OsString>,
@@ -377,7 +382,7 @@ fn parse_subcommand(
     };
     let mut own = Vec::new();
     for (spec, value) in parsed.options {
-        if GATE_OPTIONS.iter().any(|o| o.name == spec.name) {
+        if GATE_OPTIONS.iter().any(|o| o.name == spec.name) || cli::is_candidate_option(spec) {
             gate.set(spec, value)?;
         } else {
             own.push((spec.name, value));
@@ -547,6 +552,8 @@ impl GateArgs {
             "--deny" => self.deny.push(value),
             "--shell" => single(&mut self.shell)?,
             "--config" => single(&mut self.config)?,
+            "--system-file" => single(&mut self.system_file)?,
+            "--system-drop-ins" => single(&mut self.system_drop_ins)?,
             "--audit-log" => single(&mut self.audit_log)?,
             "--timeout" => single(&mut self.timeout)?,
             "--session" => single(&mut self.session)?,
@@ -734,6 +741,23 @@ fn take_gate_long_option(
             *json = true;
             return Ok(());
         }
+    }
+    // `gate check`'s candidate system layer (a run takes no such option).
+    if let Some(spec) = mode.subcommand.and_then(|sub| {
+        sub.own
+            .iter()
+            .find(|o| cli::is_candidate_option(o) && o.name.as_bytes() == name)
+    }) {
+        let value = match inline {
+            Some(value) => value,
+            None => rest.next().ok_or_else(|| {
+                usage(format!(
+                    "{name_str} needs a value ({})",
+                    spec.value.unwrap_or("VALUE")
+                ))
+            })?,
+        };
+        return mode.gate.set(spec, Some(value));
     }
     if inline.is_none() && SHELL_LONG_OPTIONS.iter().any(|o| o.as_bytes() == name) {
         shell_args.push(arg);
@@ -1337,4 +1361,42 @@ mod tests {
     }
 
     use std::os::unix::ffi::OsStringExt;
+
+    #[test]
+    fn only_check_and_doctor_take_a_candidate_system_layer() {
+        let inv = parse_strs(&[
+            "gate",
+            "check",
+            "--system-file",
+            "cand.toml",
+            "--system-drop-ins=cand.d",
+            "-c",
+            "ls",
+        ])
+        .unwrap();
+        assert_eq!(inv.gate.system_file, Some("cand.toml".into()));
+        assert_eq!(inv.gate.system_drop_ins, Some("cand.d".into()));
+        assert!(matches!(inv.action, Action::Check { .. }));
+        let inv = parse_strs(&["gate", "doctor", "--system-file=cand.toml"]).unwrap();
+        assert_eq!(inv.gate.system_file, Some("cand.toml".into()));
+        assert_eq!(inv.action, Action::Doctor { json: false });
+        let twice = parse_strs(&["gate", "doctor", "--system-file", "a", "--system-file", "b"]);
+        assert!(twice.is_err());
+        let missing = parse_strs(&["gate", "check", "--system-file"]);
+        assert!(missing.is_err());
+        // After -c COMMAND it is an operand of the shell's, as for any option.
+        let operand = parse_strs(&["gate", "check", "-c", "ls", "--system-file"]).unwrap();
+        assert_eq!(operand.gate.system_file, None);
+        // A run, before a subcommand or as a shim, never takes one.
+        for argv in [
+            &["gate", "--system-file", "x", "-c", "ls"][..],
+            &["gate", "--system-file", "x", "check", "-c", "ls"],
+            &["gate", "serve", "--system-file", "x"],
+            &["gate", "watch", "--system-file", "x"],
+        ] {
+            assert!(parse_strs(argv).is_err(), "{argv:?}");
+        }
+        let shim = parse_strs(&["bash", "--system-file", "x", "-c", "ls"]).unwrap();
+        assert_eq!(shim.gate.system_file, None);
+    }
 }

@@ -1250,6 +1250,81 @@ fn the_first_answer_counts() {
 }
 
 // ---------------------------------------------------------------------------------------
+// The line that says a request waits.
+
+#[test]
+fn a_request_that_waits_says_so_in_one_stderr_line() {
+    let w = World::new();
+    let a = Approver::start(|r| {
+        std::thread::sleep(Duration::from_millis(1200));
+        r.approve()
+    });
+    let out = w.gate().socket(&a.path).c("echo ran").run();
+    out.assert_code(0).assert_stdout("ran\n");
+    // A host program's approver (no broker's token beside its socket): gate's own
+    // tools cannot answer it, so the line names the approver instead.
+    assert_eq!(
+        out.stderr(),
+        format!(
+            "gate: waiting up to 60 s for a person to approve this command through the \
+             approver on {}\n",
+            a.path.display()
+        )
+    );
+    // Denied after the wait: the line, then the refusal.
+    let a = Approver::start(|r| {
+        std::thread::sleep(Duration::from_millis(1200));
+        r.deny("not now")
+    });
+    let out = w.gate().socket(&a.path).timeout(30).c("touch ran").run();
+    assert_nothing_ran(&out, &w.file("ran"));
+    let lines: Vec<String> = out.stderr().lines().map(str::to_owned).collect();
+    assert_eq!(lines.len(), 2, "{}", out.report());
+    assert!(lines[0].starts_with("gate: waiting up to 30 s for a person"));
+    assert!(lines[1].contains("the approver denied it: \"not now\""));
+}
+
+#[test]
+fn nothing_says_it_waits_when_nobody_is_waited_for() {
+    let w = World::new();
+    // Answered at once, as the broker answers a remembered command.
+    let a = Approver::start(|r| r.approve());
+    let out = w.gate().socket(&a.path).c("echo ran").run();
+    out.assert_code(0)
+        .assert_stdout("ran\n")
+        .assert_stderr_empty();
+    assert_eq!(a.requests().len(), 1);
+    // An allow rule, or a deny rule: nobody is asked, and nothing says it waits.
+    let a = Approver::start(|_| Act::Hang);
+    let out = w
+        .gate()
+        .socket(&a.path)
+        .args(["--allow", "echo"])
+        .c("echo ran")
+        .run();
+    out.assert_code(0)
+        .assert_stdout("ran\n")
+        .assert_stderr_empty();
+    let out = w
+        .gate()
+        .socket(&a.path)
+        .args(["--deny", "touch"])
+        .c("touch ran")
+        .run();
+    assert_nothing_ran(&out, &w.file("ran"));
+    assert!(!out.stderr().contains("waiting"), "{}", out.report());
+    assert!(a.requests().is_empty());
+    // Nobody to ask: an immediate denial, not a wait.
+    let out = w
+        .gate()
+        .socket(&w.file("no-broker.sock"))
+        .c("touch ran")
+        .run();
+    assert_nothing_ran(&out, &w.file("ran"));
+    assert!(!out.stderr().contains("waiting"), "{}", out.report());
+}
+
+// ---------------------------------------------------------------------------------------
 // Timeouts and signals.
 
 #[test]
@@ -1788,9 +1863,9 @@ fn two_hundred_gates_at_once_each_get_their_own_decision() {
     for (i, gate) in gates.into_iter().enumerate() {
         let out = gate.wait();
         if i % 2 == 0 {
-            out.assert_code(0)
-                .assert_stdout(&format!("out-{i}\n"))
-                .assert_stderr_empty();
+            out.assert_code(0).assert_stdout(&format!("out-{i}\n"));
+            // At most the one line saying that it waited (the last ones did not wait).
+            assert_eq!(out.stderr_after_waiting(), "", "{}", out.report());
         } else {
             out.assert_refused().assert_stderr_contains(&format!(
                 "`echo out-{i}`: the approver denied it: \"odd number {i}\""

@@ -1288,7 +1288,51 @@ fn a_requester_killed_while_waiting_settles_its_request() {
     assert_absent(&env.file("never"), &killed);
     let out = broker.stop();
     out.assert_code(0)
-        .assert_stderr_contains(&format!("request {id}: the requester went away"));
+        .assert_stderr_contains(&format!("request {id}: the requester went away after "));
+    out.assert_stderr_contains("before its timeout (killed or interrupted); nothing was run");
+    assert!(!out.stderr().contains("timed out"), "{}", out.report());
+}
+
+#[test]
+fn a_request_nobody_answers_is_logged_as_timed_out() {
+    let env = TestEnv::new();
+    let broker = Broker::start(&env, User::Current);
+    let out = broker
+        .gate(&env)
+        .args([
+            "--level",
+            "ask",
+            "--no-config",
+            "--no-tty",
+            "--timeout",
+            "2",
+        ])
+        .args(["--session", "s1", "-c", "touch never"])
+        .deadline(Duration::from_secs(30))
+        .run();
+    out.assert_refused();
+    out.assert_stderr_contains("did not answer within 2 s");
+    assert_absent(&env.file("never"), &out);
+    // It said that it waited, and how the broker's tools answer it.
+    let call_id = audit_records(&env.default_audit_log())
+        .pop()
+        .expect("the requester's record")["call_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        out.stderr().starts_with(&format!(
+            "gate: waiting up to 2 s for a person to approve this command: answer with \
+             `gate watch`, or `gate approve {call_id}` / `gate deny {call_id}`\n"
+        )),
+        "{}",
+        out.report()
+    );
+    let log = broker.stop();
+    log.assert_code(0).assert_stderr_contains(
+        "request 1: timed out: nobody answered within 2 s, so the requester denied it",
+    );
+    assert!(!log.stderr().contains("went away"), "{}", log.report());
 }
 
 #[test]

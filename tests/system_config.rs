@@ -344,3 +344,419 @@ fn under_a_lock_a_user_file_cannot_send_the_audit_log_away_or_choose_the_approve
     let log = fs::read_to_string(sys.root.path().join("state/gate/audit.jsonl")).unwrap();
     assert!(log.contains("\"command\":\"echo ok\""), "{log}");
 }
+
+// ---------------------------------------------------------------------------------------
+// Drop-ins: /etc/gate/config.d/*.toml, part of the system layer.
+
+impl System {
+    /// Write the drop-in `name` into the scratch `/etc/gate/config.d`.
+    fn drop_in(&self, name: &str, text: &str) -> PathBuf {
+        let dir = self.root.path().join("etc/gate/config.d");
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        fs::write(&path, text).unwrap();
+        path
+    }
+}
+
+#[test]
+fn drop_ins_merge_in_name_order_after_the_system_file() {
+    let sys = System::new(Some("level = \"deny\"\n"));
+    sys.drop_in("20-last.toml", "level = \"full\"\n");
+    sys.drop_in("10-first.toml", "level = \"ask\"\n");
+    let out = sys.gate(&["-c", "echo ran"], &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // Control: the other way round, the last one says deny.
+    sys.drop_in("30-later.toml", "level = \"deny\"\n");
+    let out = sys.gate(&["-c", "echo ran"], &[]);
+    assert_eq!(code(&out), 126, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("/etc/gate/config.d/30-later.toml:1"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn backups_hidden_files_and_other_names_in_config_d_are_ignored() {
+    let sys = System::new(Some("level = \"full\"\n"));
+    // Each of these would refuse the command (or break the configuration) were it read.
+    for name in [
+        "50-ci.toml~",
+        "50-ci.toml.dpkg-old",
+        "50-ci.toml.dpkg-dist",
+        ".50-ci.toml.swp",
+        ".hidden.toml",
+        "README",
+        "50-ci.conf",
+        ".toml",
+    ] {
+        sys.drop_in(name, "level = \"deny\"\nnot toml at all [\n");
+    }
+    let out = sys.gate(&["-c", "echo ran"], &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ran\n");
+    // Control: the same text under a drop-in's name is read, and stops everything.
+    sys.drop_in("50-ci.toml", "level = \"deny\"\nnot toml at all [\n");
+    let out = sys.gate(&["-c", "echo ran"], &[]);
+    assert_eq!(code(&out), 125, "{}", stderr(&out));
+}
+
+#[test]
+fn a_broken_drop_in_stops_everything_and_names_the_file_and_line() {
+    let sys = System::new(None);
+    sys.drop_in("40-ci.toml", "level = \"full\"\nallow = [\"ls\", 7]\n");
+    let marker = sys.file("ran");
+    let out = sys.gate(&["-c", &format!("touch {}", marker.display())], &[]);
+    assert_eq!(code(&out), 125, "{}", stderr(&out));
+    assert!(
+        stderr(&out).starts_with(
+            "gate: /etc/gate/config.d/40-ci.toml:2: key `allow`: expected a string, found integer"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!marker.exists());
+}
+
+#[test]
+fn a_lock_holds_against_every_drop_in_after_it() {
+    let marker_command = |sys: &System| format!("touch {}", sys.file("ran").display());
+    // A locked system file: a drop-in may add deny rules, not allow rules, and cannot
+    // unlock.
+    let sys = System::new(Some(LOCKED));
+    sys.drop_in("10-deny.toml", "deny = [\"curl\"]\n");
+    let out = sys.gate(&["-c", "echo ok"], &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    for (loosening, key) in [
+        ("allow = [\"touch\"]\n", "allow"),
+        ("level = \"full\"\n", "level"),
+        ("lock = false\n", "lock"),
+    ] {
+        sys.drop_in("20-loose.toml", loosening);
+        let out = sys.gate(&["-c", &marker_command(&sys)], &[]);
+        assert_eq!(code(&out), 125, "{loosening}: {}", stderr(&out));
+        assert!(
+            stderr(&out).starts_with(&format!(
+                "gate: /etc/gate/config.d/20-loose.toml:1: key `{key}`: /etc/gate/config.toml \
+                 locks the configuration"
+            )),
+            "{}",
+            stderr(&out)
+        );
+        assert!(!sys.file("ran").exists());
+    }
+    // A drop-in that locks: the drop-ins after it and the user file are held, the ones
+    // before it are not.
+    let sys = System::new(Some("level = \"ask\"\n"));
+    sys.drop_in("10-before.toml", "allow = [\"echo\"]\n");
+    sys.drop_in("50-lock.toml", "lock = true\n");
+    sys.drop_in("90-after.toml", "allow = [\"touch\"]\n");
+    let out = sys.gate(&["-c", &marker_command(&sys)], &[]);
+    assert_eq!(code(&out), 125, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "/etc/gate/config.d/90-after.toml:1: key `allow`: /etc/gate/config.d/50-lock.toml \
+             locks the configuration"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    fs::remove_file(sys.root.path().join("etc/gate/config.d/90-after.toml")).unwrap();
+    let out = sys.gate(&["-c", "echo ok"], &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    sys.user_config("level = \"full\"\n");
+    let out = sys.gate(&["-c", &marker_command(&sys)], &[]);
+    assert_eq!(code(&out), 125, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("50-lock.toml locks the configuration"),
+        "{}",
+        stderr(&out)
+    );
+    let out = sys.gate(&["--no-config", "-c", "echo ok"], &[]);
+    assert_eq!(code(&out), 125, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--no-config: /etc/gate/config.d/50-lock.toml locks"),
+        "{}",
+        stderr(&out)
+    );
+    // Control: without the lock, the same drop-in and user file loosen freely.
+    fs::remove_file(sys.root.path().join("etc/gate/config.d/50-lock.toml")).unwrap();
+    sys.drop_in("90-after.toml", "allow = [\"touch\"]\n");
+    let out = sys.gate(&["-c", &marker_command(&sys)], &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(sys.file("ran").exists());
+}
+
+/// Run gate as a user other than root (uid 65534 when the test runs as root; the test's
+/// own user, without capabilities, otherwise) under the scratch `/etc`.
+fn gate_as_a_user(sys: &System, args: &[&str]) -> Output {
+    let mut unshare = Command::new("unshare");
+    let script = if is_root() {
+        unshare.arg("--mount");
+        "mount --bind \"$1\" /etc && shift && \
+         exec setpriv --reuid=65534 --regid=65534 --clear-groups \"$@\""
+    } else {
+        unshare.args(["--map-current-user", "--keep-caps", "--mount"]);
+        "mount --bind \"$1\" /etc && shift && \
+         exec setpriv --inh-caps=-all --ambient-caps=-all \"$@\""
+    };
+    let out = unshare
+        .args(["--", "sh", "-c", script, "sh"])
+        .arg(sys.root.path().join("etc"))
+        .arg(GATE)
+        .args(args)
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", "/nonexistent")
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .output()
+        .expect("unshare (util-linux) must be installed to test the system configuration");
+    let e = stderr(&out);
+    assert!(
+        !e.contains("unshare:") && !e.contains("mount:") && !e.contains("setpriv:"),
+        "could not run gate as another user under a private /etc: {e}"
+    );
+    out
+}
+
+#[test]
+fn a_system_file_or_drop_in_the_user_can_write_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |path: &Path, mode: u32| {
+        fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap()
+    };
+    let sys = System::new(Some("level = \"full\"\n"));
+    let etc_gate = sys.root.path().join("etc/gate");
+    let drop_in = sys.drop_in("50-ci.toml", "deny = [\"curl\"]\n");
+    let args = ["--audit-log", "off", "-c", "echo ran"];
+    // Control: read-only to this user, everything loads and the command runs.
+    for (path, m) in [
+        (etc_gate.join("config.toml"), 0o444),
+        (drop_in.clone(), 0o444),
+        (etc_gate.join("config.d"), 0o555),
+        (etc_gate.clone(), 0o555),
+    ] {
+        mode(&path, m);
+    }
+    let out = gate_as_a_user(&sys, &args);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    for (path, m, dir) in [
+        (etc_gate.join("config.toml"), 0o666, false),
+        (drop_in.clone(), 0o666, false),
+        (etc_gate.join("config.d"), 0o777, true),
+    ] {
+        mode(&path, m);
+        let out = gate_as_a_user(&sys, &args);
+        assert_eq!(code(&out), 125, "{}: {}", path.display(), stderr(&out));
+        let e = stderr(&out);
+        assert!(
+            e.starts_with("gate: /etc/gate/") && e.contains("can write it, so the commands"),
+            "{}: {e}",
+            path.display()
+        );
+        assert!(out.stdout.is_empty());
+        mode(&path, if dir { 0o555 } else { 0o444 });
+    }
+    // A drop-in that links to a file elsewhere: that file's directory counts too.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let target = elsewhere.path().join("policy.toml");
+    fs::write(&target, "deny = [\"wget\"]\n").unwrap();
+    mode(&target, 0o444);
+    mode(&etc_gate.join("config.d"), 0o755);
+    std::os::unix::fs::symlink(&target, etc_gate.join("config.d/60-link.toml")).unwrap();
+    mode(&etc_gate.join("config.d"), 0o555);
+    mode(elsewhere.path(), 0o555);
+    let out = gate_as_a_user(&sys, &args);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    mode(elsewhere.path(), 0o777);
+    let out = gate_as_a_user(&sys, &args);
+    assert_eq!(code(&out), 125, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "can write its directory {}",
+            elsewhere.path().canonicalize().unwrap().display()
+        )),
+        "{}",
+        stderr(&out)
+    );
+    mode(elsewhere.path(), 0o755);
+    // The system file's directory too.
+    mode(&etc_gate, 0o777);
+    let out = gate_as_a_user(&sys, &args);
+    assert_eq!(code(&out), 125, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("can write its directory /etc/gate"),
+        "{}",
+        stderr(&out)
+    );
+    mode(&etc_gate, 0o755);
+    mode(&etc_gate.join("config.d"), 0o755);
+}
+
+// ---------------------------------------------------------------------------------------
+// Candidates: `gate doctor|check --system-file FILE --system-drop-ins DIR`.
+
+#[test]
+fn a_candidate_with_a_broken_line_is_reported_with_its_file_and_line() {
+    let sys = System::new(None);
+    let candidate = sys.file("candidate.toml");
+    fs::write(
+        &candidate,
+        "lock = true\nlevel = \"ask\"\nallow = [\"ls | sh\"]\n",
+    )
+    .unwrap();
+    let shown = candidate.display().to_string();
+    let out = sys.gate(&["doctor", "--system-file", &shown], &[]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).starts_with(&format!(
+            "gate: {shown}:3: key `allow`: `ls | sh`: a rule cannot contain"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&format!("ERROR: {shown}:3:")),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let out = sys.gate(&["check", "--system-file", &shown, "-c", "ls"], &[]);
+    assert_eq!(code(&out), 125, "{}", stderr(&out));
+    assert!(
+        stderr(&out).starts_with(&format!("gate: {shown}:3: key `allow`")),
+        "{}",
+        stderr(&out)
+    );
+    // A candidate that is not there is an error, not an absent system file.
+    let out = sys.gate(&["doctor", "--system-file", "/nonexistent/c.toml"], &[]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--system-file: /nonexistent/c.toml: no such file"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_candidate_that_the_installed_drop_ins_or_the_user_file_loosen_is_reported() {
+    let sys = System::new(Some("level = \"full\"\n"));
+    let candidate = sys.file("candidate.toml");
+    fs::write(&candidate, LOCKED).unwrap();
+    let shown = candidate.display().to_string();
+    // The installed drop-in widens what the candidate locks.
+    sys.drop_in("50-ci.toml", "allow = [\"cargo\"]\n");
+    let out = sys.gate(&["doctor", "--system-file", &shown], &[]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).starts_with(&format!(
+            "gate: /etc/gate/config.d/50-ci.toml:1: key `allow`: {shown} locks the configuration"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    // Control: the installed system file alone is not locked, and the same drop-in loads.
+    let out = sys.gate(&["check", "-c", "cargo build"], &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // So does the user file, which the model can write.
+    fs::remove_file(sys.root.path().join("etc/gate/config.d/50-ci.toml")).unwrap();
+    sys.user_config("level = \"full\"\n");
+    let out = sys.gate(&["check", "--system-file", &shown, "-c", "ls"], &[]);
+    assert_eq!(code(&out), 125, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            ".config/gate/config.toml:1: key `level`: {shown} locks the configuration"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    // A candidate drop-in directory is checked against the installed system file.
+    sys.user_config("");
+    let locked = System::new(Some(LOCKED));
+    let dir = locked.file("candidate.d");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("60-net.toml"), "[sandbox]\nnetwork = true\n").unwrap();
+    let dir_shown = dir.display().to_string();
+    let out = locked.gate(&["doctor", "--system-drop-ins", &dir_shown], &[]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).starts_with(&format!(
+            "gate: {dir_shown}/60-net.toml:2: key `sandbox.network`: /etc/gate/config.toml locks"
+        )),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_sound_candidate_loads_in_place_of_the_installed_file() {
+    // The installed file is broken: the candidate replaces it, as installing it would.
+    let sys = System::new(Some("level = [\n"));
+    let candidate = sys.file("candidate.toml");
+    fs::write(&candidate, LOCKED).unwrap();
+    let dir = sys.file("candidate.d");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("10-deny.toml"), "deny = [\"curl\"]\n").unwrap();
+    fs::write(dir.join("10-deny.toml~"), "level = [\n").unwrap();
+    let shown = candidate.display().to_string();
+    let dir_shown = dir.display().to_string();
+    let out = sys.gate(
+        &[
+            "doctor",
+            "--system-file",
+            &shown,
+            "--system-drop-ins",
+            &dir_shown,
+        ],
+        &[],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains(&format!(
+            "system      {shown} (candidate, present, locks the configuration (lock = true))"
+        )),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!(
+            "drop-ins    10-deny.toml from the candidate directory {dir_shown}"
+        )),
+        "{report}"
+    );
+    let out = sys.gate(
+        &[
+            "check",
+            "--system-file",
+            &shown,
+            "--system-drop-ins",
+            &dir_shown,
+            "-c",
+            "echo ok",
+        ],
+        &[],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&format!("(from {shown}:3)")),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // Control: without the candidate, the installed (broken) file is what loads.
+    let out = sys.gate(&["doctor"], &[]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("ERROR: /etc/gate/config.toml:1"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // A run never takes a candidate.
+    let out = sys.gate(&["--system-file", &shown, "-c", "echo ok"], &[]);
+    assert_eq!(code(&out), 125, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("unknown option --system-file"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -235,6 +235,10 @@ fn n_then_enter_denies_without_a_reason() {
     let screen = finished(&term);
     assert_exit(&screen, 126);
     assert!(!exists(&w.file("ran")));
+    // stderr is the prompt's own terminal: the prompt says it all, no line says that
+    // gate waits (with stderr elsewhere one does: see pipes_on_stdin_and_stdout…).
+    assert!(screen.contains("gate: denied"), "{screen}");
+    assert!(!screen.contains("gate: waiting"), "{screen}");
 }
 
 #[test]
@@ -322,7 +326,13 @@ fn pipes_on_stdin_and_stdout_do_not_matter() {
         "from-stdin\nfrom-command\n",
         "the prompt leaked into the command's output, or the input was eaten"
     );
-    assert_eq!(fs::read_to_string(w.file("stderr.txt")).unwrap(), "");
+    // stderr is a file, not the terminal with the prompt: one line says that gate waits
+    // (the person watching the agent's capture of it sees it), and nothing else.
+    assert_eq!(
+        fs::read_to_string(w.file("stderr.txt")).unwrap(),
+        "gate: waiting up to 60 s for a person to approve this command at the prompt on \
+         their terminal\n"
+    );
 }
 
 #[test]

@@ -84,9 +84,17 @@ impl Setup {
 
     /// Start `gate watch` in a terminal and wait until it is ready.
     fn watch(&mut self) -> &Term {
+        self.watch_with_path_first(None)
+    }
+
+    /// [`Setup::watch`], with `first` ahead of the usual directories on PATH.
+    fn watch_with_path_first(&mut self, first: Option<&Path>) -> &Term {
+        let first = first
+            .map(|dir| format!("{}:", dir.display()))
+            .unwrap_or_default();
         let script = format!(
             r#"set -u
-export PATH=/usr/local/bin:/usr/bin:/bin
+export PATH={first}/usr/local/bin:/usr/bin:/bin
 export HOME='{home}' XDG_STATE_HOME='{state}' XDG_CONFIG_HOME='{config}'
 export XDG_RUNTIME_DIR='{runtime}' LC_ALL=C
 unset GATE_SOCKET GATE_LEVEL GATE_TIMEOUT GATE_SESSION GATE_LOG
@@ -407,6 +415,157 @@ fn a_second_request_waits_its_turn() {
     second.wait().assert_code(0);
     assert!(exists(&s.file("second")));
     assert!(!exists(&s.file("first")));
+}
+
+/// A `notify-send` in `bin` that writes down what it was asked to show, into `notified`.
+fn fake_notify_send(bin: &Path, notified: &Path) -> PathBuf {
+    fs::create_dir_all(bin).unwrap();
+    let fake = bin.join("notify-send");
+    fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" > '{}.part' && mv '{0}.part' '{0}'\n",
+            notified.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(
+        &fake,
+        <fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755),
+    )
+    .unwrap();
+    fake
+}
+
+#[test]
+fn a_new_request_rings_the_bell_and_sets_the_title() {
+    let mut s = Setup::new();
+    s.watch();
+    let raw = s.env.root.join("raw-output");
+    let (ok, text) = s.term().run(&[
+        "pipe-pane",
+        "-o",
+        "-t",
+        "t",
+        &format!("cat >> '{}'", raw.display()),
+    ]);
+    assert!(ok, "tmux pipe-pane: {text}");
+    let title = || {
+        let (ok, text) = s
+            .term()
+            .run(&["display-message", "-p", "-t", "t", "#{pane_title}"]);
+        assert!(ok, "tmux display-message: {text}");
+        text.trim().to_owned()
+    };
+    // Control: before any request, gate watch leaves the title alone.
+    assert!(!title().starts_with("gate watch"), "{}", title());
+
+    let requester = s.request("touch ran \x1b]0;evil\x07", "s1");
+    s.term().wait_text(PROMPT);
+    assert_eq!(title(), "gate watch: 1 request waits");
+    let end = Instant::now() + DEADLINE;
+    let seen = loop {
+        let seen = fs::read(&raw).unwrap_or_default();
+        if seen.contains(&b'\x07') || Instant::now() > end {
+            break seen;
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    let seen = String::from_utf8_lossy(&seen);
+    assert!(
+        seen.contains("\x07\x1b]0;gate watch: 1 request waits\x07"),
+        "no bell and title in the terminal's output: {seen:?}"
+    );
+    // The command's own escape sequence reached the terminal escaped, never raw.
+    assert!(!seen.contains("\x1b]0;evil"), "{seen:?}");
+
+    s.term().keys(&["Enter"]);
+    requester.wait().assert_refused();
+    s.term().wait_idle();
+    let end = Instant::now() + DEADLINE;
+    while title() != "gate watch: no request waits" {
+        assert!(Instant::now() < end, "the title still says {}", title());
+        thread::sleep(Duration::from_millis(20));
+    }
+    s.term().keys(&["C-c"]);
+    s.finished(0);
+    assert_eq!(s.watch_stderr(), "");
+}
+
+#[test]
+fn a_new_request_starts_a_notify_send_that_root_installed() {
+    assert!(
+        common::running_as_root(),
+        "this test needs root: gate watch runs only a notify-send that root installed, and \
+         only root can make one here (the refusals are tested for every user in \
+         a_notify_send_the_model_could_have_written_is_never_run)"
+    );
+    let mut s = Setup::new();
+    let bin = s.env.root.join("bin");
+    let notified = s.env.root.join("notified.txt");
+    fake_notify_send(&bin, &notified);
+    s.watch_with_path_first(Some(&bin));
+    let requester = s.request("touch <b>ran</b> & \x1b]0;evil\x07", "s1");
+    s.term().wait_text(PROMPT);
+    let end = Instant::now() + DEADLINE;
+    while !notified.exists() {
+        assert!(Instant::now() < end, "notify-send was not run");
+        thread::sleep(Duration::from_millis(20));
+    }
+    // Escaped for the terminal, then for notification markup.
+    let args = fs::read_to_string(&notified).unwrap();
+    assert_eq!(
+        args,
+        "--app-name=gate\n--\ngate: a command waits for approval\n\
+         request 1: touch &lt;b&gt;ran&lt;/b&gt; &amp; \\x1b]0;evil\\x07\n"
+    );
+    s.term().keys(&["Enter"]);
+    requester.wait().assert_refused();
+    s.term().wait_idle();
+    s.term().keys(&["C-c"]);
+    s.finished(0);
+    assert_eq!(s.watch_stderr(), "");
+}
+
+#[test]
+fn a_notify_send_the_model_could_have_written_is_never_run() {
+    // The user's own (as root: another user's) notify-send first on PATH, or root's in a
+    // directory anyone can write: the model could have put either there, and gate watch
+    // would run it unsandboxed. The control, a notify-send root installed, is
+    // a_new_request_starts_a_notify_send_that_root_installed.
+    for case in ["owned by a user", "in a directory others can write"] {
+        let mut s = Setup::new();
+        let bin = s.env.root.join("bin");
+        let notified = s.env.root.join("notified.txt");
+        let fake = fake_notify_send(&bin, &notified);
+        match case {
+            "owned by a user" if common::running_as_root() => {
+                std::os::unix::fs::chown(&fake, Some(common::NOBODY), Some(common::NOBODY)).unwrap()
+            }
+            "owned by a user" => {}
+            _ => fs::set_permissions(
+                &bin,
+                <fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o777),
+            )
+            .unwrap(),
+        }
+        s.watch_with_path_first(Some(&bin));
+        let requester = s.request("touch ran", "s1");
+        s.term().wait_text(PROMPT);
+        // Long enough for a started notify-send to have written its file.
+        thread::sleep(Duration::from_millis(1500));
+        assert!(
+            !notified.exists(),
+            "{case}: gate watch ran {}",
+            fake.display()
+        );
+        s.term().keys(&["Enter"]);
+        requester.wait().assert_refused();
+        s.term().wait_idle();
+        s.term().keys(&["C-c"]);
+        s.finished(0);
+        assert_eq!(s.watch_stderr(), "", "{case}");
+    }
 }
 
 #[test]

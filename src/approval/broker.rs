@@ -531,6 +531,30 @@ fn log_tail(path: &Path) -> io::Result<Vec<u8>> {
     Ok(tail)
 }
 
+/// How early before its timeout a requester that closes still counts as timed out: it
+/// counts its timeout from before it connected, the broker from when the request came.
+const TIMEOUT_SLACK: Duration = Duration::from_millis(500);
+
+/// Why a requester closed with its request open, for the log, from how long the request
+/// waited and its timeout (`None`: it was no longer open): at its timeout the requester
+/// gave up, which is a denial; before it, it was killed or interrupted.
+fn gone_why(waited: Option<(Duration, Duration)>) -> String {
+    match waited {
+        Some((waited, timeout)) if waited + TIMEOUT_SLACK.min(timeout / 2) >= timeout => {
+            format!(
+                "timed out: nobody answered within {} s, so the requester denied it",
+                timeout.as_secs()
+            )
+        }
+        Some((waited, _)) => format!(
+            "the requester went away after {:.1} s, before its timeout (killed or \
+             interrupted); nothing was run",
+            waited.as_secs_f64()
+        ),
+        None => "the requester went away".to_owned(),
+    }
+}
+
 /// How long a requester that went away has to write its own record (a gate that gave
 /// up at its timeout does, at once) before the broker writes one for it.
 const GONE_GRACE: Duration = Duration::from_secs(2);
@@ -677,7 +701,13 @@ impl Broker {
         }
         self.watchers.remove(&key);
         if let State::Requester { id } = conn.state {
-            log(&format!("request {id}: the requester went away"));
+            let waited = self.open.get(&id).map(|open| {
+                (
+                    open.since.elapsed(),
+                    Duration::from_secs(open.ask.timeout_seconds()),
+                )
+            });
+            log(&format!("request {id}: {}", gone_why(waited)));
             if let Some(Open {
                 ask: Ask::Approval(request),
                 ..
@@ -1567,6 +1597,30 @@ fn same_token(given: &[u8], expected: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_requester_gone_at_its_timeout_timed_out_and_one_gone_before_went_away() {
+        let s = Duration::from_secs;
+        let ms = Duration::from_millis;
+        for (waited, timeout, timed_out) in [
+            (s(60), s(60), true),
+            (s(61), s(60), true),
+            // It counted from before it connected.
+            (ms(59_600), s(60), true),
+            (s(59), s(60), false),
+            (s(1), s(60), false),
+            (ms(800), s(1), true),
+            (ms(400), s(1), false),
+        ] {
+            let why = gone_why(Some((waited, timeout)));
+            assert_eq!(
+                why.starts_with("timed out: nobody answered within"),
+                timed_out,
+                "{waited:?} of {timeout:?}: {why}"
+            );
+            assert_eq!(why.contains("went away"), !timed_out, "{why}");
+        }
+    }
 
     #[test]
     fn settled_call_ids_are_kept_up_to_the_bound_oldest_first_out() {

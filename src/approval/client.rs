@@ -14,6 +14,10 @@ use nix::sys::socket::{getsockopt, sockopt};
 use super::protocol::{Answer, Ask, Decision, MAX_LINE};
 use super::wire::{Got, LineReader};
 
+/// How long an approver may take before the requester says that it waits: long enough
+/// for a broker to answer a remembered command, short beside a person's answer.
+pub const NOTICE_AFTER: std::time::Duration = std::time::Duration::from_millis(300);
+
 /// Why no request went out over the socket.
 #[derive(Debug, PartialEq, Eq)]
 pub enum NotConnected {
@@ -175,7 +179,16 @@ fn connect_by_deadline(
 impl Connection {
     /// Send `ask` and wait for the first answer until `deadline`, or until `interrupt`
     /// is readable. Later lines are never read: the first answer is the one that counts.
-    pub fn ask(mut self, ask: &Ask, deadline: Instant, interrupt: Option<BorrowedFd<'_>>) -> Reply {
+    /// When no answer has come [`NOTICE_AFTER`] after sending, `waiting` is called once
+    /// (an approver that answers at once, as the broker does for a remembered command,
+    /// is not waited for).
+    pub fn ask(
+        mut self,
+        ask: &Ask,
+        deadline: Instant,
+        interrupt: Option<BorrowedFd<'_>>,
+        waiting: &mut dyn FnMut(),
+    ) -> Reply {
         let line = ask.encode();
         if line.len() > MAX_LINE {
             return Reply::Fault(format!(
@@ -196,7 +209,13 @@ impl Connection {
                 _ => Reply::Fault(format!("cannot send the request: {e}")),
             };
         }
-        match self.reader.read_line(Some(deadline), interrupt) {
+        let soon = (Instant::now() + NOTICE_AFTER).min(deadline);
+        let mut got = self.reader.read_line(Some(soon), interrupt);
+        if matches!(got, Ok(Got::Timeout)) && soon < deadline {
+            waiting();
+            got = self.reader.read_line(Some(deadline), interrupt);
+        }
+        match got {
             Ok(Got::Line(line)) => {
                 let decoded = match ask {
                     Ask::Approval(_) => Decision::decode(&line, ask.call_id()).map(Reply::Decision),

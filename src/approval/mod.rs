@@ -136,7 +136,17 @@ fn seek_with(
     match client::connect(&channels.socket, deadline, Some(interrupts.fd())) {
         Ok(conn) => {
             let shown = channels.socket.display();
-            return match conn.ask(ask, deadline, Some(interrupts.fd())) {
+            let waiting_on = if paths::is_brokers(&channels.socket) {
+                Waiting::Broker {
+                    configured: channels
+                        .socket_configured
+                        .then_some(channels.socket.as_path()),
+                }
+            } else {
+                Waiting::Approver(&channels.socket)
+            };
+            let mut waiting = || crate::output::say(&waiting_notice(ask, waiting_on));
+            return match conn.ask(ask, deadline, Some(interrupts.fd()), &mut waiting) {
                 client::Reply::Decision(decision) => Outcome::Decided {
                     decision,
                     by: By::Socket,
@@ -187,6 +197,11 @@ fn seek_with(
     if channels.tty {
         match terminal::open() {
             Ok(mut tty) => {
+                // A person at the agent's screen may not see the prompt on their own
+                // terminal; one who runs gate by hand sees it already.
+                if !stderr_is_the_terminal() {
+                    crate::output::say(&waiting_notice(ask, Waiting::Terminal));
+                }
                 return match ask {
                     Ask::Approval(request) => {
                         match tty.approve(request, deadline, Some(interrupts.fd())) {
@@ -259,8 +274,131 @@ fn seek_with(
     }
 }
 
+/// Where a request waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waiting<'a> {
+    /// gate's broker, at its default socket or at a configured one.
+    Broker {
+        configured: Option<&'a std::path::Path>,
+    },
+    /// A host program's approver on this socket.
+    Approver(&'a std::path::Path),
+    /// The person's terminal, prompted there.
+    Terminal,
+}
+
+/// The one stderr line a requester writes when it waits for a person: that it waits, how
+/// long at most, and how to answer. The model reads it too, and it is true for the model
+/// as well: nothing runs until a person answers.
+pub fn waiting_notice(ask: &Ask, waiting: Waiting<'_>) -> String {
+    let seconds = ask.timeout_seconds();
+    let what = match ask {
+        Ask::Approval(_) => "approve this command",
+        Ask::Question(_) => "answer this question",
+    };
+    let head = format!("gate: waiting up to {seconds} s for a person to {what}");
+    match waiting {
+        Waiting::Broker { configured } => {
+            let how = match ask {
+                Ask::Approval(_) => {
+                    let id = ask.call_id();
+                    format!("`gate watch`, or `gate approve {id}` / `gate deny {id}`")
+                }
+                Ask::Question(_) => "`gate watch`".to_owned(),
+            };
+            match configured {
+                Some(socket) => format!(
+                    "{head}: answer with {how} (the broker at {})",
+                    socket.display()
+                ),
+                None => format!("{head}: answer with {how}"),
+            }
+        }
+        Waiting::Approver(socket) => {
+            format!("{head} through the approver on {}", socket.display())
+        }
+        Waiting::Terminal => format!("{head} at the prompt on their terminal"),
+    }
+}
+
+/// Whether stderr is the controlling terminal, where the prompt goes (gate run by hand):
+/// `tcgetsid` answers only for a descriptor of the caller's controlling terminal.
+fn stderr_is_the_terminal() -> bool {
+    nix::sys::termios::tcgetsid(std::io::stderr()).is_ok()
+}
+
 /// What to tell a model when nobody could be asked. Not the terminal: the model's own
 /// never qualifies, so the way to approve is always another terminal's.
 pub const NO_APPROVER_ADVICE: &str = "To approve commands, run `gate serve` and answer in \
     another terminal with `gate watch` or `gate approve`, or point approval.socket \
     (GATE_SOCKET) at a host program's approver.";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::QuestionRequest;
+    use std::path::Path;
+
+    #[test]
+    fn the_waiting_line_says_how_long_and_who_answers_how() {
+        let approval = Ask::Approval(protocol::ApprovalRequest {
+            call_id: "c0ffee".into(),
+            session_id: "s".into(),
+            kind: "command".into(),
+            command: "make deploy".into(),
+            work_dir: "/w".into(),
+            level: "ask".into(),
+            timeout_seconds: 60,
+            remember_supported: true,
+            pid: 1,
+        });
+        let question = Ask::Question(QuestionRequest {
+            call_id: "c0ffee".into(),
+            session_id: "s".into(),
+            question: "which?".into(),
+            options: Vec::new(),
+            allow_multiple: false,
+            timeout_seconds: 30,
+            pid: 1,
+        });
+        let broker = Waiting::Broker { configured: None };
+        let at = Path::new("/run/x.sock");
+        for (ask, waiting, line) in [
+            (
+                &approval,
+                broker,
+                "gate: waiting up to 60 s for a person to approve this command: answer with \
+                 `gate watch`, or `gate approve c0ffee` / `gate deny c0ffee`",
+            ),
+            (
+                &approval,
+                Waiting::Broker {
+                    configured: Some(at),
+                },
+                "gate: waiting up to 60 s for a person to approve this command: answer with \
+                 `gate watch`, or `gate approve c0ffee` / `gate deny c0ffee` (the broker at \
+                 /run/x.sock)",
+            ),
+            (
+                &question,
+                broker,
+                "gate: waiting up to 30 s for a person to answer this question: answer with \
+                 `gate watch`",
+            ),
+            (
+                &approval,
+                Waiting::Approver(at),
+                "gate: waiting up to 60 s for a person to approve this command through the \
+                 approver on /run/x.sock",
+            ),
+            (
+                &question,
+                Waiting::Terminal,
+                "gate: waiting up to 30 s for a person to answer this question at the prompt \
+                 on their terminal",
+            ),
+        ] {
+            assert_eq!(waiting_notice(ask, waiting), line);
+        }
+    }
+}

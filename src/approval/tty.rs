@@ -653,6 +653,25 @@ impl Tty {
         Ok(())
     }
 
+    /// Call for attention: ring the bell and set the window title (OSC 0: the icon name
+    /// and the window title) to `title`, escaped so that no text in it can end the
+    /// sequence early.
+    pub fn alert(&mut self, title: &str) -> Result<(), String> {
+        self.write(format!("\x07\x1b]0;{}\x07", one_row(title, 80)).as_bytes())
+    }
+
+    /// Set the window title without the bell.
+    pub fn set_title(&mut self, title: &str) -> Result<(), String> {
+        self.write(format!("\x1b]0;{}\x07", one_row(title, 80)).as_bytes())
+    }
+
+    /// Save the window title on the terminal's title stack (`keep`), or put the saved
+    /// one back (xterm's window operations 22 and 23; terminals without them ignore
+    /// them).
+    pub fn title_stack(&mut self, keep: bool) -> Result<(), String> {
+        self.write(if keep { b"\x1b[22;0t" } else { b"\x1b[23;0t" })
+    }
+
     fn write(&mut self, bytes: &[u8]) -> Result<(), String> {
         (&self.file)
             .write_all(bytes)

@@ -74,10 +74,16 @@ pub fn run(socket: &Path, _settings: &Settings) -> i32 {
         interrupts: &interrupts,
         queue: VecDeque::new(),
         current: None,
+        alerts: Alerts::default(),
     };
     let end = watch.run(socket);
-    let Watch { mut tty, .. } = watch;
+    let Watch {
+        mut tty, alerts, ..
+    } = watch;
     let _ = tty.clear_line();
+    if alerts.titled {
+        let _ = tty.title_stack(false);
+    }
     let (code, message) = match end {
         End::Quit(how) => {
             let _ = tty.say(&format!("gate watch: stopped ({how})"));
@@ -139,6 +145,81 @@ struct Watch<'a> {
     /// Requests not yet prompted for, oldest first.
     queue: VecDeque<Entry>,
     current: Option<Current>,
+    alerts: Alerts,
+}
+
+/// What gate watch did to call the person: the window title it set, the notifications
+/// it started.
+#[derive(Default)]
+struct Alerts {
+    /// The window title was set (the one before it is saved on the title stack).
+    titled: bool,
+    /// The title says that no request waits.
+    idle: bool,
+    /// `notify-send` processes not yet reaped.
+    notifiers: Vec<std::process::Child>,
+}
+
+/// At most this many `notify-send` at once: one that hangs (no notification service)
+/// must not be followed by one per request.
+const MAX_NOTIFIERS: usize = 4;
+
+/// `notify-send` from PATH, if root installed it: the program (links resolved) is
+/// called `notify-send`, and it and every directory above it are root's and writable by
+/// nobody else (a directory with the sticky bit, such as /tmp, keeps others from
+/// replacing what root put in it). A `notify-send` this user could write, the model
+/// could write too (with its agent's edit tools, into a `~/.local/bin` on PATH), and
+/// gate watch would then run the model's program outside any sandbox and unmarked,
+/// able to answer requests.
+fn notify_send() -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .filter(|dir| dir.is_absolute())
+        .find_map(|dir| root_installed(&dir.join("notify-send")))
+}
+
+/// The program `file` names, if root installed it (see [`notify_send`]).
+fn root_installed(file: &Path) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let real = std::fs::canonicalize(file).ok()?;
+    if real.file_name() != Some(std::ffi::OsStr::new("notify-send")) {
+        return None;
+    }
+    let meta = std::fs::metadata(&real).ok()?;
+    if !meta.is_file() || meta.uid() != 0 || meta.mode() & 0o022 != 0 || meta.mode() & 0o111 == 0 {
+        return None;
+    }
+    for dir in real.ancestors().skip(1) {
+        let meta = std::fs::metadata(dir).ok()?;
+        let sticky = meta.mode() & 0o1000 != 0;
+        if meta.uid() != 0 || (meta.mode() & 0o022 != 0 && !sticky) {
+            return None;
+        }
+    }
+    Some(real)
+}
+
+/// Text for a notification body, which notification servers may read as markup.
+fn plain_markup(text: &str) -> String {
+    one_row(text, 200)
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// What the notification for a request says: its summary and body.
+fn notification(request: &PendingRequest) -> (String, String) {
+    let id = one_row(&request.id, 20);
+    match &request.ask {
+        Ask::Approval(r) => (
+            "gate: a command waits for approval".to_owned(),
+            plain_markup(&format!("request {id}: {}", r.command)),
+        ),
+        Ask::Question(q) => (
+            "gate: a question waits for an answer".to_owned(),
+            plain_markup(&format!("question {id}: {}", q.question)),
+        ),
+    }
 }
 
 /// What a wait on the terminal, the broker and the signals came to.
@@ -163,6 +244,9 @@ impl Watch<'_> {
                 return end;
             }
             let Some(entry) = self.queue.pop_front() else {
+                if let Err(end) = self.idle_title() {
+                    return end;
+                }
                 let mut idle = IdlePrompt::new("waiting for requests (Ctrl-C quits)");
                 match self.wait(&mut idle, None) {
                     Ok(Woke::Done(())) => return End::Quit("Ctrl-C".into()),
@@ -389,6 +473,7 @@ impl Watch<'_> {
                     .timeout_seconds()
                     .saturating_sub(request.age_seconds);
                 let id = request.id.clone();
+                self.alert(&request)?;
                 let now = Instant::now();
                 self.queue.push_back(Entry {
                     request,
@@ -423,6 +508,55 @@ impl Watch<'_> {
                 Ok(())
             }
         }
+    }
+}
+
+impl Watch<'_> {
+    /// A new request: ring the bell, say in the window title how many wait, and start
+    /// `notify-send` where it is on PATH (without waiting for it; its failure is no
+    /// concern of the approver's).
+    fn alert(&mut self, request: &PendingRequest) -> Result<(), End> {
+        if !self.alerts.titled {
+            self.tty.title_stack(true).map_err(End::Failed)?;
+            self.alerts.titled = true;
+        }
+        let waiting = self.queue.len() + 1 + usize::from(self.current.is_some());
+        let title = match waiting {
+            1 => "gate watch: 1 request waits".to_owned(),
+            n => format!("gate watch: {n} requests wait"),
+        };
+        self.tty.alert(&title).map_err(End::Failed)?;
+        self.alerts.idle = false;
+        self.alerts
+            .notifiers
+            .retain_mut(|child| child.try_wait().ok().flatten().is_none());
+        if self.alerts.notifiers.len() >= MAX_NOTIFIERS {
+            return Ok(());
+        }
+        if let Some(program) = notify_send() {
+            let (summary, body) = notification(request);
+            let started = std::process::Command::new(program)
+                .args(["--app-name=gate", "--", &summary, &body])
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn();
+            if let Ok(child) = started {
+                self.alerts.notifiers.push(child);
+            }
+        }
+        Ok(())
+    }
+
+    /// Nothing waits any more: say so in the title (when gate watch set it).
+    fn idle_title(&mut self) -> Result<(), End> {
+        if self.alerts.titled && !self.alerts.idle {
+            self.tty
+                .set_title("gate watch: no request waits")
+                .map_err(End::Failed)?;
+            self.alerts.idle = true;
+        }
+        Ok(())
     }
 }
 

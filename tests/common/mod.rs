@@ -812,11 +812,26 @@ impl Outcome {
         self
     }
 
-    /// Refused by policy: exit 126 and exactly one stderr line, starting `gate: refused`.
+    /// stderr without the one line gate writes when it waits for a person to answer
+    /// (`gate: waiting up to N s for a person to …`), which comes first when it is there.
+    pub fn stderr_after_waiting(&self) -> String {
+        let stderr = self.stderr();
+        match stderr.strip_prefix("gate: waiting up to ") {
+            Some(rest) => rest
+                .split_once('\n')
+                .map(|(_, after)| after)
+                .unwrap_or("")
+                .to_owned(),
+            None => stderr,
+        }
+    }
+
+    /// Refused by policy: exit 126 and exactly one stderr line, starting `gate: refused`
+    /// (after the line saying that gate waited for a person, when it did).
     #[track_caller]
     pub fn assert_refused(&self) -> &Self {
         self.assert_code(REFUSED);
-        let stderr = self.stderr();
+        let stderr = self.stderr_after_waiting();
         assert!(
             stderr.starts_with("gate: refused"),
             "a refusal starts with `gate: refused`\n{}",
