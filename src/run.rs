@@ -48,8 +48,8 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         Action::Check { target, json } => check(&inv, target, *json),
         Action::Doctor { json } => crate::doctor::run(&inv, *json),
         Action::Completions { shell } => crate::completions::run(shell),
-        Action::Serve => with_socket(&inv, |settings, socket| {
-            crate::approval::broker::serve(socket, settings)
+        Action::Serve { requests_socket } => with_socket(&inv, |settings, socket| {
+            crate::approval::broker::serve(socket, requests_socket.as_deref(), settings)
         }),
         Action::Pending { json } => with_socket(&inv, |_, socket| {
             crate::approval::admin::pending(socket, *json)
