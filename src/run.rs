@@ -83,8 +83,21 @@ fn with_socket(inv: &Invocation, tool: impl FnOnce(&Settings, &std::path::Path) 
         Ok(s) => s,
         Err(code) => return code,
     };
-    let socket = crate::approval::socket_path(&settings, &var);
+    let socket = tools_socket(inv, &settings);
     tool(&settings, &socket)
+}
+
+/// The socket `gate serve` and the approver tools use. For the approver user that
+/// `approval.approver` names, `approval.socket` from a file is where the other users'
+/// gates ask (the broker's requests socket), not the broker's own socket: theirs is the
+/// default one, unless `--socket` or `GATE_SOCKET` names another.
+fn tools_socket(inv: &Invocation, settings: &Settings) -> std::path::PathBuf {
+    let own = nix::unistd::geteuid().as_raw();
+    let named = inv.gate.socket.is_some() || var("GATE_SOCKET").is_some_and(|v| !v.is_empty());
+    match settings.approver.as_ref().map(|a| a.uid()) {
+        Some(Ok(uid)) if uid == own && !named => crate::approval::paths::default_socket(&var),
+        _ => crate::approval::socket_path(settings, &var),
+    }
 }
 
 /// What gate judges for a target.

@@ -155,8 +155,10 @@ impl Sshd {
                  UsePAM no\nStrictModes no\nPermitRootLogin prohibit-password\n\
                  PubkeyAuthentication yes\nPasswordAuthentication no\n\
                  KbdInteractiveAuthentication no\nAuthorizedKeysFile {auth}/%u\n\
-                 AllowStreamLocalForwarding yes\nStreamLocalBindUnlink yes\n\
-                 StreamLocalBindMask 0111\nLogLevel VERBOSE\n",
+                 AllowStreamLocalForwarding no\nLogLevel VERBOSE\n\
+                 # docs/approvals.md, for the approver user\n\
+                 Match User root\n    AllowStreamLocalForwarding remote\n\
+                 \x20   StreamLocalBindMask 0111\n    StreamLocalBindUnlink yes\n",
                 host = host_key.private.display(),
                 auth = etc.join("authorized").display(),
             ),
@@ -398,6 +400,26 @@ impl Broker {
         if let Some(r) = requests {
             gate = gate.arg("--requests-socket").arg(r);
         }
+        Broker::started(gate, socket, requests)
+    }
+
+    /// The broker of the approver user, as docs/approvals.md starts it: under the
+    /// runner's configuration (whose approval.socket is the requests socket), on its
+    /// default socket in `runtime`.
+    fn start_for_others(w: &World, runtime: &Path, config: &Path, requests: &Path) -> Broker {
+        let gate = w
+            .env
+            .gate()
+            .env("XDG_RUNTIME_DIR", runtime)
+            .arg("serve")
+            .arg("--config")
+            .arg(config)
+            .arg("--requests-socket")
+            .arg(requests);
+        Broker::started(gate, &runtime.join("gate/broker.sock"), Some(requests))
+    }
+
+    fn started(gate: Gate, socket: &Path, requests: Option<&Path>) -> Broker {
         let running = gate.deadline(Duration::from_secs(300)).spawn();
         let mut broker = Broker {
             running: Some(running),
@@ -621,12 +643,13 @@ fn with_an_approver_user_a_broker_the_model_starts_over_ssh_is_not_asked() {
 fn an_approver_user_approves_over_ssh_and_the_models_ssh_cannot() {
     let w = World::new(true);
     let (person, person_key) = w.person.as_ref().unwrap();
-    let private = w.dir("person-run", 0, 0o700);
+    let runtime = w.dir("person-run", 0, 0o700);
     let public = w.dir("requests", 0, 0o755);
-    let socket = private.join("broker.sock");
     let requests = public.join("requests.sock");
-    let broker = Broker::start(&w, User::Current, &socket, Some(&requests));
-    let config = w.agent_config("agent.toml", &requests, Some("root"));
+    // One configuration for everyone on the runner, as the system file would be.
+    let config = w.agent_config("runner.toml", &requests, Some("root"));
+    let broker = Broker::start_for_others(&w, &runtime, &config, &requests);
+    let socket = broker.socket.clone();
     let person_gate = PathBuf::from(GATE);
 
     // Round 1: the model tries, over its own ssh, every way in; nothing answers.
@@ -692,9 +715,10 @@ fn an_approver_user_approves_over_ssh_and_the_models_ssh_cannot() {
         person,
         "",
         &format!(
-            "{} approve {id} --no-config --socket {}",
+            "XDG_RUNTIME_DIR={} {} approve {id} --config {}",
+            runtime.display(),
             person_gate.display(),
-            socket.display()
+            config.display()
         ),
     );
     let out = Command::new("sh").arg("-c").arg(&ssh).output().unwrap();
