@@ -1188,8 +1188,17 @@ impl Broker {
         }
     }
 
-    fn open_request(&mut self, key: u64, ask: Ask) {
+    fn open_request(&mut self, key: u64, mut ask: Ask) {
         let pid = self.conns.get(&key).map_or(0, |c| c.pid);
+        // Nothing is remembered for, or answered from memory to, a request on the
+        // requests socket: its sender says what session it is, and any user (or, through
+        // an ssh -R, any runner) may send one, so one session's memory must not be
+        // filled or used by another's.
+        if self.conns.get(&key).is_some_and(|c| c.requests_only) {
+            if let Ask::Approval(r) = &mut ask {
+                r.remember_supported = false;
+            }
+        }
         if self.by_call.contains_key(ask.call_id()) {
             log(&format!(
                 "pid {pid}: protocol error: call id {} is already waiting here; closed",
