@@ -730,6 +730,26 @@ fn an_approver_user_approves_over_ssh_and_the_models_ssh_cannot() {
     let asked = asking.wait();
     asked.assert_code(0);
     assert!(w.ran("ran-approved"), "{}", asked.report());
+
+    // Round 3: the approver user's own gate, under the same configuration, asks
+    // through the requests socket too.
+    let own = w
+        .env
+        .gate()
+        .arg("--config")
+        .arg(&config)
+        .args(["--level", "ask", "--no-tty", "-c", "touch ran-own"])
+        .spawn();
+    let id = broker.wait_pending(|| w.env.gate(), "touch ran-own");
+    w.env
+        .gate()
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .args(["approve", &id, "--config"])
+        .arg(&config)
+        .run()
+        .assert_code(0);
+    own.wait().assert_code(0);
+    assert!(w.ran("ran-own"));
 }
 
 /// The recipe offered for one queue: the broker on the person's machine, its requests

@@ -84,8 +84,9 @@ pub fn connect(
             meta.uid()
         )));
     }
-    // Another user's socket must be open to this one; who listens decides below.
-    if uid == own && meta.mode() & 0o077 != 0 {
+    // A broker's requests socket, which `approval.approver` points at, is open to every
+    // user; who listens on it decides below.
+    if approver.is_none() && meta.mode() & 0o077 != 0 {
         return Err(NotConnected::Untrusted(format!(
             "the socket {shown} is open to other users (mode {:04o})",
             meta.mode() & 0o7777
