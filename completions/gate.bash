@@ -566,12 +566,16 @@ _gate() {
             return 0
             ;;
         gate__subcmd__serve)
-            opts="--help --config --no-config --socket"
+            opts="--help --requests-socket --config --no-config --socket"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --requests-socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --config)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then

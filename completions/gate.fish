@@ -126,6 +126,7 @@ complete -c gate -n "__fish_gate_using_subcommand doctor" -l readonly-rules -d '
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l net -d 'safe: allow the network (it is off by default)'
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l unix-sockets -d 'safe: allow Unix sockets, which can reach D-Bus, Docker or ssh-agent outside the sandbox (off by default)'
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l best-effort -d 'safe: run even if the kernel cannot enforce every part of the sandbox, with a warning naming what is not'
+complete -c gate -n "__fish_gate_using_subcommand serve" -l requests-socket -d 'Also take requests (never answers) on PATH, open to every user: for an approver who is another user, or on another machine (docs/approvals.md)' -r -F
 complete -c gate -n "__fish_gate_using_subcommand serve" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
 complete -c gate -n "__fish_gate_using_subcommand serve" -l socket -d 'Approver socket [env: GATE_SOCKET]' -r -F
 complete -c gate -n "__fish_gate_using_subcommand serve" -l help -d 'Print this help'

@@ -152,6 +152,12 @@ pub const GATE_OPTIONS: &[OptionSpec] = &[
 ];
 
 /// Options of the approver tools and `gate ask`.
+pub const SERVE_OPTIONS: &[OptionSpec] = &[OptionSpec {
+    name: "--requests-socket",
+    value: Some("PATH"),
+    help: "Also take requests (never answers) on PATH, open to every user: for an approver who is another user, or on another machine (docs/approvals.md)",
+}];
+
 pub const PENDING_OPTIONS: &[OptionSpec] = &[OptionSpec {
     name: "--json",
     value: None,
@@ -293,8 +299,8 @@ the configuration does not load, 125 a usage error. With --system-file or
     SubcommandSpec {
         name: "serve",
         about: "Run the approval broker: hold the requests of gates at level ask until an approver answers",
-        usage: "gate serve [--socket PATH]",
-        own: &[],
+        usage: "gate serve [--socket PATH] [--requests-socket PATH]",
+        own: SERVE_OPTIONS,
         shared: Shared::Only(BROKER_OPTIONS),
         after_help: None,
     },

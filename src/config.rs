@@ -66,6 +66,9 @@ pub struct Settings {
     pub audit_log: AuditLog,
     pub audit_required: bool,
     pub socket: Option<PathBuf>,
+    /// `approval.approver`: the user the approver on the socket must run as, when it is
+    /// not this user (a separate approver user; see docs/approvals.md).
+    pub approver: Option<ApproverUser>,
     pub tty: bool,
     pub timeout: u32,
     pub session: Option<String>,
@@ -180,6 +183,7 @@ pub struct Layer {
     pub audit_log: Option<(AuditLog, Origin)>,
     pub audit_required: Option<(bool, Origin)>,
     pub socket: Option<(PathBuf, Origin)>,
+    pub approver: Option<(ApproverUser, Origin)>,
     pub tty: Option<(bool, Origin)>,
     pub timeout: Option<(u32, Origin)>,
     pub session: Option<(String, Origin)>,
@@ -308,7 +312,7 @@ pub const SANDBOX_KEYS: &[&str] = &[
     "unix_sockets",
     "require",
 ];
-pub const APPROVAL_KEYS: &[&str] = &["socket", "tty", "timeout"];
+pub const APPROVAL_KEYS: &[&str] = &["socket", "approver", "tty", "timeout"];
 pub const AUDIT_KEYS: &[&str] = &["log", "required"];
 
 fn unknown_key(
@@ -389,6 +393,23 @@ fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(
                     let origin = cx.origin(value.span());
                     match sub {
                         "socket" => layer.socket = Some((expect_path(cx, &path, value)?, origin)),
+                        "approver" => {
+                            let user = match value.get_ref().as_integer() {
+                                Some(_) => {
+                                    let uid = expect_int(cx, &path, value)?;
+                                    ApproverUser::Uid(u32::try_from(uid).map_err(|_| {
+                                        ConfigError::at(
+                                            &origin,
+                                            &path,
+                                            format!("{uid} is not a uid"),
+                                        )
+                                    })?)
+                                }
+                                None => ApproverUser::parse(expect_str(cx, &path, value)?)
+                                    .map_err(|e| ConfigError::at(&origin, &path, e))?,
+                            };
+                            layer.approver = Some((user, origin));
+                        }
                         "tty" => layer.tty = Some((expect_bool(cx, &path, value)?, origin)),
                         "timeout" => {
                             let seconds = expect_int(cx, &path, value)?;
@@ -714,6 +735,67 @@ fn absolute_path(value: &OsStr, origin: &Origin, key: &str) -> Result<PathBuf, C
     Ok(path)
 }
 
+/// `approval.approver`: the user whose process must be listening on the approval socket,
+/// named in a configuration file by name or uid. Resolved only when a request is about
+/// to go out ([`ApproverUser::uid`]), so a name the system does not know refuses the
+/// request rather than the configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApproverUser {
+    Name(String),
+    Uid(u32),
+}
+
+impl ApproverUser {
+    /// A user name as `useradd` accepts one, or a uid in digits.
+    pub fn parse(text: &str) -> Result<ApproverUser, String> {
+        if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+            return text
+                .parse()
+                .map(ApproverUser::Uid)
+                .map_err(|_| format!("{text} is not a uid"));
+        }
+        let valid = !text.is_empty()
+            && text.len() <= 32
+            && !text.starts_with('-')
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'$'));
+        if valid {
+            Ok(ApproverUser::Name(text.to_owned()))
+        } else {
+            Err(format!(
+                "`{}` is not a user name or a uid",
+                text.escape_debug()
+            ))
+        }
+    }
+
+    /// The uid, looking a name up in the system's user database.
+    pub fn uid(&self) -> Result<u32, String> {
+        match self {
+            ApproverUser::Uid(uid) => Ok(*uid),
+            ApproverUser::Name(name) => match nix::unistd::User::from_name(name) {
+                Ok(Some(user)) => Ok(user.uid.as_raw()),
+                Ok(None) => Err(format!(
+                    "approval.approver names the user {name}, whom this system does not know"
+                )),
+                Err(e) => Err(format!(
+                    "cannot look up the user {name} (approval.approver): {e}"
+                )),
+            },
+        }
+    }
+}
+
+impl fmt::Display for ApproverUser {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ApproverUser::Name(name) => f.write_str(name),
+            ApproverUser::Uid(uid) => write!(f, "uid {uid}"),
+        }
+    }
+}
+
 /// Settings given as strings, by variables or options: parse each into `layer`.
 struct TextSettings<'a> {
     level: Option<(&'a OsStr, Origin)>,
@@ -921,6 +1003,7 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         audit_log: AuditLog::Default,
         audit_required: false,
         socket: None,
+        approver: None,
         // Off: an agent's commands often run on a terminal the agent made, where the
         // model would answer. A person who runs gate by hand turns it on.
         tty: false,
@@ -1050,6 +1133,17 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
                 ));
             }
             s.socket = Some(socket);
+        }
+        if let Some((approver, origin)) = layer.approver {
+            // Whose answers count is the lock's to say, as the socket is.
+            if locked && s.approver.as_ref() != Some(&approver) {
+                return Err(refuse(
+                    &origin,
+                    "approval.approver",
+                    "the approver user cannot be changed",
+                ));
+            }
+            s.approver = Some(approver);
         }
         if let Some((tty, origin)) = layer.tty {
             if locked && tty && !s.tty {
@@ -1996,6 +2090,58 @@ required = true
         )
         .unwrap();
         assert_eq!(s.socket, Some("/tmp/mine.sock".into()));
+    }
+
+    #[test]
+    fn the_approver_user_is_a_name_or_a_uid_and_the_lock_keeps_it() {
+        let named = file("[approval]\napprover = \"alice\"\n").unwrap();
+        assert_eq!(
+            named.approver.unwrap().0,
+            ApproverUser::Name("alice".into())
+        );
+        let by_number = file("[approval]\napprover = 1001\n").unwrap();
+        assert_eq!(by_number.approver.unwrap().0, ApproverUser::Uid(1001));
+        let in_digits = file("[approval]\napprover = \"0\"\n").unwrap();
+        assert_eq!(in_digits.approver.unwrap().0, ApproverUser::Uid(0));
+        for bad in [
+            "\"\"",
+            "\"-x\"",
+            "\"a b\"",
+            "\"a/b\"",
+            "-1",
+            "4294967296",
+            "true",
+        ] {
+            let e = file(&format!("[approval]\napprover = {bad}\n")).unwrap_err();
+            assert!(e.to_string().contains("approval.approver"), "{bad}: {e}");
+        }
+        // Under a lock, a later file (which the model can write) can neither name
+        // another approver user nor add one the locking file did not name.
+        let sys =
+            file("lock = true\n[approval]\nsocket = \"/run/gate/a.sock\"\napprover = \"alice\"\n")
+                .unwrap();
+        let other = user_file("[approval]\napprover = \"bob\"\n").unwrap();
+        let e = merge(vec![sys.clone(), other], vec![]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("the approver user cannot be changed"),
+            "{e}"
+        );
+        let same = user_file("[approval]\napprover = \"alice\"\n").unwrap();
+        let s = merge(vec![sys, same], vec![]).unwrap();
+        assert_eq!(s.approver, Some(ApproverUser::Name("alice".into())));
+        let added = user_file("[approval]\napprover = \"bob\"\n").unwrap();
+        assert!(merge(vec![locked_system(), added], vec![]).is_err());
+        // Without a lock it is anyone's setting, as the socket is.
+        let s = merge(
+            vec![
+                file("").unwrap(),
+                user_file("[approval]\napprover = 7\n").unwrap(),
+            ],
+            vec![],
+        )
+        .unwrap();
+        assert_eq!(s.approver, Some(ApproverUser::Uid(7)));
     }
 
     #[test]

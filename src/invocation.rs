@@ -118,8 +118,10 @@ pub enum Action {
     Doctor {
         json: bool,
     },
-    /// `gate serve`: the approval broker.
-    Serve,
+    /// `gate serve [--requests-socket PATH]`: the approval broker.
+    Serve {
+        requests_socket: Option<std::path::PathBuf>,
+    },
     /// `gate pending [--json]`.
     Pending {
         json: bool,
@@ -443,7 +445,14 @@ fn subcommand_action(
         "doctor" => Action::Doctor {
             json: flag("--json"),
         },
-        "serve" => Action::Serve,
+        "serve" => {
+            let mut values = own.iter().filter(|(n, _)| *n == "--requests-socket");
+            let requests_socket = values.next().and_then(|(_, v)| v.clone()).map(Into::into);
+            if values.next().is_some() {
+                return Err(usage("serve: --requests-socket was given twice"));
+            }
+            Action::Serve { requests_socket }
+        }
         "watch" => Action::Watch,
         "pending" => Action::Pending {
             json: flag("--json"),

@@ -48,8 +48,8 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         Action::Check { target, json } => check(&inv, target, *json),
         Action::Doctor { json } => crate::doctor::run(&inv, *json),
         Action::Completions { shell } => crate::completions::run(shell),
-        Action::Serve => with_socket(&inv, |settings, socket| {
-            crate::approval::broker::serve(socket, settings)
+        Action::Serve { requests_socket } => with_socket(&inv, |settings, socket| {
+            crate::approval::broker::serve(socket, requests_socket.as_deref(), settings)
         }),
         Action::Pending { json } => with_socket(&inv, |_, socket| {
             crate::approval::admin::pending(socket, *json)
@@ -83,8 +83,21 @@ fn with_socket(inv: &Invocation, tool: impl FnOnce(&Settings, &std::path::Path) 
         Ok(s) => s,
         Err(code) => return code,
     };
-    let socket = crate::approval::socket_path(&settings, &var);
+    let socket = tools_socket(inv, &settings);
     tool(&settings, &socket)
+}
+
+/// The socket `gate serve` and the approver tools use. For the approver user that
+/// `approval.approver` names, `approval.socket` from a file is where the other users'
+/// gates ask (the broker's requests socket), not the broker's own socket: theirs is the
+/// default one, unless `--socket` or `GATE_SOCKET` names another.
+fn tools_socket(inv: &Invocation, settings: &Settings) -> std::path::PathBuf {
+    let own = nix::unistd::geteuid().as_raw();
+    let named = inv.gate.socket.is_some() || var("GATE_SOCKET").is_some_and(|v| !v.is_empty());
+    match settings.approver.as_ref().map(|a| a.uid()) {
+        Some(Ok(uid)) if uid == own && !named => crate::approval::paths::default_socket(&var),
+        _ => crate::approval::socket_path(settings, &var),
+    }
 }
 
 /// What gate judges for a target.

@@ -894,6 +894,49 @@ fn remember_is_answered_by_the_broker_for_the_same_session_only() {
         .assert_stderr_contains("session s1: `  make test ` approved from a remembered approval");
 }
 
+/// The requests socket (`--requests-socket`) never remembers: a request there says
+/// which session it is, and other users (or other runners, through `ssh -R`) send them.
+/// Control: the same two requests on the broker's own socket, the second answered from
+/// memory.
+#[test]
+fn the_requests_socket_neither_remembers_nor_answers_from_memory() {
+    let env = TestEnv::new();
+    let runtime = runtime_dir(&env, User::Current);
+    let socket = runtime.join("gate/broker.sock");
+    let requests = runtime.join("requests.sock");
+    let requests_arg = requests.to_str().unwrap().to_owned();
+    let broker = Broker::start_with(
+        &env,
+        User::Current,
+        runtime,
+        socket,
+        &["--requests-socket", &requests_arg],
+    );
+    assert_eq!(mode(&requests), 0o666);
+    for (via, remembers) in [(&broker.socket, true), (&requests, false)] {
+        let session = if remembers { "own" } else { "via-requests" };
+        let (c1, c2) = (format!("{session}-1"), format!("{session}-2"));
+        let first = Requester::approval(via, &c1, session, "make test");
+        let id = wait_pending(&broker.socket, &["make test"])["make test"].clone();
+        broker
+            .tool(&env, &["approve", &id, "--remember"])
+            .assert_code(0);
+        assert_eq!(first.only_reply()["decision"], "approve");
+        let again = Requester::approval(via, &c2, session, "make test");
+        if remembers {
+            assert_eq!(again.only_reply()["source"], "remembered");
+        } else {
+            // Asked again, and listed as not rememberable.
+            let mut approver = Approver::connect(&broker.socket);
+            let listed = wait_listed(&mut approver, 1);
+            assert_eq!(listed[0]["remember_supported"], false, "{listed:?}");
+            let id = listed_id(&listed, &c2);
+            approver.decide(&id, json!({"decision": "deny"}));
+            assert_eq!(again.only_reply()["decision"], "deny");
+        }
+    }
+}
+
 #[test]
 fn a_remembered_rule_covers_its_prefix_for_the_session() {
     let env = TestEnv::new();

@@ -81,7 +81,7 @@ const DEFAULT_SOURCE: &str = "approver";
 
 /// Run the broker on `socket` until a signal stops it. 0 after a signal, 125 when it
 /// cannot start (the reason on stderr).
-pub fn serve(socket: &Path, settings: &Settings) -> i32 {
+pub fn serve(socket: &Path, requests_socket: Option<&Path>, settings: &Settings) -> i32 {
     if let Some(code) = super::peer::refuse_if_marked("serve") {
         return code;
     }
@@ -98,15 +98,26 @@ pub fn serve(socket: &Path, settings: &Settings) -> i32 {
         Ok(e) => e,
         Err(e) => return fail(&e),
     };
+    let requests = match requests_socket.map(RequestsEndpoint::open).transpose() {
+        Ok(r) => r,
+        Err(e) => return fail(&e),
+    };
     log(&format!(
         "listening on {} (pid {}); approvers read the token in {}; stop with Ctrl-C or SIGTERM",
         endpoint.socket.display(),
         std::process::id(),
         endpoint.token_path.display()
     ));
+    if let Some(r) = &requests {
+        log(&format!(
+            "taking requests (never answers) from every user on {}",
+            r.socket.display()
+        ));
+    }
     let broker = Broker {
         uid: nix::unistd::geteuid().as_raw(),
         endpoint,
+        requests,
         interrupts,
         conns: HashMap::new(),
         next_conn: 0,
@@ -249,6 +260,92 @@ impl Drop for Endpoint {
     fn drop(&mut self) {
         self.remove_files();
     }
+}
+
+/// The socket `--requests-socket` names: it takes requests from every user that can
+/// reach it (mode 0666) and never an approver, whatever token one sends. It is for
+/// requesters that are not the broker's user (`approval.approver` names the broker's
+/// user for them) and for the far end of `ssh -R`, where every connection comes from
+/// the broker's own user's ssh client and the broker could not tell a person's
+/// approver tool from a model's.
+struct RequestsEndpoint {
+    socket: PathBuf,
+    listener: UnixListener,
+    bound: (u64, u64),
+    _lock: Flock<File>,
+}
+
+impl RequestsEndpoint {
+    fn open(socket: &Path) -> Result<RequestsEndpoint, String> {
+        let socket = if socket.is_absolute() {
+            socket.to_path_buf()
+        } else {
+            std::env::current_dir()
+                .map_err(|e| format!("cannot find the working directory: {e}"))?
+                .join(socket)
+        };
+        let (Some(dir), Some(name)) = (socket.parent(), socket.file_name()) else {
+            return Err(format!("{} cannot be a socket path", socket.display()));
+        };
+        if socket.as_os_str().len() > MAX_SOCKET_PATH {
+            return Err(format!(
+                "the socket path {} is {} bytes long; a Unix socket path holds at most {MAX_SOCKET_PATH}",
+                socket.display(),
+                socket.as_os_str().len()
+            ));
+        }
+        check_requests_dir(dir)?;
+        let lock = take_lock(&socket)?;
+        check_existing(&socket)?;
+        let (listener, bound) = bind_socket(dir, name.as_encoded_bytes(), &socket)?;
+        // Bound 0600 and listening before it has its name; open it only now.
+        if let Err(e) = fs::set_permissions(&socket, fs::Permissions::from_mode(0o666)) {
+            let _ = fs::remove_file(&socket);
+            return Err(format!("cannot chmod {}: {e}", socket.display()));
+        }
+        Ok(RequestsEndpoint {
+            socket,
+            listener,
+            bound,
+            _lock: lock,
+        })
+    }
+}
+
+impl Drop for RequestsEndpoint {
+    fn drop(&mut self) {
+        if let Ok(meta) = fs::symlink_metadata(&self.socket) {
+            if (meta.dev(), meta.ino()) == self.bound {
+                let _ = fs::remove_file(&self.socket);
+            }
+        }
+    }
+}
+
+/// The requests socket's directory must be this user's (or root's) and writable by
+/// nobody else, so that nobody else can put another socket in its place; it need not
+/// be private, since other users must reach the socket.
+fn check_requests_dir(dir: &Path) -> Result<(), String> {
+    let shown = dir.display();
+    let meta = fs::symlink_metadata(dir)
+        .map_err(|e| format!("cannot use {shown} for the requests socket: {e}; create it first"))?;
+    let uid = nix::unistd::geteuid().as_raw();
+    if !meta.file_type().is_dir() {
+        return Err(format!("{shown} is not a directory"));
+    }
+    if meta.uid() != uid && meta.uid() != 0 {
+        return Err(format!(
+            "the requests socket's directory {shown} belongs to uid {}, not to you (uid {uid}) or root",
+            meta.uid()
+        ));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(format!(
+            "the requests socket's directory {shown} is writable by others (mode {:04o}), who could replace the socket; run chmod go-w {shown}",
+            meta.mode() & 0o7777
+        ));
+    }
+    Ok(())
 }
 
 /// Lock `SOCKET.lock` (created 0600 beside the socket) for the broker's lifetime.
@@ -398,6 +495,10 @@ fn socket_fd() -> nix::Result<std::os::fd::OwnedFd> {
 struct Conn {
     stream: UnixStream,
     pid: i32,
+    /// Its user, when not the broker's (only on the requests socket).
+    other_uid: Option<u32>,
+    /// It came through the requests socket: it may send a request, never a hello.
+    requests_only: bool,
     state: State,
     /// Bytes received and not yet handled (at most one line).
     input: Vec<u8>,
@@ -484,6 +585,7 @@ struct Open {
 struct Broker {
     uid: u32,
     endpoint: Endpoint,
+    requests: Option<RequestsEndpoint>,
     interrupts: Interrupts,
     conns: HashMap<u64, Conn>,
     next_conn: u64,
@@ -631,6 +733,9 @@ impl Broker {
                         self.endpoint.listener.as_fd(),
                         PollFlags::POLLIN,
                     ));
+                    if let Some(r) = &self.requests {
+                        fds.push(PollFd::new(r.listener.as_fd(), PollFlags::POLLIN));
+                    }
                 }
                 for (key, conn) in &self.conns {
                     fds.push(PollFd::new(conn.stream.as_fd(), conn.interest()));
@@ -640,7 +745,14 @@ impl Broker {
                     Err(e) => Err(e),
                     Ok(_) => {
                         let fired = |p: &PollFd<'_>| p.revents().unwrap_or(PollFlags::empty());
-                        let first_conn = if accepting { 2 } else { 1 };
+                        let listeners = if !accepting {
+                            0
+                        } else if self.requests.is_some() {
+                            2
+                        } else {
+                            1
+                        };
+                        let first_conn = 1 + listeners;
                         let ready: Vec<(u64, PollFlags)> = fds[first_conn..]
                             .iter()
                             .zip(&keys)
@@ -651,13 +763,14 @@ impl Broker {
                             .collect();
                         Ok((
                             !fired(&fds[0]).is_empty(),
-                            accepting && !fired(&fds[1]).is_empty(),
+                            listeners >= 1 && !fired(&fds[1]).is_empty(),
+                            listeners == 2 && !fired(&fds[2]).is_empty(),
                             ready,
                         ))
                     }
                 }
             };
-            let (signalled, listener_ready, ready) = match polled {
+            let (signalled, listener_ready, requests_ready, ready) = match polled {
                 Ok(p) => p,
                 Err(Errno::EINTR) => continue,
                 Err(e) => {
@@ -674,7 +787,10 @@ impl Broker {
                 self.service(key, revents);
             }
             if listener_ready {
-                self.accept();
+                self.accept(false);
+            }
+            if requests_ready {
+                self.accept(true);
             }
         }
     }
@@ -794,10 +910,15 @@ impl Broker {
         }
     }
 
-    fn accept(&mut self) {
+    /// Accept on the broker's socket, or (`requests_only`) on the requests socket.
+    fn accept(&mut self, requests_only: bool) {
         // A batch at a time, so that a flood of connections cannot starve the others.
         for _ in 0..64 {
-            let stream = match self.endpoint.listener.accept() {
+            let listener = match (&self.requests, requests_only) {
+                (Some(r), true) => &r.listener,
+                _ => &self.endpoint.listener,
+            };
+            let stream = match listener.accept() {
                 Ok((stream, _)) => stream,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -816,7 +937,7 @@ impl Broker {
                     continue;
                 }
             };
-            if creds.uid() != self.uid {
+            if creds.uid() != self.uid && !requests_only {
                 self.refusal(&format!(
                     "refused a connection from uid {} (pid {}): only uid {} may use this broker",
                     creds.uid(),
@@ -846,6 +967,8 @@ impl Broker {
                 Conn {
                     stream,
                     pid: creds.pid(),
+                    other_uid: (creds.uid() != self.uid).then_some(creds.uid()),
+                    requests_only,
                     state: State::New,
                     input: Vec::new(),
                     output: Vec::new(),
@@ -1043,6 +1166,15 @@ impl Broker {
                     }
                 }
             },
+            Some("hello") if self.conns.get(&key).is_some_and(|c| c.requests_only) => {
+                log(&format!(
+                    "pid {pid}: an approver on the requests socket, which takes requests only; refused"
+                ));
+                self.refuse(
+                    key,
+                    "this socket takes requests only: approvers use the broker's own socket, as its user, on its machine",
+                );
+            }
             Some("hello") => match ApproverMessage::decode(line) {
                 Ok(ApproverMessage::Hello { token }) => {
                     if self.refuse_a_marked_approver(key) {
@@ -1086,8 +1218,17 @@ impl Broker {
         }
     }
 
-    fn open_request(&mut self, key: u64, ask: Ask) {
+    fn open_request(&mut self, key: u64, mut ask: Ask) {
         let pid = self.conns.get(&key).map_or(0, |c| c.pid);
+        // Nothing is remembered for, or answered from memory to, a request on the
+        // requests socket: its sender says what session it is, and any user (or, through
+        // an ssh -R, any runner) may send one, so one session's memory must not be
+        // filled or used by another's.
+        if self.conns.get(&key).is_some_and(|c| c.requests_only) {
+            if let Ask::Approval(r) = &mut ask {
+                r.remember_supported = false;
+            }
+        }
         if self.by_call.contains_key(ask.call_id()) {
             log(&format!(
                 "pid {pid}: protocol error: call id {} is already waiting here; closed",
@@ -1115,16 +1256,20 @@ impl Broker {
         }
         let id = self.next_id;
         self.next_id += 1;
+        let user = match self.conns.get(&key).and_then(|c| c.other_uid) {
+            Some(uid) => format!("uid {uid}, "),
+            None => String::new(),
+        };
         match &ask {
             Ask::Approval(r) => log(&format!(
-                "request {id}: pid {}, session {}, in {}: `{}`",
+                "request {id}: {user}pid {}, session {}, in {}: `{}`",
                 r.pid,
                 shown(&r.session_id),
                 shown(&r.work_dir),
                 shown(&r.command)
             )),
             Ask::Question(q) => log(&format!(
-                "request {id}: pid {}, session {}, asks: {}",
+                "request {id}: {user}pid {}, session {}, asks: {}",
                 q.pid,
                 shown(&q.session_id),
                 shown(&q.question)

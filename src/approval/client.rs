@@ -13,6 +13,7 @@ use nix::sys::socket::{getsockopt, sockopt};
 
 use super::protocol::{Answer, Ask, Decision, MAX_LINE};
 use super::wire::{Got, LineReader};
+use crate::config::ApproverUser;
 
 /// How long an approver may take before the requester says that it waits: long enough
 /// for a broker to answer a remembered command, short beside a person's answer.
@@ -50,9 +51,11 @@ pub enum Reply {
 /// Connect to `path`, giving up at `deadline` or when `interrupt` becomes readable.
 /// The socket must belong to this user and be closed to others, and the process
 /// listening on it must run as this user, without no_new_privs (not started by a command
-/// gate ran).
+/// gate ran). With `approver` (`approval.approver`), the socket and the listener must be
+/// that user's instead: no process of this user's, however started, is trusted then.
 pub fn connect(
     path: &Path,
+    approver: Option<&ApproverUser>,
     deadline: Instant,
     interrupt: Option<BorrowedFd<'_>>,
 ) -> Result<Connection, NotConnected> {
@@ -71,14 +74,23 @@ pub fn connect(
     if !meta.file_type().is_socket() {
         return Err(NotConnected::Untrusted(format!("{shown} is not a socket")));
     }
-    let uid = nix::unistd::geteuid().as_raw();
+    let own = nix::unistd::geteuid().as_raw();
+    let (uid, whose) = match approver {
+        None => (own, format!("this user (uid {own})")),
+        Some(user) => {
+            let uid = user.uid().map_err(NotConnected::Untrusted)?;
+            (uid, format!("the approver user {user} (uid {uid})"))
+        }
+    };
     if meta.uid() != uid {
         return Err(NotConnected::Untrusted(format!(
-            "the socket {shown} belongs to uid {}, not to this user (uid {uid})",
+            "the socket {shown} belongs to uid {}, not to {whose}",
             meta.uid()
         )));
     }
-    if meta.mode() & 0o077 != 0 {
+    // A broker's requests socket, which `approval.approver` points at, is open to every
+    // user; who listens on it decides below.
+    if approver.is_none() && meta.mode() & 0o077 != 0 {
         return Err(NotConnected::Untrusted(format!(
             "the socket {shown} is open to other users (mode {:04o})",
             meta.mode() & 0o7777
@@ -90,7 +102,7 @@ pub fn connect(
     })?;
     if peer.uid() != uid {
         return Err(NotConnected::Untrusted(format!(
-            "the approver on {shown} runs as uid {}, not as this user (uid {uid})",
+            "the approver on {shown} runs as uid {}, not as {whose}",
             peer.uid()
         )));
     }

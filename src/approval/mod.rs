@@ -48,6 +48,8 @@ pub struct Channels {
     pub socket_configured: bool,
     /// Whether the terminal may be asked.
     pub tty: bool,
+    /// The user the approver on the socket must run as, when not this one.
+    pub approver: Option<crate::config::ApproverUser>,
 }
 
 impl Channels {
@@ -56,6 +58,7 @@ impl Channels {
             socket: socket_path(settings, var),
             socket_configured: settings.socket.is_some(),
             tty: settings.tty,
+            approver: settings.approver.clone(),
         }
     }
 }
@@ -133,7 +136,12 @@ fn seek_with(
         },
     };
     let mut notes: Vec<String> = Vec::new();
-    match client::connect(&channels.socket, deadline, Some(interrupts.fd())) {
+    match client::connect(
+        &channels.socket,
+        channels.approver.as_ref(),
+        deadline,
+        Some(interrupts.fd()),
+    ) {
         Ok(conn) => {
             let shown = channels.socket.display();
             let waiting_on = if paths::is_brokers(&channels.socket) {

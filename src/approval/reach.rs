@@ -72,8 +72,12 @@ pub fn untrusted(why: &str) -> String {
 
 /// Look at both channels.
 pub fn look(channels: &Channels) -> Reach {
-    let socket_state = match client::connect(&channels.socket, Instant::now() + PROBE_WITHIN, None)
-    {
+    let socket_state = match client::connect(
+        &channels.socket,
+        channels.approver.as_ref(),
+        Instant::now() + PROBE_WITHIN,
+        None,
+    ) {
         // Dropped: closed without sending anything.
         Ok(_connection) => SocketState::Listening,
         Err(NotConnected::Timeout) => SocketState::Busy,
