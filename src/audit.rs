@@ -6,6 +6,11 @@
 //! and opened without waiting, so nothing put at the path can hang gate or send the
 //! records elsewhere. A log that cannot be written is reported by the caller: a
 //! warning, or a refusal when the configuration says the log is required.
+//!
+//! The same record can also go to the system log ([`journal`]): the record is built
+//! once, as a JSON object ([`object`], pure), and each destination encodes it its way.
+
+pub mod journal;
 
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::{self, Write};
@@ -93,24 +98,78 @@ pub fn resolve_path(log: &AuditLog, var: Var<'_>) -> Result<Option<PathBuf>, Str
     }
 }
 
+/// The process a record is about: gate's own, or (for the broker's record of a
+/// requester that went away) another's.
+#[derive(Debug, Clone)]
+pub struct Context {
+    pub pid: u64,
+    pub uid: u32,
+    pub cwd: Option<String>,
+    /// The machine's host name, so that records collected from many machines say where
+    /// each was written.
+    pub host: Option<String>,
+}
+
+impl Context {
+    /// This process's.
+    pub fn own() -> Context {
+        let cwd = std::env::current_dir()
+            .map(|p| p.to_string_lossy().into_owned())
+            .ok();
+        Context::of(u64::from(std::process::id()), cwd)
+    }
+
+    /// Another process's, `pid` in `cwd`, on this machine and as this user.
+    pub fn of(pid: u64, cwd: Option<String>) -> Context {
+        Context {
+            pid,
+            uid: nix::unistd::getuid().as_raw(),
+            cwd,
+            host: host_name(),
+        }
+    }
+}
+
+/// The host name (`gethostname`), or `None` when it cannot be read.
+pub fn host_name() -> Option<String> {
+    nix::unistd::gethostname()
+        .ok()
+        .map(|h| h.to_string_lossy().into_owned())
+}
+
 /// The record as one line of JSON, newline included.
 pub fn encode(record: &Record<'_>, now: SystemTime) -> Vec<u8> {
-    let cwd = std::env::current_dir()
-        .map(|p| p.to_string_lossy().into_owned())
-        .ok();
-    encode_for(record, now, u64::from(std::process::id()), cwd.as_deref())
+    line(&object(record, now, &Context::own()))
 }
 
 /// The record of a decision made in another process, `pid` in `cwd` (the broker's
 /// record of a requester that went away without one of its own).
 pub fn encode_for(record: &Record<'_>, now: SystemTime, pid: u64, cwd: Option<&str>) -> Vec<u8> {
+    line(&object(
+        record,
+        now,
+        &Context::of(pid, cwd.map(str::to_owned)),
+    ))
+}
+
+/// A record's JSON object as one line, newline included.
+pub fn line(object: &Map<String, Value>) -> Vec<u8> {
+    let mut line = serde_json::to_vec(object).expect("a JSON map always encodes");
+    line.push(b'\n');
+    line
+}
+
+/// The record as a JSON object: every field docs/audit.md lists, keys in alphabetical
+/// order. Pure: what it says about the process comes from `context`.
+pub fn object(record: &Record<'_>, now: SystemTime, context: &Context) -> Map<String, Value> {
     let mut object = Map::new();
     object.insert("time".into(), json!(rfc3339(now)));
     object.insert("call_id".into(), json!(record.call_id));
     object.insert("session_id".into(), json!(record.session_id));
-    object.insert("pid".into(), json!(pid));
-    object.insert("uid".into(), json!(nix::unistd::getuid().as_raw()));
-    object.insert("cwd".into(), json!(cwd));
+    object.insert("pid".into(), json!(context.pid));
+    object.insert("uid".into(), json!(context.uid));
+    object.insert("host".into(), json!(context.host));
+    object.insert("cwd".into(), json!(context.cwd));
     object.insert("level".into(), json!(record.level));
     object.insert("kind".into(), json!(record.kind));
     // The hash of the whole text, so that a record whose text is cut still names exactly
@@ -150,9 +209,7 @@ pub fn encode_for(record: &Record<'_>, now: SystemTime, pid: u64, cwd: Option<&s
     if let Some(agent) = record.looks_like {
         object.insert("looks_like_wrapper".into(), json!(agent));
     }
-    let mut line = serde_json::to_vec(&Value::Object(object)).expect("a JSON map always encodes");
-    line.push(b'\n');
-    line
+    object
 }
 
 /// SHA-256 of `bytes`, in lower-case hex.

@@ -58,12 +58,55 @@ pub enum AuditLog {
     Path(PathBuf),
 }
 
+/// Whether audit records also go to the system log (docs/audit.md#the-system-journal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuditJournal {
+    Off,
+    /// journald's native socket; a record it does not take is a record not written.
+    On,
+    /// journald if its socket is there, else syslog's `/dev/log` if that is there, else
+    /// nothing.
+    Auto,
+    /// syslog's `/dev/log`; a record it does not take is a record not written.
+    Syslog,
+}
+
+impl AuditJournal {
+    pub const VALUES: &[(&str, AuditJournal)] = &[
+        ("off", AuditJournal::Off),
+        ("on", AuditJournal::On),
+        ("auto", AuditJournal::Auto),
+        ("syslog", AuditJournal::Syslog),
+    ];
+
+    fn parse(text: &str) -> Result<AuditJournal, String> {
+        Self::VALUES
+            .iter()
+            .find(|(name, _)| *name == text)
+            .map(|(_, value)| *value)
+            .ok_or_else(|| {
+                format!(
+                    "`{}` is not one of \"off\", \"on\", \"auto\", \"syslog\"",
+                    text.escape_debug()
+                )
+            })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        Self::VALUES
+            .iter()
+            .find(|(_, value)| *value == self)
+            .map_or("off", |(name, _)| name)
+    }
+}
+
 /// Everything gate needs to decide and run, merged from all layers.
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub policy: Policy,
     pub shell: Option<(PathBuf, Origin)>,
     pub audit_log: AuditLog,
+    pub audit_journal: AuditJournal,
     pub audit_required: bool,
     pub socket: Option<PathBuf>,
     /// `approval.approver`: the user the approver on the socket must run as, when it is
@@ -181,6 +224,7 @@ pub struct Layer {
     pub readonly: Option<(bool, Origin)>,
     pub readonly_rules: Option<(bool, Origin)>,
     pub audit_log: Option<(AuditLog, Origin)>,
+    pub audit_journal: Option<(AuditJournal, Origin)>,
     pub audit_required: Option<(bool, Origin)>,
     pub socket: Option<(PathBuf, Origin)>,
     pub approver: Option<(ApproverUser, Origin)>,
@@ -313,7 +357,7 @@ pub const SANDBOX_KEYS: &[&str] = &[
     "require",
 ];
 pub const APPROVAL_KEYS: &[&str] = &["socket", "approver", "tty", "timeout"];
-pub const AUDIT_KEYS: &[&str] = &["log", "required"];
+pub const AUDIT_KEYS: &[&str] = &["log", "journal", "required"];
 
 fn unknown_key(
     cx: &FileCx<'_>,
@@ -434,6 +478,12 @@ fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(
                                 AuditLog::Path(expect_path(cx, &path, value)?)
                             };
                             layer.audit_log = Some((log, origin));
+                        }
+                        "journal" => {
+                            let text = expect_str(cx, &path, value)?;
+                            let journal = AuditJournal::parse(text)
+                                .map_err(|e| ConfigError::at(&origin, &path, e))?;
+                            layer.audit_journal = Some((journal, origin));
                         }
                         "required" => {
                             layer.audit_required = Some((expect_bool(cx, &path, value)?, origin))
@@ -801,6 +851,7 @@ struct TextSettings<'a> {
     level: Option<(&'a OsStr, Origin)>,
     shell: Option<(&'a OsStr, Origin)>,
     audit_log: Option<(&'a OsStr, Origin)>,
+    audit_journal: Option<(&'a OsStr, Origin)>,
     timeout: Option<(&'a OsStr, Origin)>,
     session: Option<(&'a OsStr, Origin)>,
     socket: Option<(&'a OsStr, Origin)>,
@@ -822,6 +873,11 @@ fn parse_text_settings(t: TextSettings<'_>, layer: &mut Layer) -> Result<(), Con
             AuditLog::Path(absolute_path(value, &origin, "audit.log")?)
         };
         layer.audit_log = Some((log, origin));
+    }
+    if let Some((value, origin)) = t.audit_journal {
+        let journal = AuditJournal::parse(utf8(value, &origin, "audit.journal")?)
+            .map_err(|e| ConfigError::at(&origin, "audit.journal", e))?;
+        layer.audit_journal = Some((journal, origin));
     }
     if let Some((value, origin)) = t.timeout {
         let text = utf8(value, &origin, "approval.timeout")?;
@@ -857,6 +913,7 @@ pub fn env_layer(env: &dyn Fn(&str) -> Option<OsString>) -> Result<Layer, Config
     let level = get("GATE_LEVEL");
     let shell = get("GATE_SHELL");
     let audit_log = get("GATE_AUDIT_LOG");
+    let audit_journal = get("GATE_AUDIT_JOURNAL");
     let timeout = get("GATE_TIMEOUT");
     let session = get("GATE_SESSION");
     let socket = get("GATE_SOCKET");
@@ -869,6 +926,7 @@ pub fn env_layer(env: &dyn Fn(&str) -> Option<OsString>) -> Result<Layer, Config
             level: r(&level),
             shell: r(&shell),
             audit_log: r(&audit_log),
+            audit_journal: r(&audit_journal),
             timeout: r(&timeout),
             session: r(&session),
             socket: r(&socket),
@@ -889,6 +947,7 @@ pub fn flag_layer(args: &GateArgs) -> Result<Layer, ConfigError> {
             level: f(&args.level, "--level"),
             shell: f(&args.shell, "--shell"),
             audit_log: f(&args.audit_log, "--audit-log"),
+            audit_journal: None,
             timeout: f(&args.timeout, "--timeout"),
             session: f(&args.session, "--session"),
             socket: f(&args.socket, "--socket"),
@@ -1001,6 +1060,7 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         },
         shell: None,
         audit_log: AuditLog::Default,
+        audit_journal: AuditJournal::Off,
         audit_required: false,
         socket: None,
         approver: None,
@@ -1110,6 +1170,18 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
             }
             s.audit_log = log;
             audit_log_origin = origin;
+        }
+        if let Some((journal, origin)) = layer.audit_journal {
+            // Likewise the system log: under a lock, where records go is the locking
+            // file's choice alone.
+            if locked && journal != s.audit_journal {
+                return Err(refuse(
+                    &origin,
+                    "audit.journal",
+                    &format!("audit.journal stays \"{}\"", s.audit_journal.as_str()),
+                ));
+            }
+            s.audit_journal = journal;
         }
         if let Some((required, origin)) = layer.audit_required {
             if locked && s.audit_required && !required {
@@ -1310,7 +1382,7 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
              the other",
         ));
     }
-    if s.audit_required && s.audit_log == AuditLog::Off {
+    if s.audit_required && s.audit_log == AuditLog::Off && s.audit_journal == AuditJournal::Off {
         return Err(ConfigError::at(
             &audit_log_origin,
             "audit.log",
@@ -2223,6 +2295,63 @@ required = true
             s.locked_by.as_deref(),
             Some(Path::new("/etc/gate/config.toml"))
         );
+    }
+
+    #[test]
+    fn the_system_journal_is_chosen_by_name_and_fixed_under_a_lock() {
+        for (text, value) in AuditJournal::VALUES {
+            let layer = file(&format!("[audit]\njournal = \"{text}\"\n")).unwrap();
+            assert_eq!(layer.audit_journal.unwrap().0, *value);
+            let env = env_layer(&|n: &str| (n == "GATE_AUDIT_JOURNAL").then(|| (*text).into()));
+            assert_eq!(env.unwrap().audit_journal.unwrap().0, *value);
+        }
+        let e = file("[audit]\njournal = \"yes\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("audit.journal") && e.contains("`yes` is not one of"),
+            "{e}"
+        );
+        let e = file("[audit]\njournal = true\n").unwrap_err().to_string();
+        assert!(e.contains("expected a string"), "{e}");
+        assert_eq!(
+            merge(vec![], vec![]).unwrap().audit_journal,
+            AuditJournal::Off
+        );
+        // Under a lock: not off, not moved to syslog, not turned on when the system
+        // file left it off.
+        let sys = file("lock = true\n[audit]\njournal = \"on\"\n").unwrap();
+        for other in [AuditJournal::Off, AuditJournal::Syslog, AuditJournal::Auto] {
+            let later = layer_with(|l| l.audit_journal = Some((other, flag("GATE_AUDIT_JOURNAL"))));
+            let e = merge(vec![sys.clone(), later], vec![])
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("audit.journal stays \"on\""), "{e}");
+        }
+        let same = layer_with(|l| l.audit_journal = Some((AuditJournal::On, flag("x"))));
+        assert_eq!(
+            merge(vec![sys, same], vec![]).unwrap().audit_journal,
+            AuditJournal::On
+        );
+        let silent = file("lock = true\n").unwrap();
+        let on = layer_with(|l| l.audit_journal = Some((AuditJournal::On, flag("x"))));
+        assert!(merge(vec![silent, on], vec![]).is_err());
+        // Without a lock, a later layer chooses.
+        let sys = file("[audit]\njournal = \"on\"\n").unwrap();
+        let off = layer_with(|l| l.audit_journal = Some((AuditJournal::Off, flag("x"))));
+        assert_eq!(
+            merge(vec![sys, off], vec![]).unwrap().audit_journal,
+            AuditJournal::Off
+        );
+    }
+
+    #[test]
+    fn a_required_audit_may_go_to_the_journal_alone() {
+        let sys = file("[audit]\nrequired = true\nlog = \"off\"\njournal = \"on\"\n").unwrap();
+        let s = merge(vec![sys], vec![]).unwrap();
+        assert!(s.audit_required && s.audit_log == AuditLog::Off);
+        let sys = file("[audit]\nrequired = true\nlog = \"off\"\njournal = \"off\"\n").unwrap();
+        assert!(merge(vec![sys], vec![]).is_err());
     }
 
     #[test]

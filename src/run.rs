@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use crate::audit;
-use crate::config::{AuditLog, DEFAULT_SHELL, Settings};
+use crate::config::{AuditJournal, AuditLog, DEFAULT_SHELL, Settings};
 use crate::exec::{self, Permit, PermitError, Plan, PlanKind};
 use crate::explain::{self, Explanation};
 use crate::invocation::{self, Action, Invocation, Personality, ShellWork, Target};
@@ -329,28 +329,57 @@ struct Trail<'a> {
     /// The log, opened by the first record and kept open: after the sandbox is in force
     /// the file can no longer be opened, but a record can still be written to it.
     file: std::cell::RefCell<Option<(PathBuf, std::fs::File)>>,
+    /// The system log (`audit.journal`), connected by the first record and kept, for the
+    /// same reason.
+    system: std::cell::RefCell<Option<audit::journal::SystemLog>>,
     /// What the sandbox enforces, once it is prepared.
     sandbox: std::cell::RefCell<Option<serde_json::Value>>,
 }
 
+impl<'a> Trail<'a> {
+    fn new(settings: &'a Settings, judged: &'a Judged) -> Trail<'a> {
+        Trail {
+            settings,
+            judged,
+            call_id: std::cell::OnceCell::new(),
+            file: std::cell::RefCell::new(None),
+            system: std::cell::RefCell::new(None),
+            sandbox: std::cell::RefCell::new(None),
+        }
+    }
+}
+
 impl Trail<'_> {
-    /// Append the record. `Err` carries the line to print when the log cannot be
-    /// written; whether that blocks the run is the caller's choice, by
-    /// `settings.audit_required`.
+    /// Append the record to the log and send it to the system log, each where it is
+    /// configured. `Err` carries the line to print when either cannot be written;
+    /// whether that blocks the run is the caller's choice, by `settings.audit_required`.
     fn record(&self, decision: &str, e: &Explanation, message: Option<&str>) -> Result<(), String> {
+        let mut errors = Vec::new();
         let mut file = self.file.borrow_mut();
         if file.is_none() {
-            let path = match audit::resolve_path(&self.settings.audit_log, &var) {
-                Ok(Some(path)) => path,
-                Ok(None) => return Ok(()),
-                Err(why) => return Err(format!("cannot write the audit log: {why}")),
-            };
-            let opened = audit::open(&path, &var).map_err(|err| audit_error(&path, &err))?;
-            *file = Some((path, opened));
+            match audit::resolve_path(&self.settings.audit_log, &var) {
+                Ok(Some(path)) => match audit::open(&path, &var) {
+                    Ok(opened) => *file = Some((path, opened)),
+                    Err(err) => errors.push(audit_error(&path, &err)),
+                },
+                Ok(None) => {}
+                Err(why) => errors.push(format!("cannot write the audit log: {why}")),
+            }
         }
-        let Some((path, file)) = file.as_mut() else {
-            unreachable!("opened above")
-        };
+        let mut system = self.system.borrow_mut();
+        if system.is_none() {
+            match audit::journal::open(self.settings.audit_journal) {
+                Ok(log) => *system = log,
+                Err(err) => errors.push(err.to_string()),
+            }
+        }
+        if file.is_none() && system.is_none() {
+            return if errors.is_empty() {
+                Ok(())
+            } else {
+                Err(errors.join("; "))
+            };
+        }
         let session_id = session::session_id(self.settings.session.as_deref());
         let call_id = self.call_id()?;
         let record = audit::Record {
@@ -369,8 +398,24 @@ impl Trail<'_> {
             looks_like: self.judged.looks_like.as_ref().map(|(agent, _)| *agent),
             script_sha256: self.judged.script_sha256.as_ref().map(Option::as_deref),
         };
-        let line = audit::encode(&record, SystemTime::now());
-        audit::write(file, &line).map_err(|err| audit_error(path, &err))
+        let context = audit::Context::own();
+        let object = audit::object(&record, SystemTime::now(), &context);
+        let line = audit::line(&object);
+        if let Some((path, file)) = file.as_mut() {
+            if let Err(err) = audit::write(file, &line) {
+                errors.push(audit_error(path, &err));
+            }
+        }
+        if let Some(log) = system.as_ref() {
+            if let Err(err) = log.send(&object, &line, context.pid) {
+                errors.push(err.to_string());
+            }
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors.join("; "))
+        }
     }
 
     /// Where gate's supervisor records (the exec check's refusals, the domain proxy's
@@ -431,7 +476,7 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
     let mut judged = Judged::of(target, inv.gate == invocation::GateArgs::default(), &|| {
         shell_kind(inv, &settings)
     });
-    if settings.audit_log != AuditLog::Off {
+    if settings.audit_log != AuditLog::Off || settings.audit_journal != AuditJournal::Off {
         judged.hash_script(target);
     }
     // No remembered approvals here: gate keeps none that a command could write. The
@@ -447,13 +492,7 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
     let mut explanation = explain::explain(&decision, policy, judged.text.as_ref(), &files);
     judged.annotate(&mut explanation);
     tracing::debug!(?decision, reason = %explanation.reason, "decided");
-    let trail = Trail {
-        settings: &settings,
-        judged: &judged,
-        call_id: std::cell::OnceCell::new(),
-        file: std::cell::RefCell::new(None),
-        sandbox: std::cell::RefCell::new(None),
-    };
+    let trail = Trail::new(&settings, &judged);
     let subject = explain::subject(judged.text.as_ref());
 
     match &decision {
@@ -481,13 +520,7 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
 /// gets an empty snapshot, nothing more.)
 fn agent_startup(target: &Target, settings: &Settings) -> Option<i32> {
     let (call, judged, e) = recognise_startup(target, settings)?;
-    let trail = Trail {
-        settings,
-        judged: &judged,
-        call_id: std::cell::OnceCell::new(),
-        file: std::cell::RefCell::new(None),
-        sandbox: std::cell::RefCell::new(None),
-    };
+    let trail = Trail::new(settings, &judged);
     Some(match crate::agents::answer_startup(&call) {
         Ok(()) => {
             if let Err(line) = trail.record("allow", &e, None) {
@@ -541,13 +574,7 @@ fn startup_checked_at_exec(inv: &Invocation, target: &Target, settings: &Setting
             call.kind
         ),
     };
-    let trail = Trail {
-        settings,
-        judged: &judged,
-        call_id: std::cell::OnceCell::new(),
-        file: std::cell::RefCell::new(None),
-        sandbox: std::cell::RefCell::new(None),
-    };
+    let trail = Trail::new(settings, &judged);
     Some(run_allowed(
         inv,
         target,
