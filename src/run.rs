@@ -456,6 +456,16 @@ impl Trail<'_> {
         }
     }
 
+    /// Like [`Trail::did_not_run`], after a record that could not be written
+    /// everywhere: the failure is what gate reports, so no warning is added.
+    fn not_run_after_all(&self, explanation: &Explanation, message: &str) {
+        let e = Explanation {
+            decided_by: "error",
+            ..explanation.clone()
+        };
+        let _ = self.record("error", &e, Some(message));
+    }
+
     /// Record a refusal. The refusal stands either way; a log that cannot be written is
     /// reported.
     fn refused(&self, e: &Explanation, message: &str) {
@@ -927,6 +937,9 @@ fn run_allowed(
     };
     if let Err(line) = trail.record("allow", &explanation, None) {
         if settings.audit_required {
+            // Where the record did go (the file, or the journal), it must not read as a
+            // command that ran.
+            trail.not_run_after_all(&explanation, &line);
             return fail(format!(
                 "{line}; the configuration requires the audit log (audit.required), so nothing was run"
             ));
