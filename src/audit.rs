@@ -607,6 +607,7 @@ mod tests {
             "session_id",
             "pid",
             "uid",
+            "host",
             "cwd",
             "level",
             "kind",

@@ -600,7 +600,8 @@ a subcommand (or a near miss, such as chek): gate ./NAME.
 
 Environment:
   GATE_LEVEL, GATE_SHELL, GATE_CONFIG, GATE_AUDIT_LOG, GATE_SESSION, GATE_SOCKET,
-  GATE_TIMEOUT: as the options of the same name. GATE_LOG: diagnostics filter (e.g. debug).
+  GATE_TIMEOUT: as the options of the same name. GATE_AUDIT_JOURNAL: audit.journal (off,
+  on, auto, syslog). GATE_LOG: diagnostics filter (e.g. debug).
 
 Files:
   /etc/gate/config.toml               system configuration (lock = true: others may only tighten)

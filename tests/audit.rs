@@ -17,6 +17,7 @@ const FIELDS: &[&str] = &[
     "session_id",
     "pid",
     "uid",
+    "host",
     "cwd",
     "level",
     "kind",
@@ -82,6 +83,8 @@ fn an_allowed_command_appends_one_complete_record() {
     assert_eq!(r["session_id"], "session-1");
     assert_eq!(r["pid"], out.pid);
     assert_eq!(r["uid"], effective_uid());
+    let host = nix::unistd::gethostname().unwrap();
+    assert_eq!(r["host"], host.to_str().unwrap());
     assert_eq!(r["cwd"], env.work.display().to_string());
     assert_eq!(r["level"], "ask");
     assert_eq!(r["kind"], "command");
