@@ -302,7 +302,12 @@ impl SystemLog {
             Kind::Syslog => {
                 let decision = record.get("decision").and_then(Value::as_str).unwrap_or("");
                 self.send_datagram(&syslog(decision, pid, line))
-                    .map_err(fail)
+                    .map_err(fail)?;
+                // Where journald is the receiver, it too reads the sender from /proc
+                // once it has the message (no empty datagram here: a syslog daemon
+                // may log one).
+                self.settle(SETTLE_MAX);
+                Ok(())
             }
         }
     }
@@ -334,11 +339,17 @@ impl SystemLog {
             if rc != 0 || queued == 0 {
                 return rc == 0;
             }
-            if start.elapsed() >= max {
+            let waited = start.elapsed();
+            if waited >= max {
                 return false;
             }
-            // Let journald run, on this CPU if it must.
-            std::thread::yield_now();
+            // Let journald run, on this CPU if it must; past the first fraction of a
+            // millisecond (a journald that is busy), sleep instead of spinning.
+            if waited < Duration::from_micros(500) {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_micros(200));
+            }
         }
     }
 
@@ -541,6 +552,28 @@ mod tests {
         let mut content = Vec::new();
         file.read_to_end(&mut content).unwrap();
         assert!(content == big, "the memfd holds the whole message");
+    }
+
+    #[test]
+    fn settle_waits_until_the_receiver_has_taken_every_datagram() {
+        let dir = tempfile::tempdir().unwrap();
+        let (rx, path) = receiver(dir.path(), 65536);
+        let log = connect_to(&path, Kind::Journal).unwrap();
+        assert!(
+            log.settle(Duration::ZERO),
+            "nothing sent, nothing to wait for"
+        );
+        log.send_native(b"A=1\n").unwrap();
+        let start = std::time::Instant::now();
+        assert!(!log.settle(Duration::from_millis(20)), "nobody read it");
+        assert!(start.elapsed() >= Duration::from_millis(20));
+        let reader = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(5));
+            let mut buf = [0u8; 16];
+            rx.recv(&mut buf).unwrap()
+        });
+        assert!(log.settle(Duration::from_secs(5)));
+        assert_eq!(reader.join().unwrap(), 4);
     }
 
     #[test]
