@@ -8,7 +8,8 @@ GATE should be a static release build (`cargo build-static` -> target/release/ga
 Each round runs, in an order that alternates, `GATE --no-config --level full --
 /bin/true` three ways: the audit log off and no journal; the JSONL log alone (the
 default); the JSONL log and the journal. Medians of wall time (posix_spawn to wait4)
-are compared, so a drift of the machine's speed affects all three alike.
+are compared, so a drift of the machine's speed affects all three alike; so are the
+medians of the process's own CPU time (from wait4), which leave out journald's.
 
 journald is the real one: the script starts /lib/systemd/systemd-journald itself, as
 tests/journal.rs does, in a mount namespace of its own with empty /run/systemd and
@@ -44,13 +45,14 @@ def inside():
 
 
 def run(argv, env):
+    """Wall time and the process's own CPU time (user + system), in microseconds."""
     start = time.perf_counter_ns()
     pid = os.posix_spawn(argv[0], argv, env)
-    _, status = os.waitpid(pid, 0)
+    _, status, usage = os.wait4(pid, 0)
     elapsed = time.perf_counter_ns() - start
     if status != 0:
         sys.exit(f"bench/journal.py: {argv} failed ({status})")
-    return elapsed / 1000.0
+    return elapsed / 1000.0, (usage.ru_utime + usage.ru_stime) * 1e6
 
 
 def main():
@@ -77,17 +79,21 @@ def main():
             ("JSONL + journal", dict(base, GATE_AUDIT_JOURNAL="on")),
         ]
         times = {name: [] for name, _ in cases}
+        cpu = {name: [] for name, _ in cases}
         for _ in range(min(200, rounds)):  # warm-up
             for _, env in cases:
                 run(argv, env)
         for i in range(rounds):
             order = cases if i % 2 == 0 else list(reversed(cases))
             for name, env in order:
-                times[name].append(run(argv, env))
+                wall, used = run(argv, env)
+                times[name].append(wall)
+                cpu[name].append(used)
         med = {name: statistics.median(t) for name, t in times.items()}
-        print(f"{rounds} rounds, gate -- /bin/true, medians of wall time")
+        print(f"{rounds} rounds, gate -- /bin/true, medians of wall time (and of gate's")
+        print("own CPU time, user + system: journald's work is not in it)")
         for name, _ in cases:
-            print(f"  {name:16} {med[name]:9.1f} us")
+            print(f"  {name:16} {med[name]:9.1f} us   (CPU {statistics.median(cpu[name]):7.1f} us)")
         jsonl, both = med["JSONL alone"], med["JSONL + journal"]
         print(f"  journal adds    {both - jsonl:+9.1f} us ({both / jsonl:.3f}x of JSONL alone)")
         print(f"  JSONL adds      {jsonl - med['no audit']:+9.1f} us over no audit")
