@@ -10,7 +10,8 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use gate::config::{FileKind, merge, parse_file};
 use gate::policy::readonly::Files;
 use gate::policy::{
-    AllowRules, CommandText, DenyRules, Level, Origin, Policy, Remembered, Request, decide,
+    AllowRules, AskRules, CommandText, DenyRules, Level, Origin, Policy, Remembered, Request,
+    decide,
 };
 
 fn rule(i: usize) -> String {
@@ -32,6 +33,7 @@ fn policy(rules: usize, deny: &[&str]) -> Policy {
         level_origin: Origin::BuiltIn,
         allow,
         deny: deny_rules,
+        ask: AskRules::new(),
         compound: false,
         readonly: false,
         readonly_rules: false,

@@ -9,7 +9,8 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use gate::policy::readonly::Files;
 use gate::policy::wrapper::{resembles, unwrap};
 use gate::policy::{
-    AllowRules, CommandText, DenyRules, Level, Origin, Policy, Remembered, Request, decide,
+    AllowRules, AskRules, CommandText, DenyRules, Level, Origin, Policy, Remembered, Request,
+    decide,
 };
 
 /// A command of about `len` bytes with quotes, spaces and shell characters in it.
@@ -62,6 +63,7 @@ fn policy() -> Policy {
         level_origin: Origin::BuiltIn,
         allow,
         deny,
+        ask: AskRules::new(),
         compound: false,
         readonly: false,
         readonly_rules: false,

@@ -45,6 +45,11 @@ pub const GATE_OPTIONS: &[OptionSpec] = &[
         help: "Refuse commands that start with RULE, at every level: in the text, and each program when it runs (repeatable)",
     },
     OptionSpec {
+        name: "--ask",
+        value: Some("RULE"),
+        help: "Ask a person before commands that start with RULE, at every level that runs commands, even when an allow rule matches; read in the text as deny rules are (repeatable)",
+    },
+    OptionSpec {
         name: "--shell",
         value: Some("PATH"),
         help: "The real shell that runs -c commands [env: GATE_SHELL] [default: /bin/sh]",

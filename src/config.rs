@@ -24,7 +24,7 @@ use std::sync::Arc;
 use toml::de::{DeTable, DeValue};
 
 use crate::invocation::GateArgs;
-use crate::policy::{AllowRules, DenyRules, Level, Origin, Policy, RuleError};
+use crate::policy::{AllowRules, AskRules, DenyRules, Level, Origin, Policy, RuleError};
 
 /// The system configuration file. Packagers may move it at build time.
 pub const SYSTEM_CONFIG: &str = match option_env!("GATE_SYSTEM_CONFIG") {
@@ -219,6 +219,7 @@ pub struct Layer {
     pub shell: Option<(PathBuf, Origin)>,
     pub allow: AllowRules,
     pub deny: DenyRules,
+    pub ask: AskRules,
     pub lock: Option<(bool, Origin)>,
     pub compound: Option<(bool, Origin)>,
     pub readonly: Option<(bool, Origin)>,
@@ -335,6 +336,7 @@ pub const TOP_KEYS: &[&str] = &[
     "shell",
     "allow",
     "deny",
+    "ask",
     "compound",
     "readonly",
     "readonly_rules",
@@ -393,7 +395,7 @@ fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(
                 let path = expect_path(cx, name, value)?;
                 layer.shell = Some((path, origin));
             }
-            "allow" | "deny" => {
+            "allow" | "deny" | "ask" => {
                 let items = expect_array(cx, name, value)?;
                 if name == "allow" {
                     layer.allow.reserve(items.len());
@@ -732,10 +734,10 @@ fn check_timeout(seconds: i64) -> Result<u32, String> {
 
 /// Validate a rule and add it to its layer's set; the caller names the location.
 fn add_rule(layer: &mut Layer, key: &str, rule: &str, origin: Origin) -> Result<(), RuleError> {
-    if key == "deny" {
-        layer.deny.add(rule, origin)
-    } else {
-        layer.allow.add(rule, origin)
+    match key {
+        "deny" => layer.deny.add(rule, origin),
+        "ask" => layer.ask.add(rule, origin),
+        _ => layer.allow.add(rule, origin),
     }
 }
 
@@ -954,7 +956,11 @@ pub fn flag_layer(args: &GateArgs) -> Result<Layer, ConfigError> {
         },
         &mut layer,
     )?;
-    for (values, name) in [(&args.allow, "--allow"), (&args.deny, "--deny")] {
+    for (values, name) in [
+        (&args.allow, "--allow"),
+        (&args.deny, "--deny"),
+        (&args.ask, "--ask"),
+    ] {
         let key = &name[2..];
         for value in values {
             let origin = Origin::Flag(name);
@@ -1054,6 +1060,7 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
             level_origin: Origin::BuiltIn,
             allow: AllowRules::new(),
             deny: DenyRules::new(),
+            ask: AskRules::new(),
             compound: false,
             readonly: false,
             readonly_rules: false,
@@ -1124,6 +1131,9 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         }
         s.policy.allow.extend(layer.allow);
         s.policy.deny.extend(layer.deny);
+        // Ask rules only tighten: under a lock any layer may add them, and no layer can
+        // take away one an earlier layer set (rules accumulate).
+        s.policy.ask.extend(layer.ask);
         // Both widen what runs unasked, so under a lock they can be turned off, not on.
         for (value, key, slot, what) in [
             (
@@ -1842,7 +1852,7 @@ required = true
         );
         let e = err(file("deny = [\"FOO=1\"]\n"));
         assert!(
-            e.contains(":1: key `deny`: `FOO=1`: a deny rule must name a program"),
+            e.contains(":1: key `deny`: `FOO=1`: a deny or ask rule must name a program"),
             "{e}"
         );
     }
@@ -2102,6 +2112,69 @@ required = true
                  `scopes`, or `all`"
             ),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn ask_rules_are_read_from_a_file_and_options_with_their_origins() {
+        let layer = user_file("ask = [\"git push\",\n  \"npm publish\"]\n").unwrap();
+        let rules: Vec<_> = layer
+            .ask
+            .iter()
+            .map(|(r, o)| (r.to_owned(), o.to_string()))
+            .collect();
+        assert_eq!(
+            rules,
+            [
+                (
+                    "git push".to_owned(),
+                    "/home/u/.config/gate/config.toml:1".to_owned()
+                ),
+                (
+                    "npm publish".to_owned(),
+                    "/home/u/.config/gate/config.toml:2".to_owned()
+                ),
+            ]
+        );
+        let e = err(user_file("ask = [\"git push; ls\"]\n"));
+        assert!(
+            e.contains(":1: key `ask`: `git push; ls`: a rule cannot contain"),
+            "{e}"
+        );
+        let e = err(user_file("ask = [\"Bash(git push:*)\"]\n"));
+        assert!(e.contains("key `ask`"), "{e}");
+        let e = err(user_file("ask = \"git push\"\n"));
+        assert!(e.contains("key `ask`"), "{e}");
+    }
+
+    #[test]
+    fn under_a_lock_ask_rules_may_be_added_and_the_locked_ones_stay() {
+        let system = || file("lock = true\nlevel = \"full\"\nask = [\"git push\"]\n").unwrap();
+        // A user layer that sets `ask` again, empty or with other rules, adds to the
+        // locked list; it has no way to take a rule out.
+        let s = merge(
+            vec![
+                system(),
+                user_file("ask = []\n").unwrap(),
+                layer_with(|l| l.ask.add("npm publish", flag("--ask")).unwrap()),
+            ],
+            vec![],
+        )
+        .unwrap();
+        let rules: Vec<_> = s.policy.ask.iter().map(|(r, _)| r).collect();
+        assert_eq!(rules, ["git push", "npm publish"]);
+        // The locked rule keeps its origin even when a later layer repeats it.
+        let s = merge(
+            vec![
+                system(),
+                layer_with(|l| l.ask.add("git push", flag("--ask")).unwrap()),
+            ],
+            vec![],
+        )
+        .unwrap();
+        assert_eq!(
+            s.policy.ask.iter().next().unwrap().1.to_string(),
+            "/etc/gate/config.toml:3"
         );
     }
 

@@ -52,12 +52,17 @@ impl Permit {
     pub fn for_allowed(allowed: &Allowed) -> Result<Permit, PermitError> {
         match allowed {
             // The safe level never runs a command outside the sandbox.
-            Allowed::Sandboxed => Err(PermitError::NeedsSandbox),
+            Allowed::Sandboxed
+            | Allowed::Approved {
+                sandboxed: true, ..
+            } => Err(PermitError::NeedsSandbox),
             Allowed::Level
             | Allowed::Rule { .. }
             | Allowed::RememberedCommand
             | Allowed::RememberedRule { .. }
-            | Allowed::Approved { .. }
+            | Allowed::Approved {
+                sandboxed: false, ..
+            }
             | Allowed::Info
             // The gate it runs sandboxes the command at `safe`.
             | Allowed::Delegated

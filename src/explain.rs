@@ -6,18 +6,18 @@
 
 use crate::policy::readonly::{Files, View};
 use crate::policy::{
-    Allowed, CommandText, Decision, Denied, DenyMatch, Level, Policy, Remembered, Request,
-    SHELL_CHARS, decide, describe_char, first_unmatchable_char,
+    Allowed, AskMatch, Asked, CommandText, Decision, Denied, DenyMatch, Level, Policy, Remembered,
+    Request, SHELL_CHARS, decide, describe_char, first_unmatchable_char,
 };
 
 /// What a decision rests on, in fields (for JSON) and in a sentence.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Explanation {
-    /// rule / remembered / level / deny-rule / none
+    /// rule / remembered / level / deny-rule / ask-rule / none
     pub decided_by: &'static str,
     pub rule: Option<String>,
     pub rule_origin: Option<String>,
-    /// The simple command a deny rule caught.
+    /// The simple command a deny or ask rule caught.
     pub matched: Option<String>,
     pub reason: String,
 }
@@ -125,18 +125,57 @@ pub fn explain(
             "info",
             "the shell is only asked for its version or help, which runs no command".into(),
         ),
-        Decision::Allow(Allowed::Approved { channel, source }) => Explanation {
-            decided_by: channel,
-            rule: None,
-            rule_origin: None,
-            matched: None,
-            reason: match (channel, source) {
+        Decision::Allow(Allowed::Approved {
+            channel,
+            source,
+            sandboxed,
+        }) => {
+            let by = match (channel, source) {
                 (&"tty", _) => "approved on the terminal".to_owned(),
                 (_, Some(source)) => format!("approved by the approver ({})", display(source)),
                 (_, None) => "approved by the approver on the socket".to_owned(),
-            },
+            };
+            plain(
+                channel,
+                if *sandboxed {
+                    format!("{by}, to run inside the sandbox of level \"{level}\"")
+                } else {
+                    by
+                },
+            )
+        }
+        Decision::Ask(Asked::Rule(AskMatch::Rule {
+            rule,
+            origin,
+            found,
+        })) => Explanation {
+            decided_by: "ask-rule",
+            rule: Some(rule.to_string()),
+            rule_origin: Some(origin.to_string()),
+            matched: Some(found.clone()),
+            reason: format!(
+                "the ask rule `{}` (from {origin}) matches `{}`, and an ask rule needs a \
+                 person's answer at every level, whatever allows the command",
+                display(rule),
+                display(found)
+            ),
         },
-        Decision::Ask => {
+        Decision::Ask(Asked::Rule(AskMatch::TooComplex)) => plain(
+            "ask-rule",
+            "it is too large or too deeply nested to be checked against the ask rules, so a \
+             person must answer"
+                .into(),
+        ),
+        Decision::Ask(Asked::Rule(AskMatch::Unreadable)) => plain(
+            "ask-rule",
+            format!(
+                "a shell with no command to check cannot be checked against the ask rules \
+                 ({} set), so a person must answer even at level \"{level}\" (from \
+                 {level_origin})",
+                policy.ask.len()
+            ),
+        ),
+        Decision::Ask(Asked::Unallowed) => {
             let why = match command {
                 None => "a shell with no command to check cannot match an allow rule".to_owned(),
                 Some(c) if !c.is_exact() => {
@@ -250,7 +289,8 @@ pub fn alternatives(
     command: Option<&CommandText>,
     files: &Files,
 ) -> Vec<Alternative> {
-    if decide(policy, remembered, request, files) != Decision::Ask {
+    // An ask rule asks whatever else is turned on.
+    if decide(policy, remembered, request, files) != Decision::Ask(Asked::Unallowed) {
         return Vec::new();
     }
     let allowed_with = |compound: bool, readonly: bool| {
@@ -376,7 +416,7 @@ pub fn advice(decision: &Decision, command: Option<&CommandText>) -> &'static st
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{AllowRules, DenyRules, Origin};
+    use crate::policy::{AllowRules, AskRules, DenyRules, Origin};
 
     fn policy(level: Level, allow: &[&str], deny: &[&str]) -> Policy {
         let mut p = Policy {
@@ -384,6 +424,7 @@ mod tests {
             level_origin: Origin::Flag("--level"),
             allow: AllowRules::new(),
             deny: DenyRules::new(),
+            ask: AskRules::new(),
             compound: false,
             readonly: false,
             readonly_rules: false,
@@ -477,6 +518,26 @@ mod tests {
         let e = explain_text(&policy(Level::Deny, &[], &[]), "ls");
         assert_eq!(e.decided_by, "level");
         assert!(e.reason.contains("runs no commands"));
+    }
+
+    #[test]
+    fn an_ask_rule_is_named_with_its_origin_and_what_it_caught() {
+        let mut p = policy(Level::Full, &["git"], &[]);
+        p.ask.add("git push", Origin::Flag("--ask")).unwrap();
+        let e = explain_text(&p, "git status && git push origin");
+        assert_eq!(e.decided_by, "ask-rule");
+        assert_eq!(e.rule.as_deref(), Some("git push"));
+        assert_eq!(e.rule_origin.as_deref(), Some("--ask"));
+        assert_eq!(e.matched.as_deref(), Some("git push origin"));
+        assert!(
+            e.reason
+                .starts_with("the ask rule `git push` (from --ask) matches `git push origin`"),
+            "{}",
+            e.reason
+        );
+        // No setting would allow it, so none is suggested.
+        p.level = Level::Ask;
+        assert!(alternatives_for(&p, "git push").is_empty());
     }
 
     fn alternatives_for(p: &Policy, text: &str) -> Vec<Vec<&'static str>> {

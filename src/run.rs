@@ -507,7 +507,7 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
 
     match &decision {
         Decision::Allow(allowed) => run_allowed(inv, target, &trail, allowed, explanation),
-        Decision::Ask => ask_then_run(inv, target, &trail, explanation),
+        Decision::Ask(asked) => ask_then_run(inv, target, &trail, asked, explanation),
         Decision::Deny(_) => {
             let line = explain::refusal_line(
                 &subject,
@@ -685,6 +685,7 @@ fn ask_then_run(
     inv: &Invocation,
     target: &Target,
     trail: &Trail<'_>,
+    asked: &crate::policy::Asked,
     explanation: Explanation,
 ) -> i32 {
     use crate::approval::protocol::{ApprovalRequest, Ask, Decision as Answer};
@@ -699,9 +700,13 @@ fn ask_then_run(
     let channels = approval::Channels::of(settings, &var);
     // Remembering takes effect only where the approver keeps it: gate's broker, in its
     // memory. gate itself stores nothing, so for a host program's socket and for the
-    // terminal an approval counts once. Text that is not exact is never remembered.
+    // terminal an approval counts once. Text that is not exact is never remembered, and
+    // what an ask rule matched is asked every time: the broker neither keeps nor
+    // answers from memory a request that does not support remembering.
     let exact_text = judged.text.as_ref().is_some_and(|t| t.is_exact());
-    let remember_supported = exact_text && approval::paths::is_brokers(&channels.socket);
+    let by_ask_rule = matches!(asked, crate::policy::Asked::Rule(_));
+    let remember_supported =
+        exact_text && !by_ask_rule && approval::paths::is_brokers(&channels.socket);
     let command = match (&judged.text, target) {
         (Some(text), _) => text.as_str().to_owned(),
         (None, Target::Shell { args, .. }) => {
@@ -763,16 +768,24 @@ fn ask_then_run(
                 (By::Socket, _) => "socket",
                 _ => "tty",
             };
+            // At `safe` an approved command still runs inside the sandbox.
             let allowed = crate::policy::Allowed::Approved {
                 channel,
                 source: source.map(Into::into),
+                sandboxed: settings.policy.level == crate::policy::Level::Safe,
             };
-            let e = explain::explain(
+            let mut e = explain::explain(
                 &Decision::Allow(allowed.clone()),
                 &settings.policy,
                 judged.text.as_ref(),
                 &Files::default(),
             );
+            // The record keeps the ask rule that made gate ask.
+            if by_ask_rule {
+                e.rule = explanation.rule.clone();
+                e.rule_origin = explanation.rule_origin.clone();
+                e.matched = explanation.matched.clone();
+            }
             run_allowed(inv, target, trail, &allowed, e)
         }
         Outcome::Decided {
@@ -1309,7 +1322,7 @@ fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
     judged.annotate(&mut e);
     // Who would be asked now, looked at the way a run looks (and only when it would).
     let reach = match &decision {
-        Decision::Ask => Some(crate::approval::reach::look(
+        Decision::Ask(_) => Some(crate::approval::reach::look(
             &crate::approval::Channels::of(&settings, &var),
         )),
         _ => None,
@@ -1320,7 +1333,19 @@ fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
             Ok(residual) => ("run", sandboxed_run(&settings) + &residual),
         },
         Decision::Allow(_) => ("run", "gate would run it".to_owned()),
-        Decision::Ask => ask_outcome(reach.as_ref().expect("looked at for an ask")),
+        Decision::Ask(_) => {
+            let (outcome, text) = ask_outcome(reach.as_ref().expect("looked at for an ask"));
+            match settings.policy.level {
+                // What is approved at `safe` runs inside the sandbox.
+                crate::policy::Level::Safe if outcome == "ask" => {
+                    match sandbox_problem(&settings) {
+                        Err(problem) => ("error", problem),
+                        Ok(residual) => (outcome, format!("{text}, inside the sandbox{residual}")),
+                    }
+                }
+                _ => (outcome, text),
+            }
+        }
         Decision::Deny(_) => ("refuse", "gate would refuse it (exit 126)".to_owned()),
     };
     // The status says what would happen now: 0 it runs, 1 it waits for an approver, 2

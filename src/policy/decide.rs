@@ -2,18 +2,21 @@
 
 use std::collections::HashSet;
 
+use super::ask::{AskMatch, AskRules};
 use super::deny::{DenyMatch, DenyRules};
 use super::readonly::{Files, View};
 use super::rules::AllowRules;
 use super::{CommandText, Level, Origin};
 
-/// The policy a decision is made under: a level and the two rule sets.
+/// The policy a decision is made under: a level and the three rule sets.
 #[derive(Debug, Clone)]
 pub struct Policy {
     pub level: Level,
     pub level_origin: Origin,
     pub allow: AllowRules,
     pub deny: DenyRules,
+    /// Commands that need a person's answer at every level that runs commands.
+    pub ask: AskRules,
     /// Allow `a && b`, `a || b`, `a; b`, `a | b` when every part is allowed on its own.
     pub compound: bool,
     /// Allow the read-only preset's commands without asking.
@@ -117,6 +120,9 @@ pub enum Allowed {
         channel: &'static str,
         /// Who, as the approver named itself.
         source: Option<Box<str>>,
+        /// At `safe` what a person approves still runs inside the sandbox: they said
+        /// yes to this command, not to leaving the sandbox (`docs/rules.md`).
+        sandboxed: bool,
     },
 }
 
@@ -129,14 +135,25 @@ pub enum Denied {
     Rule(DenyMatch),
 }
 
+/// Why a request needs a person's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Asked {
+    /// Level `ask`, and nothing allows it: no allow rule, preset, compound mode or
+    /// remembered approval.
+    Unallowed,
+    /// The ask rules want a person's answer, at any level that runs commands, and a
+    /// remembered approval does not stand in for it.
+    Rule(AskMatch),
+}
+
 /// The outcome of [`decide`]. It must be acted on: dropping it would mean neither
 /// running nor refusing.
 #[must_use]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
     Allow(Allowed),
-    /// Nothing allows it and nothing denies it: a person must say.
-    Ask,
+    /// Nothing denies it, and a person must say: why is in [`Asked`].
+    Ask(Asked),
     Deny(Denied),
 }
 
@@ -144,7 +161,7 @@ impl Decision {
     pub fn kind(&self) -> &'static str {
         match self {
             Decision::Allow(_) => "allow",
-            Decision::Ask => "ask",
+            Decision::Ask(_) => "ask",
             Decision::Deny(_) => "deny",
         }
     }
@@ -153,9 +170,12 @@ impl Decision {
 /// Decide one request.
 ///
 /// 1. Level `deny` refuses everything; a matching deny rule refuses at every level.
-/// 2. `full` allows; `safe` allows inside the sandbox.
-/// 3. `ask` allows what an allow rule or a remembered approval covers, and asks about
-///    the rest. A shell session (no command text) always needs asking at `ask`.
+/// 2. A matching ask rule asks at every other level, whatever allows the command. A
+///    shell session (no command text) is asked about at `full` and `safe` too when
+///    there are ask rules: what it will run cannot be read.
+/// 3. `full` allows; `safe` allows inside the sandbox.
+/// 4. `ask` allows what an allow rule or a remembered approval covers, and asks about
+///    the rest. A shell session always needs asking at `ask`.
 ///
 /// `files`: what the command's words name on disk, for the read-only preset and
 /// read-only rules (the edge looks, `crate::files`; with none, a read-only command that
@@ -184,7 +204,16 @@ pub fn decide(
         execs_gate: true, ..
     } = request
     {
+        // The gate it execs asks, under the same settings.
         return Decision::Allow(Allowed::Delegated);
+    }
+    if let Request::Wrapped { outer, .. } = request {
+        if let Some(found) = policy.ask.find(outer) {
+            return Decision::Ask(Asked::Rule(found));
+        }
+    }
+    if let Some(found) = policy.ask.find(command) {
+        return Decision::Ask(Asked::Rule(found));
     }
     match policy.level {
         Level::Deny => unreachable!("handled above"),
@@ -192,7 +221,7 @@ pub fn decide(
         Level::Safe => Decision::Allow(Allowed::Sandboxed),
         // A text that is not exactly what the caller sent (invalid UTF-8) matches
         // nothing.
-        Level::Ask if !command.is_exact() => Decision::Ask,
+        Level::Ask if !command.is_exact() => Decision::Ask(Asked::Unallowed),
         Level::Ask => {
             let text = command.as_str();
             if let Some(allowed) = alone(policy, remembered, text, &View::here(files)) {
@@ -213,7 +242,7 @@ pub fn decide(
                             };
                             match alone(policy, remembered, part, &view) {
                                 Some(a) => allowed.push((part.into(), a)),
-                                None => return Decision::Ask,
+                                None => return Decision::Ask(Asked::Unallowed),
                             }
                             moved |= super::readonly::files::moves(part);
                         }
@@ -221,19 +250,25 @@ pub fn decide(
                     }
                 }
             }
-            Decision::Ask
+            Decision::Ask(Asked::Unallowed)
         }
     }
 }
 
 /// [`decide`] for a session or an `--version` probe: no text to match.
 fn decide_without_text(policy: &Policy, request: Request<'_>) -> Decision {
+    if matches!(request, Request::Session)
+        && !policy.ask.is_empty()
+        && matches!(policy.level, Level::Full | Level::Safe)
+    {
+        return Decision::Ask(Asked::Rule(AskMatch::Unreadable));
+    }
     match policy.level {
         Level::Deny => unreachable!("handled above"),
         Level::Full => Decision::Allow(Allowed::Level),
         Level::Safe => Decision::Allow(Allowed::Sandboxed),
         Level::Ask => match request {
-            Request::Session => Decision::Ask,
+            Request::Session => Decision::Ask(Asked::Unallowed),
             Request::Info => Decision::Allow(Allowed::Info),
             Request::Command(_) | Request::Wrapped { .. } => {
                 unreachable!("decided by decide()")
@@ -289,6 +324,7 @@ fn alone(policy: &Policy, remembered: &Remembered, text: &str, view: &View<'_>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::AskMatch;
 
     fn policy(level: Level, allow: &[&str], deny: &[&str]) -> Policy {
         let mut p = Policy {
@@ -296,6 +332,7 @@ mod tests {
             level_origin: Origin::BuiltIn,
             allow: AllowRules::new(),
             deny: DenyRules::new(),
+            ask: AskRules::new(),
             compound: false,
             readonly: false,
             readonly_rules: false,
@@ -345,7 +382,10 @@ mod tests {
             decide_wrapped(&p, outer, "ls -l", false),
             Decision::Allow(Allowed::Rule { .. })
         ));
-        assert_eq!(decide_wrapped(&p, outer, "cat x", false), Decision::Ask);
+        assert_eq!(
+            decide_wrapped(&p, outer, "cat x", false),
+            Decision::Ask(Asked::Unallowed)
+        );
         assert!(matches!(
             decide_wrapped(&p, outer, "rm x", false),
             Decision::Deny(Denied::Rule(_))
@@ -466,8 +506,11 @@ mod tests {
     #[test]
     fn ask_asks_about_everything_else() {
         let p = policy(Level::Ask, &["git status"], &[]);
-        assert_eq!(decide_text(&p, "git push"), Decision::Ask);
-        assert_eq!(decide_text(&p, "git status; rm -rf ~"), Decision::Ask);
+        assert_eq!(decide_text(&p, "git push"), Decision::Ask(Asked::Unallowed));
+        assert_eq!(
+            decide_text(&p, "git status; rm -rf ~"),
+            Decision::Ask(Asked::Unallowed)
+        );
         assert_eq!(
             decide(
                 &p,
@@ -475,7 +518,7 @@ mod tests {
                 Request::Session,
                 &Files::nothing_there()
             ),
-            Decision::Ask
+            Decision::Ask(Asked::Unallowed)
         );
     }
 
@@ -492,9 +535,12 @@ mod tests {
         ));
         assert_eq!(
             decide_text(&p, "npm test --script-shell=./pwn.sh"),
-            Decision::Ask
+            Decision::Ask(Asked::Unallowed)
         );
-        assert_eq!(decide_text(&p, "make SHELL=./x"), Decision::Ask);
+        assert_eq!(
+            decide_text(&p, "make SHELL=./x"),
+            Decision::Ask(Asked::Unallowed)
+        );
         // A remembered prefix is held to the same.
         let p = policy(Level::Ask, &[], &[]);
         let mut r = Remembered::new();
@@ -511,7 +557,7 @@ mod tests {
             ask("make test"),
             Decision::Allow(Allowed::RememberedRule { .. })
         ));
-        assert_eq!(ask("make -f /tmp/evil.mk"), Decision::Ask);
+        assert_eq!(ask("make -f /tmp/evil.mk"), Decision::Ask(Asked::Unallowed));
     }
 
     #[test]
@@ -531,8 +577,11 @@ mod tests {
             ask("npm test ; echo done"),
             Decision::Allow(Allowed::RememberedCommand)
         );
-        assert_eq!(ask("npm test ; echo done; rm x"), Decision::Ask);
-        assert_eq!(ask("npm test"), Decision::Ask);
+        assert_eq!(
+            ask("npm test ; echo done; rm x"),
+            Decision::Ask(Asked::Unallowed)
+        );
+        assert_eq!(ask("npm test"), Decision::Ask(Asked::Unallowed));
     }
 
     #[test]
@@ -555,7 +604,7 @@ mod tests {
                 rule: "npm test".into()
             })
         );
-        assert_eq!(ask("npm test && rm x"), Decision::Ask);
+        assert_eq!(ask("npm test && rm x"), Decision::Ask(Asked::Unallowed));
     }
 
     #[test]
@@ -567,7 +616,7 @@ mod tests {
         assert!(!text.is_exact());
         assert_eq!(
             decide(&p, &r, Request::Command(&text), &Files::nothing_there()),
-            Decision::Ask
+            Decision::Ask(Asked::Unallowed)
         );
     }
 
@@ -589,6 +638,176 @@ mod tests {
         }
     }
 
+    fn asking(level: Level, allow: &[&str], deny: &[&str], ask: &[&str]) -> Policy {
+        let mut p = policy(level, allow, deny);
+        for r in ask {
+            p.ask.add(r, Origin::Flag("--ask")).unwrap();
+        }
+        p
+    }
+
+    fn ask_rule(d: &Decision) -> Option<(&str, &str)> {
+        match d {
+            Decision::Ask(Asked::Rule(AskMatch::Rule { rule, found, .. })) => Some((rule, found)),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn an_ask_rule_asks_at_every_level_that_runs_commands() {
+        for level in [Level::Ask, Level::Safe, Level::Full] {
+            let p = asking(level, &[], &[], &["git push"]);
+            let d = decide_text(&p, "git push origin main");
+            assert_eq!(
+                ask_rule(&d),
+                Some(("git push", "git push origin main")),
+                "{level}: {d:?}"
+            );
+            // What no ask rule matches is decided as before.
+            let d = decide_text(&p, "git status");
+            let expected = match level {
+                Level::Ask => Decision::Ask(Asked::Unallowed),
+                Level::Safe => Decision::Allow(Allowed::Sandboxed),
+                _ => Decision::Allow(Allowed::Level),
+            };
+            assert_eq!(d, expected, "{level}");
+        }
+        // Level deny runs nothing and asks nothing.
+        let p = asking(Level::Deny, &[], &[], &["git push"]);
+        assert_eq!(decide_text(&p, "git push"), Decision::Deny(Denied::Level));
+    }
+
+    #[test]
+    fn an_ask_rule_comes_before_an_allow_rule_and_after_a_deny_rule() {
+        let p = asking(Level::Ask, &["git"], &["git push --force"], &["git push"]);
+        assert_eq!(
+            ask_rule(&decide_text(&p, "git push")),
+            Some(("git push", "git push"))
+        );
+        assert!(matches!(
+            decide_text(&p, "git status"),
+            Decision::Allow(Allowed::Rule { .. })
+        ));
+        for level in [Level::Ask, Level::Safe, Level::Full] {
+            let p = asking(level, &["git"], &["git push --force"], &["git push"]);
+            assert!(
+                matches!(
+                    decide_text(&p, "git push --force"),
+                    Decision::Deny(Denied::Rule(_))
+                ),
+                "{level}"
+            );
+        }
+    }
+
+    #[test]
+    fn nothing_that_allows_unasked_stands_in_for_an_ask_rule() {
+        // The read-only preset, compound mode and remembered approvals all give way.
+        let mut p = asking(
+            Level::Ask,
+            &["git status", "cat"],
+            &[],
+            &["cat", "git push"],
+        );
+        p.readonly = true;
+        p.compound = true;
+        assert!(ask_rule(&decide_text(&p, "cat README")).is_some());
+        assert_eq!(
+            ask_rule(&decide_text(&p, "git status && git push")),
+            Some(("git push", "git push"))
+        );
+        let mut r = Remembered::new();
+        r.remember_command("git push");
+        r.remember_prefix("git").unwrap();
+        let d = decide(
+            &p,
+            &r,
+            Request::Command(&CommandText::new("git push")),
+            &Files::nothing_there(),
+        );
+        assert!(ask_rule(&d).is_some(), "{d:?}");
+    }
+
+    #[test]
+    fn an_ask_rule_looks_at_an_agents_wrapper_and_its_command_but_leaves_a_gate_it_execs_to_ask() {
+        let outer = "source snap && eval 'git push' && pwd -P >| /tmp/claude-0000-cwd";
+        let p = asking(Level::Full, &[], &[], &["git push"]);
+        assert!(ask_rule(&decide_wrapped(&p, outer, "git push", false)).is_some());
+        let p = asking(Level::Full, &[], &[], &["pwd"]);
+        assert!(ask_rule(&decide_wrapped(&p, outer, "ls", false)).is_some());
+        let outer = "if . 'snap' >/dev/null 2>&1; then :; fi\n\nexec '/usr/lib/gate/bin/bash' -c 'git push'";
+        let p = asking(Level::Full, &[], &[], &["git push"]);
+        assert_eq!(
+            decide_wrapped(&p, outer, "git push", true),
+            Decision::Allow(Allowed::Delegated)
+        );
+    }
+
+    #[test]
+    fn a_shell_session_is_asked_about_at_full_and_safe_only_when_there_are_ask_rules() {
+        let session =
+            |p: &Policy, request| decide(p, &Remembered::new(), request, &Files::nothing_there());
+        for level in [Level::Safe, Level::Full] {
+            let p = asking(level, &[], &[], &["git push"]);
+            assert_eq!(
+                session(&p, Request::Session),
+                Decision::Ask(Asked::Rule(AskMatch::Unreadable)),
+                "{level}"
+            );
+            // `--version` runs nothing.
+            assert!(matches!(session(&p, Request::Info), Decision::Allow(_)));
+            let p = asking(level, &[], &[], &[]);
+            assert!(
+                matches!(session(&p, Request::Session), Decision::Allow(_)),
+                "{level}"
+            );
+        }
+        let p = asking(Level::Ask, &[], &[], &["git push"]);
+        assert_eq!(
+            session(&p, Request::Session),
+            Decision::Ask(Asked::Unallowed)
+        );
+    }
+
+    #[test]
+    fn text_that_is_too_complex_to_read_is_asked_about() {
+        let p = asking(Level::Full, &[], &[], &["git push"]);
+        let deep = format!("{}true", "eval ".repeat(20));
+        assert_eq!(
+            decide_text(&p, &deep),
+            Decision::Ask(Asked::Rule(AskMatch::TooComplex))
+        );
+    }
+
+    proptest::proptest! {
+        /// Deny beats ask beats everything else: the order holds for any mix of rules.
+        #[test]
+        fn deny_then_ask_then_the_rest(
+            level in proptest::sample::select(Level::ALL.to_vec()),
+            allow in proptest::collection::vec(proptest::sample::select(vec!["git", "git push", "ls", "cat"]), 0..3),
+            deny in proptest::collection::vec(proptest::sample::select(vec!["git push --force", "rm", "cat -n"]), 0..2),
+            ask in proptest::collection::vec(proptest::sample::select(vec!["git push", "cat", "rm -rf"]), 0..3),
+            text in proptest::sample::select(vec![
+                "git push", "git push --force", "git status", "ls -l", "cat -n f", "cat f",
+                "rm -rf x", "rm x", "ls && git push", "sh -c 'cat f'",
+            ]),
+        ) {
+            let p = asking(level, &allow, &deny, &ask);
+            let d = decide_text(&p, text);
+            let c = CommandText::new(text);
+            if level == Level::Deny {
+                proptest::prop_assert_eq!(d, Decision::Deny(Denied::Level));
+            } else if p.deny.find(&c).is_some() {
+                proptest::prop_assert!(matches!(d, Decision::Deny(Denied::Rule(_))), "{:?}", d);
+            } else if p.ask.find(&c).is_some() {
+                proptest::prop_assert!(matches!(d, Decision::Ask(Asked::Rule(_))), "{:?}", d);
+            } else {
+                let without = asking(level, &allow, &deny, &[]);
+                proptest::prop_assert_eq!(d, decide_text(&without, text));
+            }
+        }
+    }
+
     fn with(p: Policy, compound: bool, readonly: bool) -> Policy {
         Policy {
             compound,
@@ -600,15 +819,21 @@ mod tests {
     #[test]
     fn the_read_only_preset_is_off_by_default_and_allows_only_reads_when_on() {
         let p = policy(Level::Ask, &[], &[]);
-        assert_eq!(decide_text(&p, "ls -la"), Decision::Ask);
+        assert_eq!(decide_text(&p, "ls -la"), Decision::Ask(Asked::Unallowed));
         let p = with(p, false, true);
         assert_eq!(
             decide_text(&p, "ls -la"),
             Decision::Allow(Allowed::ReadOnly { entry: "ls" })
         );
-        assert_eq!(decide_text(&p, "sed -i s/a/b/ f"), Decision::Ask);
-        assert_eq!(decide_text(&p, "./ls"), Decision::Ask);
-        assert_eq!(decide_text(&p, "ls; rm -rf x"), Decision::Ask);
+        assert_eq!(
+            decide_text(&p, "sed -i s/a/b/ f"),
+            Decision::Ask(Asked::Unallowed)
+        );
+        assert_eq!(decide_text(&p, "./ls"), Decision::Ask(Asked::Unallowed));
+        assert_eq!(
+            decide_text(&p, "ls; rm -rf x"),
+            Decision::Ask(Asked::Unallowed)
+        );
         // A deny rule still wins.
         let p = with(policy(Level::Ask, &[], &["cat"]), false, true);
         assert!(matches!(decide_text(&p, "cat f"), Decision::Deny(_)));
@@ -618,7 +843,11 @@ mod tests {
     fn compound_mode_allows_only_when_every_part_is_allowed() {
         let p = policy(Level::Ask, &["git status", "cargo test"], &[]);
         let cmd = "git status && cargo test --quiet";
-        assert_eq!(decide_text(&p, cmd), Decision::Ask, "off by default");
+        assert_eq!(
+            decide_text(&p, cmd),
+            Decision::Ask(Asked::Unallowed),
+            "off by default"
+        );
         let p = with(p, true, false);
         match decide_text(&p, cmd) {
             Decision::Allow(Allowed::Compound { parts }) => {
@@ -636,7 +865,11 @@ mod tests {
             "X=1 git status && cargo test",
             "git status &&",
         ] {
-            assert_eq!(decide_text(&p, cmd), Decision::Ask, "{cmd}");
+            assert_eq!(
+                decide_text(&p, cmd),
+                Decision::Ask(Asked::Unallowed),
+                "{cmd}"
+            );
         }
     }
 
@@ -709,7 +942,11 @@ mod tests {
             "sed -n 'w out' f",
             "rg --pre sh x",
         ] {
-            assert_eq!(decide_text(&p, asked), Decision::Ask, "{asked}");
+            assert_eq!(
+                decide_text(&p, asked),
+                Decision::Ask(Asked::Unallowed),
+                "{asked}"
+            );
             // Without the setting the seeds' prefix rule allows each of them.
             assert!(
                 matches!(decide_text(&plain, asked), Decision::Allow(_)),
@@ -746,7 +983,10 @@ mod tests {
         ));
         // In compound mode every part is held to the same.
         let p = with(narrowed(&["git diff", "ls"]), true, false);
-        assert_eq!(decide_text(&p, "ls && git diff --output=x"), Decision::Ask);
+        assert_eq!(
+            decide_text(&p, "ls && git diff --output=x"),
+            Decision::Ask(Asked::Unallowed)
+        );
         assert!(matches!(
             decide_text(&p, "ls && git diff --stat"),
             Decision::Allow(Allowed::Compound { .. })

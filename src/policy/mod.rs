@@ -4,6 +4,7 @@
 
 #![forbid(unsafe_code)]
 
+mod ask;
 pub mod compound;
 mod decide;
 mod deny;
@@ -20,7 +21,10 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
 use std::sync::Arc;
 
-pub use decide::{Allowed, Decision, Denied, Policy, Remembered, Request, decide, find_rule};
+pub use ask::{AskMatch, AskRules};
+pub use decide::{
+    Allowed, Asked, Decision, Denied, Policy, Remembered, Request, decide, find_rule,
+};
 pub use deny::{DenyMatch, DenyRules, ExecMatch, MULTI_CALL};
 pub use rules::{
     AllowRules, RuleError, SHELL_CHARS, allow_rule_matches, describe_char, first_shell_char,

@@ -87,7 +87,7 @@ pub fn trim_blanks(text: &str) -> &str {
 pub enum RuleError {
     Blank,
     ShellChar(char),
-    /// A deny rule made only of assignments (`FOO=1`) names no program to deny.
+    /// A deny or ask rule made only of assignments (`FOO=1`) names no program to deny.
     NoProgram,
     /// The rule starts or ends with white space other than a space or tab.
     InvisibleEnd(char),
@@ -127,7 +127,7 @@ impl fmt::Display for RuleError {
                 u32::from(*c)
             ),
             RuleError::NoProgram => {
-                f.write_str("a deny rule must name a program, not only variable assignments")
+                f.write_str("a deny or ask rule must name a program, not only variable assignments")
             }
             RuleError::AgentRule {
                 agent,
