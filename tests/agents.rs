@@ -538,3 +538,46 @@ fn a_start_up_call_judged_whole_is_not_called_an_unknown_wrapper() {
         .run();
     out.assert_stdout_contains("it looks like Claude Code's wrapper");
 }
+
+#[test]
+fn an_ask_rule_asks_about_a_part_of_an_agents_wrapped_compound_command_at_full() {
+    let env = TestEnv::new();
+    env.gate()
+        .args(NO_CONFIG)
+        .args(["-c", "-l", &startup_script(&env)])
+        .run()
+        .assert_code(0);
+    let cwd = cwd_file(&env);
+    let f = env.file("F");
+    let full = [
+        "--no-config",
+        "--audit-log",
+        "off",
+        "--no-tty",
+        "--level",
+        "full",
+        "--shell",
+        "/bin/bash",
+    ];
+    let command = wrapped(&env, "true && touch F", &cwd);
+    env.gate()
+        .args(full)
+        .args(["-c", &command])
+        .run()
+        .assert_code(0);
+    assert!(
+        f.exists(),
+        "control: without the ask rule the wrapped command ran"
+    );
+    fs::remove_file(&f).unwrap();
+    let out = env
+        .gate()
+        .args(full)
+        .args(["--ask", "touch", "-c", &command])
+        .run();
+    assert_absent(&f, &out);
+    out.assert_refused()
+        .assert_stderr_contains("the ask rule `touch` (from --ask) matches `touch F`")
+        .assert_stderr_contains("no approver");
+    let _ = fs::remove_file(&cwd);
+}
