@@ -37,6 +37,9 @@ _gate() {
             gate,pending)
                 cmd="gate__subcmd__pending"
                 ;;
+            gate,rules)
+                cmd="gate__subcmd__rules"
+                ;;
             gate,serve)
                 cmd="gate__subcmd__serve"
                 ;;
@@ -50,7 +53,7 @@ _gate() {
 
     case "${cmd}" in
         gate)
-            opts="-c --help --version --level --allow --deny --ask --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --readonly-rules --write --deny-read --net --net-connect --net-bind --allow-domain --deny-domain --resolve --unix-sockets --best-effort check doctor serve pending approve deny watch ask completions"
+            opts="-c --help --version --level --allow --deny --ask --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --readonly-rules --write --deny-read --net --net-connect --net-bind --allow-domain --deny-domain --resolve --unix-sockets --best-effort check doctor rules serve pending approve deny watch ask completions"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -567,6 +570,110 @@ _gate() {
                     return 0
                     ;;
                 --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        gate__subcmd__rules)
+            opts="--help --json --level --allow --deny --ask --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --readonly-rules --write --deny-read --net --net-connect --net-bind --allow-domain --deny-domain --resolve --unix-sockets --best-effort"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --level)
+                    COMPREPLY=($(compgen -W "deny ask safe full" -- "${cur}"))
+                    return 0
+                    ;;
+                --allow)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --deny)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ask)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --shell)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --audit-log)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --write)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --deny-read)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --net-connect)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --net-bind)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --allow-domain)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --deny-domain)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --resolve)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

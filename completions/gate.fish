@@ -57,6 +57,7 @@ complete -c gate -n "__fish_gate_needs_command" -l unix-sockets -d 'safe: allow 
 complete -c gate -n "__fish_gate_needs_command" -l best-effort -d 'safe: run even if the kernel cannot enforce every part of the sandbox, with a warning naming what is not'
 complete -c gate -n "__fish_gate_needs_command" -a "check" -d 'Print the decision for a command and why, without running anything'
 complete -c gate -n "__fish_gate_needs_command" -a "doctor" -d 'Report what this machine can enforce; exit 0 when safe can be fully enforced'
+complete -c gate -n "__fish_gate_needs_command" -a "rules" -d 'List the rules in force, each with where it came from, and what the lock lets later layers change'
 complete -c gate -n "__fish_gate_needs_command" -a "serve" -d 'Run the approval broker: hold the requests of gates at level ask until an approver answers'
 complete -c gate -n "__fish_gate_needs_command" -a "pending" -d 'List the requests waiting in the broker: id, command, directory, session, age'
 complete -c gate -n "__fish_gate_needs_command" -a "approve" -d 'Approve a waiting request; prints answered, already settled or not found (exit 0, 3, 4)'
@@ -129,6 +130,36 @@ complete -c gate -n "__fish_gate_using_subcommand doctor" -l readonly-rules -d '
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l net -d 'safe: allow the network (it is off by default)'
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l unix-sockets -d 'safe: allow Unix sockets, which can reach D-Bus, Docker or ssh-agent outside the sandbox (off by default)'
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l best-effort -d 'safe: run even if the kernel cannot enforce every part of the sandbox, with a warning naming what is not'
+complete -c gate -n "__fish_gate_using_subcommand rules" -l level -d 'Permission level: deny, ask, safe or full [env: GATE_LEVEL] [default: ask]' -r -f -a "deny\t''
+ask\t''
+safe\t''
+full\t''"
+complete -c gate -n "__fish_gate_using_subcommand rules" -l allow -d 'Allow commands that are RULE or start with RULE and a space (repeatable)' -r
+complete -c gate -n "__fish_gate_using_subcommand rules" -l deny -d 'Refuse commands that start with RULE, at every level: in the text, and each program when it runs (repeatable)' -r
+complete -c gate -n "__fish_gate_using_subcommand rules" -l ask -d 'Ask a person before commands that start with RULE, at every level that runs commands, even when an allow rule matches; read in the text as deny rules are (repeatable)' -r
+complete -c gate -n "__fish_gate_using_subcommand rules" -l shell -d 'The real shell that runs -c commands [env: GATE_SHELL] [default: /bin/sh]' -r -F
+complete -c gate -n "__fish_gate_using_subcommand rules" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
+complete -c gate -n "__fish_gate_using_subcommand rules" -l audit-log -d 'Append one JSON line per decision to PATH, or turn the log off [env: GATE_AUDIT_LOG]' -r -F
+complete -c gate -n "__fish_gate_using_subcommand rules" -l timeout -d 'How long to wait for an approver; unanswered means denied [env: GATE_TIMEOUT] [default: 60]' -r
+complete -c gate -n "__fish_gate_using_subcommand rules" -l session -d 'Session that remembered approvals belong to [env: GATE_SESSION]' -r
+complete -c gate -n "__fish_gate_using_subcommand rules" -l socket -d 'Approver socket [env: GATE_SOCKET]' -r -F
+complete -c gate -n "__fish_gate_using_subcommand rules" -l write -d 'safe: also allow writing under PATH (repeatable; the workspace, /tmp, $TMPDIR and /dev/shm always are)' -r -F
+complete -c gate -n "__fish_gate_using_subcommand rules" -l deny-read -d 'safe: also hide PATH from the command (repeatable; added to ~/.ssh, ~/.aws and the other defaults)' -r -F
+complete -c gate -n "__fish_gate_using_subcommand rules" -l net-connect -d 'safe: allow TCP connections to PORT only (repeatable)' -r
+complete -c gate -n "__fish_gate_using_subcommand rules" -l net-bind -d 'safe: allow binding TCP PORT only (repeatable)' -r
+complete -c gate -n "__fish_gate_using_subcommand rules" -l allow-domain -d 'safe: allow connections through gate\'s proxy to DOMAIN (`host` on port 443, `*.host` for its subdomains, `host:PORT`, `host:*`, or a preset: @npm, @pypi, @crates, @go, @github; repeatable); nothing else is reached' -r
+complete -c gate -n "__fish_gate_using_subcommand rules" -l deny-domain -d 'safe: refuse DOMAIN through the proxy even where --allow-domain would allow it (repeatable)' -r
+complete -c gate -n "__fish_gate_using_subcommand rules" -l resolve -d 'safe: the proxy resolves NAME to ADDRESS, which may be a private or loopback one (repeatable)' -r
+complete -c gate -n "__fish_gate_using_subcommand rules" -l help -d 'Print this help'
+complete -c gate -n "__fish_gate_using_subcommand rules" -l json -d 'Print the rules and the lock as one JSON object'
+complete -c gate -n "__fish_gate_using_subcommand rules" -l no-config -d 'Read no configuration file (refused when the system file is locked)'
+complete -c gate -n "__fish_gate_using_subcommand rules" -l no-tty -d 'Never ask on the terminal'
+complete -c gate -n "__fish_gate_using_subcommand rules" -l compound -d 'ask: also allow `a && b`, `a || b`, `a; b` and `a | b` when every part is allowed on its own (off by default)'
+complete -c gate -n "__fish_gate_using_subcommand rules" -l readonly -d 'ask: also allow commands of the read-only preset (ls, cat, grep, git status, ... with argument checks) without asking'
+complete -c gate -n "__fish_gate_using_subcommand rules" -l readonly-rules -d 'ask: an allow rule that is itself a read-only command (git diff, find, sed -n) allows only commands that pass the read-only checks too'
+complete -c gate -n "__fish_gate_using_subcommand rules" -l net -d 'safe: allow the network (it is off by default)'
+complete -c gate -n "__fish_gate_using_subcommand rules" -l unix-sockets -d 'safe: allow Unix sockets, which can reach D-Bus, Docker or ssh-agent outside the sandbox (off by default)'
+complete -c gate -n "__fish_gate_using_subcommand rules" -l best-effort -d 'safe: run even if the kernel cannot enforce every part of the sandbox, with a warning naming what is not'
 complete -c gate -n "__fish_gate_using_subcommand serve" -l requests-socket -d 'Also take requests (never answers) on PATH, open to every user: for an approver who is another user, or on another machine (docs/approvals.md)' -r -F
 complete -c gate -n "__fish_gate_using_subcommand serve" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
 complete -c gate -n "__fish_gate_using_subcommand serve" -l socket -d 'Approver socket [env: GATE_SOCKET]' -r -F

@@ -231,6 +231,13 @@ pub const DOCTOR_OPTIONS: &[OptionSpec] = &[
     SYSTEM_DROP_INS,
 ];
 
+/// Options that only `gate rules` takes.
+pub const RULES_OPTIONS: &[OptionSpec] = &[OptionSpec {
+    name: "--json",
+    value: None,
+    help: "Print the rules and the lock as one JSON object",
+}];
+
 /// Options that only `gate check` takes.
 pub const CHECK_OPTIONS: &[OptionSpec] = &[
     OptionSpec {
@@ -299,6 +306,21 @@ Exit status: 0 the sandbox of level safe can be fully enforced here, 1 it cannot
 the configuration does not load, 125 a usage error. With --system-file or
 --system-drop-ins (a policy checked before it is installed): 0 the configuration loads,
 1 it does not, and the error, with its file and line, is also printed on stderr.",
+        ),
+    },
+    SubcommandSpec {
+        name: "rules",
+        about: "List the rules in force, each with where it came from, and what the lock lets later layers change",
+        usage: "gate rules [OPTIONS] [--json]",
+        own: RULES_OPTIONS,
+        shared: Shared::All,
+        after_help: Some(
+            "\
+gate's options (and the configuration) say which rules are in force, as a run with
+them would use them: `gate rules --ask 'git push'` lists that rule too, from --ask.
+Approvals remembered for a session live in the broker and are not listed.
+
+Exit status: 0 listed, 125 the configuration does not load (the error is printed).",
         ),
     },
     SubcommandSpec {

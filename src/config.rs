@@ -123,6 +123,8 @@ pub struct Settings {
     /// Where the system layer was looked for: the installed places, or the candidates
     /// `gate check`/`gate doctor` were given.
     pub system: SystemPlaces,
+    /// Where the policy's switches were set, for `gate rules` (decisions never read it).
+    pub switch_origins: SwitchOrigins,
 }
 
 /// Where the system layer comes from: its file and its drop-in directory.
@@ -159,6 +161,24 @@ impl SystemPlaces {
             places.candidate_drop_ins = true;
         }
         places
+    }
+}
+
+/// Where each of the policy's on/off settings was last set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SwitchOrigins {
+    pub compound: Origin,
+    pub readonly: Origin,
+    pub readonly_rules: Origin,
+}
+
+impl Default for SwitchOrigins {
+    fn default() -> Self {
+        SwitchOrigins {
+            compound: Origin::BuiltIn,
+            readonly: Origin::BuiltIn,
+            readonly_rules: Origin::BuiltIn,
+        }
     }
 }
 
@@ -1080,6 +1100,7 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         locked_by: None,
         files,
         system: SystemPlaces::installed(),
+        switch_origins: SwitchOrigins::default(),
     };
     let mut network_origin = Origin::BuiltIn;
     let mut audit_log_origin = Origin::BuiltIn;
@@ -1135,17 +1156,19 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         // take away one an earlier layer set (rules accumulate).
         s.policy.ask.extend(layer.ask);
         // Both widen what runs unasked, so under a lock they can be turned off, not on.
-        for (value, key, slot, what) in [
+        for (value, key, slot, slot_origin, what) in [
             (
                 layer.compound,
                 "compound",
                 &mut s.policy.compound,
+                &mut s.switch_origins.compound,
                 "compound commands stay off",
             ),
             (
                 layer.readonly,
                 "readonly",
                 &mut s.policy.readonly,
+                &mut s.switch_origins.readonly,
                 "the read-only preset stays off",
             ),
         ] {
@@ -1154,6 +1177,7 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
                     return Err(refuse(&origin, key, what));
                 }
                 *slot = on;
+                *slot_origin = origin;
             }
         }
         // This one narrows what runs unasked: under a lock it can be turned on, not off.
@@ -1166,6 +1190,7 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
                 ));
             }
             s.policy.readonly_rules = on;
+            s.switch_origins.readonly_rules = origin;
         }
         if let Some((log, origin)) = layer.audit_log {
             // Under a lock the audit log goes where the locking file says, or to the
@@ -1403,6 +1428,117 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         ));
     }
     Ok(s)
+}
+
+/// What a layer after the locking file may still do, key by key, given the settings the
+/// layers made: [`merge`]'s lock rules in words, for `gate rules`. Empty when nothing
+/// locks. (Kept beside `merge`: a change to one is a change to the other, and a test
+/// holds each sentence to what `merge` does.)
+pub fn under_lock(s: &Settings) -> Vec<(&'static str, String)> {
+    if s.locked_by.is_none() {
+        return Vec::new();
+    }
+    let only_off = |on: bool, key: &str| {
+        if on {
+            "may be turned off, not back on (it is on)".to_owned()
+        } else {
+            format!("stays off: no later layer may turn {key} on")
+        }
+    };
+    let shell = match &s.shell {
+        Some((path, _)) => format!("stays {}", path.display()),
+        None => "stays the default (/bin/sh): no later layer may set one".to_owned(),
+    };
+    let socket = match &s.socket {
+        Some(path) => format!("stays {}", path.display()),
+        None => "stays the broker's default socket: no later layer may name another".to_owned(),
+    };
+    let audit_log = match &s.audit_log {
+        AuditLog::Default => {
+            "stays the default place: no later layer may move it or turn it off".to_owned()
+        }
+        AuditLog::Off => "stays off".to_owned(),
+        AuditLog::Path(p) => format!(
+            "stays {}: no later layer may move it or turn it off",
+            p.display()
+        ),
+    };
+    vec![
+        (
+            "level",
+            if s.policy.level == Level::Deny {
+                "stays `deny`".to_owned()
+            } else {
+                format!("stays `{}`, or becomes `deny`", s.policy.level)
+            },
+        ),
+        ("shell", shell),
+        ("allow", "no rule may be added".to_owned()),
+        (
+            "deny",
+            "rules may be added; none can be taken away".to_owned(),
+        ),
+        (
+            "ask",
+            "rules may be added; none can be taken away".to_owned(),
+        ),
+        ("compound", only_off(s.policy.compound, "compound")),
+        ("readonly", only_off(s.policy.readonly, "readonly")),
+        (
+            "readonly_rules",
+            if s.policy.readonly_rules {
+                "stays on".to_owned()
+            } else {
+                "may be turned on (it is off)".to_owned()
+            },
+        ),
+        ("approval.socket", socket),
+        (
+            "approval.tty",
+            if s.tty {
+                "may be turned off (it is on)".to_owned()
+            } else {
+                "stays off".to_owned()
+            },
+        ),
+        (
+            "approval.timeout",
+            format!("may be shortened, not lengthened (it is {} s)", s.timeout),
+        ),
+        ("audit.log", audit_log),
+        (
+            "audit.required",
+            if s.audit_required {
+                "stays true".to_owned()
+            } else {
+                "may be turned on".to_owned()
+            },
+        ),
+        (
+            "sandbox.write, sandbox.net_connect, sandbox.net_bind, sandbox.allow_domains, sandbox.resolve",
+            "no entry may be added".to_owned(),
+        ),
+        (
+            "sandbox.deny_read, sandbox.deny_domains, sandbox.require",
+            "entries may be added".to_owned(),
+        ),
+        (
+            "sandbox.network",
+            only_off(s.sandbox.network, "the network"),
+        ),
+        (
+            "sandbox.unix_sockets",
+            only_off(s.sandbox.unix_sockets, "Unix sockets"),
+        ),
+        (
+            "sandbox.best_effort",
+            only_off(s.sandbox.best_effort, "best effort"),
+        ),
+        (
+            "--no-config",
+            "refused: the locking file cannot be skipped".to_owned(),
+        ),
+    ]
 }
 
 // ---------------------------------------------------------------------------------------

@@ -119,6 +119,10 @@ pub enum Action {
     Doctor {
         json: bool,
     },
+    /// `gate rules [--json]`: the rules in force and what the lock allows.
+    Rules {
+        json: bool,
+    },
     /// `gate serve [--requests-socket PATH]`: the approval broker.
     Serve {
         requests_socket: Option<std::path::PathBuf>,
@@ -444,6 +448,9 @@ fn subcommand_action(
     };
     Ok(match name {
         "doctor" => Action::Doctor {
+            json: flag("--json"),
+        },
+        "rules" => Action::Rules {
             json: flag("--json"),
         },
         "serve" => {
@@ -1161,6 +1168,45 @@ mod tests {
         assert!(parse_strs(&["gate", "doctor", "-c", "ls"]).is_err());
         assert!(parse_strs(&["gate", "check", "script.sh"]).is_err());
         assert!(parse_strs(&["gate", "--json", "-c", "x"]).is_err());
+    }
+
+    #[test]
+    fn rules_is_a_subcommand_and_a_script_of_that_name_runs_as_dot_slash_rules() {
+        assert_eq!(
+            parse_strs(&["gate", "rules"]).unwrap().action,
+            Action::Rules { json: false }
+        );
+        let inv = parse_strs(&[
+            "gate",
+            "--no-config",
+            "rules",
+            "--json",
+            "--ask",
+            "git push",
+        ])
+        .unwrap();
+        assert_eq!(inv.action, Action::Rules { json: true });
+        assert!(inv.gate.no_config);
+        assert_eq!(inv.gate.ask, os(&["git push"]));
+        assert!(parse_strs(&["gate", "rules", "-c", "ls"]).is_err());
+        assert!(parse_strs(&["gate", "rules", "extra"]).is_err());
+        // As for a shell: `./rules`, after a shell option, or under a shell's name.
+        for argv in [
+            &["gate", "./rules"][..],
+            &["gate", "-e", "rules"],
+            &["bash", "rules"],
+        ] {
+            assert!(
+                matches!(
+                    parse_strs(argv).unwrap().action,
+                    Action::Run(Target::Shell {
+                        work: ShellWork::Script(_),
+                        ..
+                    })
+                ),
+                "{argv:?}"
+            );
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //! - [`settings`]: the loaded settings and what the sandbox derives from them.
 //! - [`shells`]: shell facts (names, dialects, option tables, start-up families), pure.
 //! - [`run`]: the sequence; it dispatches to the subcommands ([`doctor`],
-//!   [`approval`], [`completions`]), which never import it.
+//!   [`rules_report`], [`approval`], [`completions`]), which never import it.
 //! - [`output`]: gate's own lines and exit statuses, a leaf every module may use.
 
 pub mod agents;
@@ -35,6 +35,7 @@ pub mod netproxy;
 pub mod output;
 pub mod policy;
 pub mod random;
+pub mod rules_report;
 pub mod run;
 pub mod sandbox;
 pub mod session;

@@ -47,6 +47,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         Action::Version => print(&format!("gate {}\n", crate::cli::VERSION)),
         Action::Check { target, json } => check(&inv, target, *json),
         Action::Doctor { json } => crate::doctor::run(&inv, *json),
+        Action::Rules { json } => crate::rules_report::run(&inv, *json),
         Action::Completions { shell } => crate::completions::run(shell),
         Action::Serve { requests_socket } => with_socket(&inv, |settings, socket| {
             crate::approval::broker::serve(socket, requests_socket.as_deref(), settings)

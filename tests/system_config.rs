@@ -760,3 +760,88 @@ fn a_sound_candidate_loads_in_place_of_the_installed_file() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_locked_ask_rule_holds_whatever_the_user_file_says() {
+    // Control: under the same lock without the ask rule, the command runs.
+    let sys = System::new(Some("lock = true\nlevel = \"full\"\n"));
+    let out = sys.gate(&["--no-tty", "-c", "touch ran"], &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(sys.file("ran").exists(), "control: the command ran");
+
+    let sys = System::new(Some("lock = true\nlevel = \"full\"\nask = [\"touch\"]\n"));
+    // A user file that sets the list again, empty, or with other rules, adds to it.
+    for user in ["ask = []\n", "ask = [\"git push\"]\n", ""] {
+        sys.user_config(user);
+        let out = sys.gate(&["--no-tty", "-c", "true && touch ran"], &[]);
+        assert_eq!(code(&out), 126, "{user:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("the ask rule `touch` (from /etc/gate/config.toml:3)"),
+            "{user:?}: {}",
+            stderr(&out)
+        );
+        assert!(!sys.file("ran").exists(), "{user:?}: the command ran");
+    }
+}
+
+#[test]
+fn gate_rules_lists_each_rule_with_its_file_and_line_and_what_the_lock_allows() {
+    let sys = System::new(Some(
+        "lock = true\nlevel = \"ask\"\nallow = [\"echo ok\"]\ndeny = [\"rm -rf\"]\nask = [\"git push\"]\n",
+    ));
+    sys.user_config("\nask = [\"npm publish\"]\ncompound = false\n");
+    let user_file = sys.home().join(".config/gate/config.toml");
+    let out = sys.gate(&["rules", "--ask", "curl"], &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for line in [
+        "configuration: /etc/gate/config.toml (locks), ".to_owned(),
+        "level: ask (from /etc/gate/config.toml:2)\n".to_owned(),
+        "  rm -rf       /etc/gate/config.toml:4\n".to_owned(),
+        "  git push     /etc/gate/config.toml:5\n".to_owned(),
+        format!("  npm publish  {}:2\n", user_file.display()),
+        "  curl         --ask\n".to_owned(),
+        "  echo ok      /etc/gate/config.toml:3\n".to_owned(),
+        format!("  compound        off  (from {}:3)\n", user_file.display()),
+        "\nlock: /etc/gate/config.toml says lock = true;".to_owned(),
+        "  allow: no rule may be added\n".to_owned(),
+        "  ask: rules may be added; none can be taken away\n".to_owned(),
+    ] {
+        assert!(text.contains(&line), "{line:?} is not in\n{text}");
+    }
+    let out = sys.gate(&["rules", "--json"], &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["locked_by"], "/etc/gate/config.toml");
+    let asks: Vec<(String, String)> = v["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "ask")
+        .map(|r| {
+            (
+                r["rule"].as_str().unwrap().to_owned(),
+                r["origin"]["text"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        asks,
+        [
+            ("git push".to_owned(), "/etc/gate/config.toml:5".to_owned()),
+            (
+                "npm publish".to_owned(),
+                format!("{}:2", user_file.display())
+            ),
+        ]
+    );
+    // What the lock refuses, `gate rules` refuses to list: the configuration does not
+    // load (125), as a run would not.
+    let out = sys.gate(&["rules", "--allow", "ls"], &[]);
+    assert_eq!(code(&out), 125, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no allow rules can be added"),
+        "{}",
+        stderr(&out)
+    );
+}
