@@ -421,8 +421,8 @@ fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(
                     layer.allow.reserve(items.len());
                 }
                 for item in items {
-                    let rule = expect_str(cx, name, item)?;
-                    let item_origin = cx.origin(item.span());
+                    let (rule, rule_span, examples) = rule_item(cx, name, item)?;
+                    let item_origin = cx.origin(rule_span);
                     add_rule(layer, name, rule, item_origin.clone()).map_err(|e| {
                         ConfigError::at(
                             &item_origin,
@@ -430,6 +430,7 @@ fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(
                             format!("`{}`: {e}", rule.escape_debug()),
                         )
                     })?;
+                    check_examples(cx, name, rule, &examples)?;
                 }
             }
             "compound" => layer.compound = Some((expect_bool(cx, name, value)?, origin)),
@@ -635,6 +636,88 @@ fn expect_str<'v>(
         .get_ref()
         .as_str()
         .ok_or_else(|| type_error(cx, key, value, "a string"))
+}
+
+/// An example of a rule's (`match` or `not_match`), with where it was written.
+type Example<'v> = (&'v str, std::ops::Range<usize>, crate::policy::Expect);
+
+/// One entry of `allow`, `deny` or `ask`: a rule as a string, or a table with the rule
+/// and its examples (`{ rule = "git push", match = [...], not_match = [...] }`).
+fn rule_item<'v>(
+    cx: &FileCx<'_>,
+    key: &str,
+    item: &'v Spanned<DeValue<'_>>,
+) -> Result<(&'v str, std::ops::Range<usize>, Vec<Example<'v>>), ConfigError> {
+    const EXPECTED: &str = "a string, or a table with `rule`, `match` and `not_match`";
+    if let Some(rule) = item.get_ref().as_str() {
+        return Ok((rule, item.span(), Vec::new()));
+    }
+    let Some(table) = item.get_ref().as_table() else {
+        return Err(type_error(cx, key, item, EXPECTED));
+    };
+    let mut rule = None;
+    let mut examples = Vec::new();
+    for (k, v) in table {
+        let sub: &str = k.get_ref();
+        let path = format!("{key}.{sub}");
+        let expect = match sub {
+            "rule" => {
+                rule = Some((expect_str(cx, &path, v)?, v.span()));
+                continue;
+            }
+            "match" => crate::policy::Expect::Match,
+            "not_match" => crate::policy::Expect::NotMatch,
+            _ => return Err(unknown_key(cx, k, &path, &["rule", "match", "not_match"])),
+        };
+        let list = v
+            .get_ref()
+            .as_array()
+            .ok_or_else(|| type_error(cx, &path, v, "an array of strings"))?;
+        for example in list {
+            examples.push((expect_str(cx, &path, example)?, example.span(), expect));
+        }
+    }
+    match rule {
+        Some((rule, span)) => Ok((rule, span, examples)),
+        None => Err(ConfigError::at(
+            &cx.origin(item.span()),
+            key,
+            "a table here needs `rule`, the rule itself (and may have `match` and \
+             `not_match`, its examples)",
+        )),
+    }
+}
+
+/// Check a rule against the examples written beside it; a mismatch names the example's
+/// line, the rule and the example.
+fn check_examples(
+    cx: &FileCx<'_>,
+    key: &str,
+    rule: &str,
+    examples: &[Example<'_>],
+) -> Result<(), ConfigError> {
+    use crate::policy::RuleKind;
+    let kind = match key {
+        "deny" => RuleKind::Deny,
+        "ask" => RuleKind::Ask,
+        _ => RuleKind::Allow,
+    };
+    let Some((_, first, _)) = examples.first() else {
+        return Ok(());
+    };
+    // The rule was added already, so it is valid.
+    let alone = crate::policy::Alone::new(kind, rule)
+        .map_err(|e| ConfigError::at(&cx.origin(first.clone()), key, e))?;
+    for (example, span, expect) in examples {
+        alone.check(rule, example, *expect).map_err(|why| {
+            ConfigError::at(
+                &cx.origin(span.clone()),
+                &format!("{key}.{}", expect.key()),
+                why,
+            )
+        })?;
+    }
+    Ok(())
 }
 
 fn expect_bool(
@@ -1945,7 +2028,7 @@ required = true
         );
         let e = err(file("allow = [\n  \"ls\",\n  3,\n]\n"));
         assert!(
-            e.contains(":3: key `allow`: expected a string, found integer"),
+            e.contains(":3: key `allow`: expected a string, or a table with `rule`, `match` and `not_match`, found integer"),
             "{e}"
         );
         let e = err(file("[approval]\ntty = \"yes\"\n"));
@@ -2281,6 +2364,96 @@ required = true
         assert!(e.contains("key `ask`"), "{e}");
         let e = err(user_file("ask = \"git push\"\n"));
         assert!(e.contains("key `ask`"), "{e}");
+    }
+
+    #[test]
+    fn a_rule_may_carry_examples_it_must_and_must_not_match() {
+        let layer = user_file(
+            r#"
+deny = [
+  "rm -rf",
+  { rule = "git push --force", match = ["git push -f origin", "git -C x push --force"], not_match = ["git push origin"] },
+]
+ask = [{ rule = "npm publish", match = ["cd pkg && npm publish --tag next"] }]
+allow = [{ rule = "git status", not_match = ["git status; rm x", "gitk"] }, "ls"]
+"#,
+        )
+        .unwrap();
+        let rules: Vec<_> = layer.deny.iter().map(|(r, o)| (r, o.to_string())).collect();
+        assert_eq!(
+            rules,
+            [
+                ("rm -rf", "/home/u/.config/gate/config.toml:3".to_owned()),
+                (
+                    "git push --force",
+                    "/home/u/.config/gate/config.toml:4".to_owned()
+                ),
+            ]
+        );
+        assert_eq!(layer.ask.len(), 1);
+        assert_eq!(layer.allow.len(), 2);
+    }
+
+    #[test]
+    fn an_example_the_rule_gets_wrong_stops_everything_naming_the_rule_and_the_example() {
+        let e = err(user_file(
+            "deny = [\n  { rule = \"git push --force\",\n    match = [\"git push origin\"] },\n]\n",
+        ));
+        assert_eq!(
+            e,
+            "/home/u/.config/gate/config.toml:3: key `deny.match`: the rule `git push --force` \
+             does not match its example `git push origin`, which `match` says it must"
+        );
+        let e = err(user_file(
+            "allow = [{ rule = \"git\", not_match = [\"git push\"] }]\n",
+        ));
+        assert!(
+            e.contains(
+                ":1: key `allow.not_match`: the rule `git` matches its example `git push`, \
+                 which `not_match` says it must not"
+            ),
+            "{e}"
+        );
+        let e = err(user_file(
+            "ask = [{ rule = \"git push\", match = [\"git pull\"] }]\n",
+        ));
+        assert!(e.contains("key `ask.match`: the rule `git push`"), "{e}");
+        // The rule itself is checked first, with its own line.
+        let e = err(user_file(
+            "deny = [{ rule = \"rm; x\", match = [\"rm\"] }]\n",
+        ));
+        assert!(
+            e.contains(":1: key `deny`: `rm; x`: a rule cannot contain"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_rule_table_has_only_rule_match_and_not_match() {
+        let e = err(user_file("deny = [{ match = [\"rm x\"] }]\n"));
+        assert!(
+            e.contains(":1: key `deny`: a table here needs `rule`"),
+            "{e}"
+        );
+        let e = err(user_file(
+            "deny = [{ rule = \"rm\", matches = [\"rm x\"] }]\n",
+        ));
+        assert!(
+            e.contains(
+                "key `deny.matches`: unknown key; the keys here are `rule`, `match`, `not_match`"
+            ),
+            "{e}"
+        );
+        let e = err(user_file("deny = [{ rule = \"rm\", match = \"rm x\" }]\n"));
+        assert!(
+            e.contains("key `deny.match`: expected an array of strings"),
+            "{e}"
+        );
+        let e = err(user_file("deny = [1]\n"));
+        assert!(
+            e.contains("expected a string, or a table with `rule`, `match` and `not_match`"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -253,7 +253,7 @@ fn a_broken_system_file_stops_everything_and_names_the_line() {
     assert!(out.stdout.is_empty());
     assert!(
         stderr(&out).starts_with(
-            "gate: /etc/gate/config.toml:3: key `allow`: expected a string, found integer"
+            "gate: /etc/gate/config.toml:3: key `allow`: expected a string, or a table with `rule`, `match` and `not_match`, found integer"
         ),
         "{}",
         stderr(&out)

@@ -8,6 +8,7 @@ mod ask;
 pub mod compound;
 mod decide;
 mod deny;
+mod examples;
 mod options;
 mod patterns;
 pub mod readonly;
@@ -26,6 +27,7 @@ pub use decide::{
     Allowed, Asked, Decision, Denied, Policy, Remembered, Request, decide, find_rule,
 };
 pub use deny::{DenyMatch, DenyRules, ExecMatch, MULTI_CALL};
+pub use examples::{Alone, Expect, RuleKind};
 pub use rules::{
     AllowRules, RuleError, SHELL_CHARS, allow_rule_matches, describe_char, first_shell_char,
     first_unmatchable_char, trim_blanks, validate_rule,
