@@ -495,7 +495,9 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
     let policy = &settings.policy;
     let files = judged.files(&settings, policy.readonly || policy.readonly_rules, false);
     let decision = decide(policy, &Remembered::new(), judged.request(), &files);
-    if let Decision::Deny(crate::policy::Denied::Rule(_)) = &decision {
+    if let Decision::Deny(crate::policy::Denied::Rule(_))
+    | Decision::Ask(crate::policy::Asked::Rule(_)) = &decision
+    {
         if let Some(code) = startup_checked_at_exec(inv, target, &settings) {
             return code;
         }
@@ -552,13 +554,17 @@ fn agent_startup(target: &Target, settings: &Settings) -> Option<i32> {
     })
 }
 
-/// An agent's start-up call at `full` that the deny rules refuse as text, and that gate
-/// does not answer itself (Codex's snapshot capture): its script sources the user's
-/// start-up files, which the text stage cannot read (every deny rule matches it), so it
-/// runs, and each program it starts is judged at exec instead.
+/// An agent's start-up call at `full` that the deny or ask rules refuse or ask about as
+/// text, and that gate does not answer itself (Codex's snapshot capture): its script
+/// sources the user's start-up files, which the text stage cannot read (every rule
+/// matches it), so it runs, and with deny rules each program it starts is judged at exec
+/// instead. (Ask rules read the text only: what the start-up files run is not asked
+/// about, as a script's programs are not.)
 fn startup_checked_at_exec(inv: &Invocation, target: &Target, settings: &Settings) -> Option<i32> {
     let policy = &settings.policy;
-    if policy.level != crate::policy::Level::Full || policy.deny.is_empty() {
+    if policy.level != crate::policy::Level::Full
+        || (policy.deny.is_empty() && policy.ask.is_empty())
+    {
         return None;
     }
     let Target::Shell { args, .. } = target else {
@@ -578,12 +584,20 @@ fn startup_checked_at_exec(inv: &Invocation, target: &Target, settings: &Setting
         rule: None,
         rule_origin: None,
         matched: None,
-        reason: format!(
-            "{}: level \"full\" runs it; its script reads the user's start-up files, which \
-             the deny rules cannot check as text, so every program it starts is checked at \
-             exec",
-            call.kind
-        ),
+        reason: if policy.deny.is_empty() {
+            format!(
+                "{}: level \"full\" runs it; its script reads the user's start-up files, \
+                 which the ask rules cannot check as text (they read the text only)",
+                call.kind
+            )
+        } else {
+            format!(
+                "{}: level \"full\" runs it; its script reads the user's start-up files, \
+                 which the deny rules cannot check as text, so every program it starts is \
+                 checked at exec",
+                call.kind
+            )
+        },
     };
     let trail = Trail::new(settings, &judged);
     Some(run_allowed(
@@ -596,8 +610,8 @@ fn startup_checked_at_exec(inv: &Invocation, target: &Target, settings: &Setting
 }
 
 /// Whether gate answers `call` itself under `policy`: at `ask` and `safe` always. At
-/// `full` Claude Code's calls run, unless a deny rule is set: its snapshot script cannot
-/// be checked against deny rules (it holds the user's rc file and computed programs,
+/// `full` Claude Code's calls run, unless a deny or ask rule is set: its snapshot script
+/// cannot be checked against those rules (it holds the user's rc file and computed programs,
 /// which every rule matches), and running it would leave a snapshot gate does not know,
 /// so that every later wrapper would be judged whole. Answered, the snapshot is gate's
 /// own, and the deny rules see each of the model's commands alone. At `deny` nothing is
@@ -614,7 +628,9 @@ fn answers_startup(
     }
     match policy.level {
         crate::policy::Level::Ask | crate::policy::Level::Safe => true,
-        crate::policy::Level::Full => call.agent == "claude-code" && !policy.deny.is_empty(),
+        crate::policy::Level::Full => {
+            call.agent == "claude-code" && !(policy.deny.is_empty() && policy.ask.is_empty())
+        }
         crate::policy::Level::Deny => false,
     }
 }

@@ -581,3 +581,55 @@ fn an_ask_rule_asks_about_a_part_of_an_agents_wrapped_compound_command_at_full()
         .assert_stderr_contains("no approver");
     let _ = fs::remove_file(&cwd);
 }
+
+/// At `full`, an ask rule must not stop the agents from starting: their start-up scripts
+/// hold computed programs, which every ask rule matches. Claude Code's is answered by gate
+/// (as with a deny rule); Codex's capture runs, as level full runs it.
+#[test]
+fn at_full_an_ask_rule_leaves_the_agents_start_up_calls_alone() {
+    let env = TestEnv::new();
+    let full = [
+        "--no-config",
+        "--audit-log",
+        "off",
+        "--no-tty",
+        "--level",
+        "full",
+        "--shell",
+        "/bin/bash",
+        "--ask",
+        "git push",
+    ];
+    let out = env
+        .gate()
+        .args(full)
+        .args(["-c", "-l", &startup_script(&env)])
+        .run();
+    out.assert_code(0);
+    assert!(!env.file("startup-ran").exists(), "{}", out.report());
+    assert!(
+        fs::read_to_string(snapshot(&env))
+            .unwrap()
+            .starts_with("# Snapshot file\n")
+    );
+
+    let fixture: serde_json::Value = serde_json::from_str(
+        &fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/agents/codex-0.171-snapshot-capture.argv"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let args: Vec<&str> = fixture["argv"].as_array().unwrap()[1..]
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let out = env.gate().args(full).args(&args).run();
+    out.assert_code(0);
+    assert!(
+        out.stdout().contains("# Snapshot file"),
+        "the capture ran\n{}",
+        out.report()
+    );
+}
