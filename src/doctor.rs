@@ -228,11 +228,18 @@ impl Report {
                 );
                 line(
                     "rules",
-                    &format!(
-                        "{} allow, {} deny",
-                        settings.policy.allow.len(),
-                        settings.policy.deny.len()
-                    ),
+                    &match settings.policy.ask.len() {
+                        0 => format!(
+                            "{} allow, {} deny",
+                            settings.policy.allow.len(),
+                            settings.policy.deny.len()
+                        ),
+                        ask => format!(
+                            "{} allow, {} deny, {ask} ask",
+                            settings.policy.allow.len(),
+                            settings.policy.deny.len()
+                        ),
+                    },
                 );
                 if let Some(reach) = &self.reach {
                     line("approver", &describe_approver(reach));
@@ -342,6 +349,7 @@ impl Report {
             "rules": settings.map(|s| json!({
                 "allow": s.policy.allow.len(),
                 "deny": s.policy.deny.len(),
+                "ask": s.policy.ask.len(),
             })),
             "approver": approver,
             "shims": shims,

@@ -116,7 +116,10 @@ fn doctor_json(env: &TestEnv, args: &[&str]) -> (serde_json::Value, common::Outc
 #[test]
 fn doctor_json_is_the_text_report_in_fields() {
     let env = TestEnv::new();
-    let config = env.write("gate.toml", "allow = [\"ls\", \"cat\"]\ndeny = [\"rm\"]\n");
+    let config = env.write(
+        "gate.toml",
+        "allow = [\"ls\", \"cat\"]\ndeny = [\"rm\"]\nask = [\"git push\"]\n",
+    );
     let args = ["--config", config.to_str().unwrap()];
     let text = env.gate().args(args).arg("doctor").run();
     text.assert_code(0);
@@ -172,10 +175,10 @@ fn doctor_json_is_the_text_report_in_fields() {
     );
     assert_eq!(
         v["rules"],
-        serde_json::json!({"allow": 2, "deny": 1}),
+        serde_json::json!({"allow": 2, "deny": 1, "ask": 1}),
         "{v}"
     );
-    assert_eq!(topic_line(&report, "rules"), "2 allow, 1 deny");
+    assert_eq!(topic_line(&report, "rules"), "2 allow, 1 deny, 1 ask");
     assert_eq!(
         topic_line(&report, "approver"),
         v["approver"]["text"].as_str().unwrap()
