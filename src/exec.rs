@@ -597,13 +597,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_the_sandboxed_decision_is_refused_a_permit() {
+    fn only_the_sandboxed_decisions_are_refused_a_permit() {
         assert!(Permit::for_allowed(&Allowed::Level).is_ok());
         assert!(Permit::for_allowed(&Allowed::RememberedCommand).is_ok());
         assert_eq!(
             Permit::for_allowed(&Allowed::Sandboxed).unwrap_err(),
             PermitError::NeedsSandbox
         );
+        // What a person approved at `safe` (an ask rule) stays inside the sandbox.
+        let approved = |sandboxed| Allowed::Approved {
+            channel: "socket",
+            source: None,
+            sandboxed,
+        };
+        assert_eq!(
+            Permit::for_allowed(&approved(true)).unwrap_err(),
+            PermitError::NeedsSandbox
+        );
+        assert!(Permit::for_allowed(&approved(false)).is_ok());
     }
 
     #[test]

@@ -305,6 +305,34 @@ fn gate_check_shows_the_ask_rule_that_matched() {
     assert_eq!(json["matched"], "git push origin main", "{json}");
 }
 
+// With someone to ask, `gate check` at `safe` says the approved command runs inside the
+// sandbox.
+#[test]
+fn gate_check_at_safe_says_an_approved_ask_runs_inside_the_sandbox() {
+    let env = TestEnv::new_in("/var/tmp");
+    let dir = env.root.join("approver");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let socket = dir.join("approver.sock");
+    // Listening is enough: `gate check` asks nobody anything.
+    let _listener = UnixListener::bind(&socket).unwrap();
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let out = env
+        .gate()
+        .args(NO_CONFIG)
+        .arg("--socket")
+        .arg(&socket)
+        .args([
+            "check", "--level", "safe", "--ask", "git push", "-c", "git push",
+        ])
+        .run();
+    out.assert_code(1).assert_stdout_contains(&format!(
+        "outcome:  gate would ask the approver on {} and run it only if approved (denied or \
+         unanswered: exit 126), inside the sandbox",
+        socket.display()
+    ));
+}
+
 /// An approver on a socket in this process: it answers each request with `answer` and
 /// hands back the requests it saw.
 struct Approver {
