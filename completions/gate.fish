@@ -130,6 +130,8 @@ complete -c gate -n "__fish_gate_using_subcommand doctor" -l readonly-rules -d '
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l net -d 'safe: allow the network (it is off by default)'
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l unix-sockets -d 'safe: allow Unix sockets, which can reach D-Bus, Docker or ssh-agent outside the sandbox (off by default)'
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l best-effort -d 'safe: run even if the kernel cannot enforce every part of the sandbox, with a warning naming what is not'
+complete -c gate -n "__fish_gate_using_subcommand rules" -l system-file -d 'Load FILE as the system file (with its lock) instead of /etc/gate/config.toml, to check it before installing it' -r -F
+complete -c gate -n "__fish_gate_using_subcommand rules" -l system-drop-ins -d 'Load the *.toml files in DIR as the system drop-ins instead of /etc/gate/config.d, to check them before installing them' -r
 complete -c gate -n "__fish_gate_using_subcommand rules" -l level -d 'Permission level: deny, ask, safe or full [env: GATE_LEVEL] [default: ask]' -r -f -a "deny\t''
 ask\t''
 safe\t''

@@ -215,7 +215,7 @@ const SYSTEM_DROP_INS: OptionSpec = OptionSpec {
     help: "Load the *.toml files in DIR as the system drop-ins instead of /etc/gate/config.d, to check them before installing them",
 };
 
-/// Whether `spec` names a candidate system layer (taken by check and doctor only).
+/// Whether `spec` names a candidate system layer (taken by check, doctor and rules only).
 pub fn is_candidate_option(spec: &OptionSpec) -> bool {
     spec.name == SYSTEM_FILE.name || spec.name == SYSTEM_DROP_INS.name
 }
@@ -232,11 +232,15 @@ pub const DOCTOR_OPTIONS: &[OptionSpec] = &[
 ];
 
 /// Options that only `gate rules` takes.
-pub const RULES_OPTIONS: &[OptionSpec] = &[OptionSpec {
-    name: "--json",
-    value: None,
-    help: "Print the rules and the lock as one JSON object",
-}];
+pub const RULES_OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        name: "--json",
+        value: None,
+        help: "Print the rules and the lock as one JSON object",
+    },
+    SYSTEM_FILE,
+    SYSTEM_DROP_INS,
+];
 
 /// Options that only `gate check` takes.
 pub const CHECK_OPTIONS: &[OptionSpec] = &[
@@ -311,7 +315,7 @@ the configuration does not load, 125 a usage error. With --system-file or
     SubcommandSpec {
         name: "rules",
         about: "List the rules in force, each with where it came from, and what the lock lets later layers change",
-        usage: "gate rules [OPTIONS] [--json]",
+        usage: "gate rules [OPTIONS] [--json] [--system-file FILE] [--system-drop-ins DIR]",
         own: RULES_OPTIONS,
         shared: Shared::All,
         after_help: Some(

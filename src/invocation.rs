@@ -1189,6 +1189,10 @@ mod tests {
         assert!(inv.gate.no_config);
         assert_eq!(inv.gate.ask, os(&["git push"]));
         assert!(parse_strs(&["gate", "rules", "-c", "ls"]).is_err());
+        // A candidate system layer, as for doctor.
+        let inv = parse_strs(&["gate", "rules", "--system-file", "cand.toml"]).unwrap();
+        assert_eq!(inv.action, Action::Rules { json: false });
+        assert_eq!(inv.gate.system_file, Some("cand.toml".into()));
         assert!(parse_strs(&["gate", "rules", "extra"]).is_err());
         // As for a shell: `./rules`, after a shell option, or under a shell's name.
         for argv in [

@@ -411,7 +411,7 @@ fn a_broken_drop_in_stops_everything_and_names_the_file_and_line() {
     assert_eq!(code(&out), 125, "{}", stderr(&out));
     assert!(
         stderr(&out).starts_with(
-            "gate: /etc/gate/config.d/40-ci.toml:2: key `allow`: expected a string, found integer"
+            "gate: /etc/gate/config.d/40-ci.toml:2: key `allow`: expected a string, or a table with `rule`, `match` and `not_match`, found integer"
         ),
         "{}",
         stderr(&out)
