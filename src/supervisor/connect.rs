@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use nix::errno::Errno;
 use nix::sys::socket::{AddressFamily, SockFlag, SockType, SockaddrIn};
 
-use super::notify::{Answer, descriptor_from, id_valid, pidfd_of, read_memory, respond};
+use super::notify::{Answer, first_descriptor, id_valid, read_memory, respond};
 use crate::netproxy;
 
 /// The proxy of network by domain, as the connect duty needs it.
@@ -358,19 +358,7 @@ impl Connects {
 /// IPv6 one: the only sockets the supervisor performs calls on. Refused, not let
 /// through, when the copy cannot be had.
 fn inet_copy(listener: BorrowedFd<'_>, req: &libc::seccomp_notif) -> Result<OwnedFd, Errno> {
-    let fd = req.data.args[0] as u32 as i32;
-    if fd < 0 {
-        return Err(Errno::EBADF);
-    }
-    let pidfd = pidfd_of(req.pid).map_err(|_| Errno::EACCES)?;
-    if !id_valid(listener, req.id) {
-        return Err(Errno::ESRCH);
-    }
-    let socket = match descriptor_from(&pidfd, fd) {
-        Ok(socket) => socket,
-        Err(Errno::EBADF) => return Err(Errno::EBADF),
-        Err(_) => return Err(Errno::EACCES),
-    };
+    let socket = first_descriptor(listener, req, Errno::EACCES)?;
     match super::listens::family(&socket) {
         Ok(libc::AF_INET | libc::AF_INET6) => Ok(socket),
         Ok(_) => Err(Errno::EACCES),

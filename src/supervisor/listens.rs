@@ -17,7 +17,7 @@ use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use nix::errno::Errno;
 use nix::sys::socket::{SockaddrStorage, getsockname};
 
-use super::notify::{Answer, descriptor_from, id_valid, pidfd_of, respond};
+use super::notify::{Answer, first_descriptor, respond};
 
 /// What may listen: a socket's family, and for TCP whether it is bound already.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,21 +82,8 @@ pub(super) fn answer(listener: BorrowedFd<'_>, req: &libc::seccomp_notif) {
 }
 
 fn listen(listener: BorrowedFd<'_>, req: &libc::seccomp_notif) -> Result<(), Errno> {
-    let fd = req.data.args[0] as u32 as i32;
     let backlog = req.data.args[1] as u32 as i32;
-    if fd < 0 {
-        return Err(Errno::EBADF);
-    }
-    // Refused, not let through, when the copy cannot be had (Yama, a caller gone).
-    let pidfd = pidfd_of(req.pid).map_err(|_| Errno::EPERM)?;
-    if !id_valid(listener, req.id) {
-        return Err(Errno::ESRCH);
-    }
-    let socket = match descriptor_from(&pidfd, fd) {
-        Ok(s) => s,
-        Err(Errno::EBADF) => return Err(Errno::EBADF),
-        Err(_) => return Err(Errno::EPERM),
-    };
+    let socket = first_descriptor(listener, req, Errno::EPERM)?;
     match kind(&socket) {
         Ok(k) if may_listen(k) => {}
         Ok(Socket::Other) => return Err(Errno::EOPNOTSUPP),

@@ -203,6 +203,30 @@ fn tgid_of(status: &str) -> Option<u32> {
         .and_then(|v| v.trim().parse().ok())
 }
 
+/// A copy of the descriptor the notified call names in its first argument (a socket, for
+/// `connect`, `bind` and `listen`), taken from the caller, for the supervisor to act on
+/// itself. `refused`: the error the call gets when the copy cannot be had (Yama, a
+/// caller gone): refused, never let through. A number that is no descriptor: EBADF.
+pub(super) fn first_descriptor(
+    listener: BorrowedFd<'_>,
+    req: &libc::seccomp_notif,
+    refused: Errno,
+) -> Result<OwnedFd, Errno> {
+    let fd = req.data.args[0] as u32 as i32;
+    if fd < 0 {
+        return Err(Errno::EBADF);
+    }
+    let pidfd = pidfd_of(req.pid).map_err(|_| refused)?;
+    if !id_valid(listener, req.id) {
+        return Err(Errno::ESRCH);
+    }
+    match descriptor_from(&pidfd, fd) {
+        Ok(copy) => Ok(copy),
+        Err(Errno::EBADF) => Err(Errno::EBADF),
+        Err(_) => Err(refused),
+    }
+}
+
 /// A copy of descriptor `fd` of the process or thread behind `pidfd` (pidfd_getfd,
 /// Linux 5.6): the same open file. The kernel allows it as it allows reading the
 /// process's memory (ptrace's rule; Yama's `ptrace_scope` 1 and up forbid it here).
