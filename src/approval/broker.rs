@@ -187,6 +187,26 @@ fn raise_descriptor_limit() -> usize {
 // ---------------------------------------------------------------------------------------
 // The socket, the token and the lock.
 
+/// `socket` made absolute (from the working directory), if a Unix socket can have it as
+/// its path.
+fn socket_path(socket: &Path) -> Result<PathBuf, String> {
+    let socket = if socket.is_absolute() {
+        socket.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map_err(|e| format!("cannot find the working directory: {e}"))?
+            .join(socket)
+    };
+    if socket.as_os_str().len() > MAX_SOCKET_PATH {
+        return Err(format!(
+            "the socket path {} is {} bytes long; a Unix socket path holds at most {MAX_SOCKET_PATH}",
+            socket.display(),
+            socket.as_os_str().len()
+        ));
+    }
+    Ok(socket)
+}
+
 /// The listening socket and the files beside it, removed again when dropped.
 struct Endpoint {
     socket: PathBuf,
@@ -201,23 +221,10 @@ struct Endpoint {
 
 impl Endpoint {
     fn open(socket: &Path) -> Result<Endpoint, String> {
-        let socket = if socket.is_absolute() {
-            socket.to_path_buf()
-        } else {
-            std::env::current_dir()
-                .map_err(|e| format!("cannot find the working directory: {e}"))?
-                .join(socket)
-        };
+        let socket = socket_path(socket)?;
         let (Some(dir), Some(name)) = (socket.parent(), socket.file_name()) else {
             return Err(format!("{} cannot be a socket path", socket.display()));
         };
-        if socket.as_os_str().len() > MAX_SOCKET_PATH {
-            return Err(format!(
-                "the socket path {} is {} bytes long; a Unix socket path holds at most {MAX_SOCKET_PATH}",
-                socket.display(),
-                socket.as_os_str().len()
-            ));
-        }
         ensure_private_dir(dir).map_err(|e| {
             format!(
                 "the socket's directory must be private to you (a directory of yours, mode 0700): {e}"
@@ -277,23 +284,10 @@ struct RequestsEndpoint {
 
 impl RequestsEndpoint {
     fn open(socket: &Path) -> Result<RequestsEndpoint, String> {
-        let socket = if socket.is_absolute() {
-            socket.to_path_buf()
-        } else {
-            std::env::current_dir()
-                .map_err(|e| format!("cannot find the working directory: {e}"))?
-                .join(socket)
-        };
+        let socket = socket_path(socket)?;
         let (Some(dir), Some(name)) = (socket.parent(), socket.file_name()) else {
             return Err(format!("{} cannot be a socket path", socket.display()));
         };
-        if socket.as_os_str().len() > MAX_SOCKET_PATH {
-            return Err(format!(
-                "the socket path {} is {} bytes long; a Unix socket path holds at most {MAX_SOCKET_PATH}",
-                socket.display(),
-                socket.as_os_str().len()
-            ));
-        }
         check_requests_dir(dir)?;
         let lock = take_lock(&socket)?;
         check_existing(&socket)?;
