@@ -8,6 +8,7 @@
 //! - [`config`]: files, environment and options → [`config::Settings`].
 //! - [`policy`]: the decision, pure.
 //! - [`netproxy`]: network by domain at `safe`: the domain policy and its proxy.
+//! - [`import`]: other agents' rules → gate rules (pure readers, one per agent).
 //! - [`explain`]: decisions in words.
 //! - [`audit`], [`session`], [`diag`]: records and diagnostics.
 //! - [`supervisor`]: the process beside a command that needs one (deny rules at exec,
@@ -30,6 +31,7 @@ pub mod doctor;
 pub mod exec;
 pub mod explain;
 pub mod files;
+pub mod import;
 pub mod invocation;
 pub mod netproxy;
 pub mod output;
