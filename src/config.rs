@@ -218,7 +218,9 @@ pub struct ConfigError(String);
 impl ConfigError {
     fn at(origin: &Origin, key: &str, problem: impl fmt::Display) -> Self {
         match origin {
-            Origin::File { .. } => ConfigError(format!("{origin}: key `{key}`: {problem}")),
+            Origin::File { .. } | Origin::Imported { .. } => {
+                ConfigError(format!("{origin}: key `{key}`: {problem}"))
+            }
             _ => ConfigError(format!("{origin}: {problem}")),
         }
     }
@@ -421,16 +423,39 @@ fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(
                     layer.allow.reserve(items.len());
                 }
                 for item in items {
-                    let (rule, rule_span, examples) = rule_item(cx, name, item)?;
-                    let item_origin = cx.origin(rule_span);
-                    add_rule(layer, name, rule, item_origin.clone()).map_err(|e| {
+                    let RuleItem {
+                        rule,
+                        span,
+                        examples,
+                        exact,
+                        from,
+                    } = rule_item(cx, name, item)?;
+                    let item_origin = match from {
+                        None => cx.origin(span),
+                        Some(from) => {
+                            let Origin::File { path, line } = cx.origin(span) else {
+                                unreachable!("a file's origin is a file")
+                            };
+                            Origin::Imported {
+                                path,
+                                line,
+                                from: from.into(),
+                            }
+                        }
+                    };
+                    let added = if exact {
+                        layer.allow.add_exact(rule, item_origin.clone())
+                    } else {
+                        add_rule(layer, name, rule, item_origin.clone())
+                    };
+                    added.map_err(|e| {
                         ConfigError::at(
                             &item_origin,
                             name,
                             format!("`{}`: {e}", rule.escape_debug()),
                         )
                     })?;
-                    check_examples(cx, name, rule, &examples)?;
+                    check_examples(cx, name, rule, exact, &examples)?;
                 }
             }
             "compound" => layer.compound = Some((expect_bool(cx, name, value)?, origin)),
@@ -641,22 +666,45 @@ fn expect_str<'v>(
 /// An example of a rule's (`match` or `not_match`), with where it was written.
 type Example<'v> = (&'v str, std::ops::Range<usize>, crate::policy::Expect);
 
+/// One entry of `allow`, `deny` or `ask`, as written.
+struct RuleItem<'v> {
+    rule: &'v str,
+    span: std::ops::Range<usize>,
+    examples: Vec<Example<'v>>,
+    /// An allow rule that matches only the command equal to it (`exact = true`).
+    exact: bool,
+    /// Where `gate import` found the rule it wrote (`from = "FILE:LINE"`).
+    from: Option<&'v str>,
+}
+
+/// The keys a rule table may have.
+const RULE_TABLE_KEYS: [&str; 5] = ["rule", "match", "not_match", "exact", "from"];
+
 /// One entry of `allow`, `deny` or `ask`: a rule as a string, or a table with the rule
-/// and its examples (`{ rule = "git push", match = [...], not_match = [...] }`).
+/// and its examples (`{ rule = "git push", match = [...], not_match = [...] }`), whether
+/// it is exact (allow rules only) and where an import found it.
 fn rule_item<'v>(
     cx: &FileCx<'_>,
     key: &str,
     item: &'v Spanned<DeValue<'_>>,
-) -> Result<(&'v str, std::ops::Range<usize>, Vec<Example<'v>>), ConfigError> {
+) -> Result<RuleItem<'v>, ConfigError> {
     const EXPECTED: &str = "a string, or a table with `rule`, `match` and `not_match`";
     if let Some(rule) = item.get_ref().as_str() {
-        return Ok((rule, item.span(), Vec::new()));
+        return Ok(RuleItem {
+            rule,
+            span: item.span(),
+            examples: Vec::new(),
+            exact: false,
+            from: None,
+        });
     }
     let Some(table) = item.get_ref().as_table() else {
         return Err(type_error(cx, key, item, EXPECTED));
     };
     let mut rule = None;
     let mut examples = Vec::new();
+    let mut exact = false;
+    let mut from = None;
     for (k, v) in table {
         let sub: &str = k.get_ref();
         let path = format!("{key}.{sub}");
@@ -665,9 +713,37 @@ fn rule_item<'v>(
                 rule = Some((expect_str(cx, &path, v)?, v.span()));
                 continue;
             }
+            "exact" => {
+                exact = expect_bool(cx, &path, v)?;
+                if exact && key != "allow" {
+                    return Err(ConfigError::at(
+                        &cx.origin(v.span()),
+                        &path,
+                        format!(
+                            "only an allow rule can be exact; a {key} rule reads through the \
+                             whole command text and holds for every spelling and every \
+                             argument, and an exact one would let the rest through"
+                        ),
+                    ));
+                }
+                continue;
+            }
+            "from" => {
+                let text = expect_str(cx, &path, v)?;
+                if text.trim().is_empty() || text.chars().any(char::is_control) {
+                    return Err(ConfigError::at(
+                        &cx.origin(v.span()),
+                        &path,
+                        "`from` names where an import found the rule (FILE:LINE), on one \
+                         line and not blank",
+                    ));
+                }
+                from = Some(text);
+                continue;
+            }
             "match" => crate::policy::Expect::Match,
             "not_match" => crate::policy::Expect::NotMatch,
-            _ => return Err(unknown_key(cx, k, &path, &["rule", "match", "not_match"])),
+            _ => return Err(unknown_key(cx, k, &path, &RULE_TABLE_KEYS)),
         };
         let list = v
             .get_ref()
@@ -678,12 +754,18 @@ fn rule_item<'v>(
         }
     }
     match rule {
-        Some((rule, span)) => Ok((rule, span, examples)),
+        Some((rule, span)) => Ok(RuleItem {
+            rule,
+            span,
+            examples,
+            exact,
+            from,
+        }),
         None => Err(ConfigError::at(
             &cx.origin(item.span()),
             key,
             "a table here needs `rule`, the rule itself (and may have `match` and \
-             `not_match`, its examples)",
+             `not_match`, its examples, `exact` and `from`)",
         )),
     }
 }
@@ -694,12 +776,14 @@ fn check_examples(
     cx: &FileCx<'_>,
     key: &str,
     rule: &str,
+    exact: bool,
     examples: &[Example<'_>],
 ) -> Result<(), ConfigError> {
     use crate::policy::RuleKind;
     let kind = match key {
         "deny" => RuleKind::Deny,
         "ask" => RuleKind::Ask,
+        _ if exact => RuleKind::AllowExact,
         _ => RuleKind::Allow,
     };
     let Some((_, first, _)) = examples.first() else {
@@ -2392,6 +2476,68 @@ allow = [{ rule = "git status", not_match = ["git status; rm x", "gitk"] }, "ls"
         );
         assert_eq!(layer.ask.len(), 1);
         assert_eq!(layer.allow.len(), 2);
+    }
+
+    #[test]
+    fn an_allow_rule_may_be_exact_and_carry_where_an_import_found_it() {
+        let layer = user_file(
+            r#"
+allow = [
+  { rule = "git status", exact = true, not_match = ["git status -s"], match = ["git status"] },
+  { rule = "npm test", from = "/home/u/.claude/settings.json:4" },
+  { rule = "ls", exact = false },
+]
+deny = [{ rule = "rm -rf", from = "/home/u/.codex/rules/default.rules:2" }]
+"#,
+        )
+        .unwrap();
+        assert!(layer.allow.is_exact("git status"));
+        assert!(layer.allow.find("git status").is_some());
+        assert!(layer.allow.find("git status -s").is_none());
+        assert!(!layer.allow.is_exact("ls"));
+        assert!(layer.allow.find("ls -la").is_some());
+        assert_eq!(
+            layer.allow.find("npm test --watch").unwrap().1.to_string(),
+            "/home/u/.config/gate/config.toml:4 (imported from /home/u/.claude/settings.json:4)"
+        );
+        let (_, origin) = layer.deny.iter().next().unwrap();
+        assert!(
+            matches!(origin, Origin::Imported { line: 7, .. }),
+            "{origin:?}"
+        );
+    }
+
+    #[test]
+    fn only_an_allow_rule_can_be_exact_and_from_is_one_plain_line() {
+        for key in ["deny", "ask"] {
+            let e = err(user_file(&format!(
+                "{key} = [{{ rule = \"git push\", exact = true }}]\n"
+            )));
+            assert!(
+                e.contains(&format!(
+                    ":1: key `{key}.exact`: only an allow rule can be exact"
+                )),
+                "{e}"
+            );
+        }
+        // `exact = false` is what a rule is anyway.
+        assert!(user_file("deny = [{ rule = \"rm\", exact = false }]\n").is_ok());
+        let e = err(user_file("allow = [{ rule = \"ls\", exact = \"yes\" }]\n"));
+        assert!(e.contains("key `allow.exact`: expected"), "{e}");
+        for from in ["\"\"", "\"  \"", "\"a\\nb\""] {
+            let e = err(user_file(&format!(
+                "allow = [{{ rule = \"ls\", from = {from} }}]\n"
+            )));
+            assert!(e.contains("key `allow.from`: `from` names where"), "{e}");
+        }
+        // An exact rule's examples are matched as an exact rule matches.
+        let e = err(user_file(
+            "allow = [{ rule = \"git status\", exact = true, match = [\"git status -s\"] }]\n",
+        ));
+        assert!(
+            e.contains("does not match its example `git status -s`"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -52,7 +52,7 @@ fn rules(s: &Settings) -> Vec<(&'static Kind, &str, &Origin)> {
         let files = s.files.len();
         match origin {
             Origin::BuiltIn => (0, 0),
-            Origin::File { path, line } => (
+            Origin::File { path, line } | Origin::Imported { path, line, .. } => (
                 1 + s.files.iter().position(|f| **f == **path).unwrap_or(files),
                 *line,
             ),
@@ -123,7 +123,12 @@ pub fn to_text(s: &Settings) -> String {
         let mut any = false;
         for (_, rule, origin) in all.iter().filter(|(k, _, _)| k.name == kind.name) {
             any = true;
-            out.push_str(&format!("  {:<width$}  {origin}\n", display(rule)));
+            let exact = if kind.name == "allow" && s.policy.allow.is_exact(rule) {
+                "exact, "
+            } else {
+                ""
+            };
+            out.push_str(&format!("  {:<width$}  {exact}{origin}\n", display(rule)));
         }
         if !any {
             out.push_str("  none\n");
@@ -162,6 +167,13 @@ fn origin_json(origin: &Origin) -> Value {
             "line": line,
             "text": text,
         }),
+        Origin::Imported { path, line, from } => json!({
+            "source": "import",
+            "file": path.display().to_string(),
+            "line": line,
+            "from": &**from,
+            "text": text,
+        }),
         Origin::Env(name) => json!({"source": "env", "name": name, "text": text}),
         Origin::Flag(name) => json!({"source": "flag", "name": name, "text": text}),
         Origin::Approver => json!({"source": "approver", "text": text}),
@@ -173,7 +185,8 @@ pub fn to_json(s: &Settings) -> Value {
     let rules: Vec<Value> = rules(s)
         .into_iter()
         .map(|(kind, rule, origin)| {
-            json!({"kind": kind.name, "rule": rule, "origin": origin_json(origin)})
+            let exact = kind.name == "allow" && s.policy.allow.is_exact(rule);
+            json!({"kind": kind.name, "rule": rule, "exact": exact, "origin": origin_json(origin)})
         })
         .collect();
     let switches: serde_json::Map<String, Value> = switches(s)
@@ -290,6 +303,44 @@ mod tests {
         assert_eq!(rules[3]["origin"]["name"], "--ask");
         assert_eq!(v["switches"]["compound"]["value"], true);
         assert_eq!(v["lock"], json!([]));
+    }
+
+    #[test]
+    fn an_exact_rule_and_an_imported_one_say_so() {
+        let s = settings(
+            "",
+            "allow = [\n  { rule = \"git status\", exact = true },\n               { rule = \"npm test\", from = \"/home/u/.claude/settings.json:7\" },\n]\n",
+            |_| {},
+        );
+        let text = to_text(&s);
+        let line = |rule: &str| {
+            text.lines()
+                .find(|l| l.trim_start().starts_with(rule))
+                .unwrap_or_else(|| panic!("{rule:?} not in\n{text}"))
+                .to_owned()
+        };
+        assert!(
+            line("git status").ends_with("exact, /home/u/.config/gate/config.toml:2"),
+            "{text}"
+        );
+        assert!(
+            line("npm test").ends_with(
+                "/home/u/.config/gate/config.toml:3 (imported from \
+                 /home/u/.claude/settings.json:7)"
+            ),
+            "{text}"
+        );
+        let v = to_json(&s);
+        let rules = v["rules"].as_array().unwrap();
+        let by = |rule: &str| rules.iter().find(|r| r["rule"] == rule).unwrap();
+        assert_eq!(by("git status")["exact"], true);
+        assert_eq!(by("npm test")["exact"], false);
+        assert_eq!(by("npm test")["origin"]["source"], "import");
+        assert_eq!(
+            by("npm test")["origin"]["from"],
+            "/home/u/.claude/settings.json:7"
+        );
+        assert_eq!(by("npm test")["origin"]["line"], 3);
     }
 
     #[test]

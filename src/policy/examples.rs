@@ -16,6 +16,8 @@ use super::{CommandText, Origin};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RuleKind {
     Allow,
+    /// An allow rule that matches only the command equal to it.
+    AllowExact,
     Deny,
     Ask,
 }
@@ -56,6 +58,7 @@ impl Alone {
         };
         match kind {
             RuleKind::Allow => alone.allow.add(rule, Origin::BuiltIn)?,
+            RuleKind::AllowExact => alone.allow.add_exact(rule, Origin::BuiltIn)?,
             RuleKind::Deny | RuleKind::Ask => alone.deny.add(rule, Origin::BuiltIn)?,
         }
         Ok(alone)
@@ -64,7 +67,7 @@ impl Alone {
     /// Whether the rule matches `command` as a rule of its kind does.
     pub fn matches(&self, command: &str) -> bool {
         match self.kind {
-            RuleKind::Allow => self
+            RuleKind::Allow | RuleKind::AllowExact => self
                 .allow
                 .find_where(command, |r| super::runners::check(r, command).is_ok())
                 .is_some(),

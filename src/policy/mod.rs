@@ -82,6 +82,13 @@ pub enum Origin {
     Env(&'static str),
     /// A command-line option, by name (`--allow`).
     Flag(&'static str),
+    /// A configuration file's rule that `gate import` wrote from another agent's rule:
+    /// where it is written in gate's file, and where the agent's rule was (its `from`).
+    Imported {
+        path: Arc<Path>,
+        line: u32,
+        from: Arc<str>,
+    },
     /// An approver's answer earlier in the session.
     Approver,
 }
@@ -93,6 +100,9 @@ impl fmt::Display for Origin {
             Origin::File { path, line } => write!(f, "{}:{line}", path.display()),
             Origin::Env(name) => f.write_str(name),
             Origin::Flag(name) => f.write_str(name),
+            Origin::Imported { path, line, from } => {
+                write!(f, "{}:{line} (imported from {from})", path.display())
+            }
             Origin::Approver => f.write_str("an approver, earlier in this session"),
         }
     }

@@ -221,9 +221,20 @@ pub fn allow_rule_matches(rule: &str, command: &str) -> bool {
 
 /// A set of validated allow rules, indexed so that matching costs one hash lookup per
 /// space in the command, however many rules there are.
+///
+/// A rule is a prefix (it matches the command equal to it and the command followed by a
+/// space and more) or exact (only the command equal to it, as Claude Code's
+/// `Bash(git status)` and a lasting approval of one command mean).
 #[derive(Debug, Clone, Default)]
 pub struct AllowRules {
-    by_text: HashMap<Box<str>, Origin, RuleHashBuilder>,
+    by_text: HashMap<Box<str>, Held, RuleHashBuilder>,
+}
+
+/// One rule's origin and whether it is exact.
+#[derive(Debug, Clone)]
+struct Held {
+    origin: Origin,
+    exact: bool,
 }
 
 impl AllowRules {
@@ -236,21 +247,57 @@ impl AllowRules {
         self.by_text.reserve(additional);
     }
 
-    /// Add a rule, validating it. The first origin of a duplicated rule is kept.
+    /// Add a prefix rule, validating it. The first origin of a duplicated rule is kept.
     pub fn add(&mut self, raw: &str, origin: Origin) -> Result<(), RuleError> {
         let text = validate_rule(raw)?;
-        self.by_text.entry(text.into()).or_insert(origin);
+        self.hold(
+            text.into(),
+            Held {
+                origin,
+                exact: false,
+            },
+        );
         Ok(())
     }
 
-    /// Add every rule of `other`; a rule both have keeps this set's origin.
+    /// Add an exact rule, validating it as a prefix rule is validated.
+    pub fn add_exact(&mut self, raw: &str, origin: Origin) -> Result<(), RuleError> {
+        let text = validate_rule(raw)?;
+        self.hold(
+            text.into(),
+            Held {
+                origin,
+                exact: true,
+            },
+        );
+        Ok(())
+    }
+
+    /// Keep the first origin of a rule given twice, unless the later one is a prefix
+    /// where the first was exact: the prefix is what is in force, so it is what is shown.
+    fn hold(&mut self, text: Box<str>, new: Held) {
+        use std::collections::hash_map::Entry;
+        match self.by_text.entry(text) {
+            Entry::Vacant(slot) => {
+                slot.insert(new);
+            }
+            Entry::Occupied(mut slot) => {
+                if slot.get().exact && !new.exact {
+                    slot.insert(new);
+                }
+            }
+        }
+    }
+
+    /// Add every rule of `other`; a rule both have keeps this set's origin (unless only
+    /// `other` has it as a prefix).
     pub fn extend(&mut self, other: AllowRules) {
         if self.by_text.is_empty() {
             self.by_text = other.by_text;
             return;
         }
-        for (text, origin) in other.by_text {
-            self.by_text.entry(text).or_insert(origin);
+        for (text, held) in other.by_text {
+            self.hold(text, held);
         }
     }
 
@@ -281,28 +328,37 @@ impl AllowRules {
             return None;
         }
         let command = trim_blanks(command);
-        let mut lookup = |candidate: &str| {
+        let mut lookup = |candidate: &str, whole: bool| {
             self.by_text
                 .get_key_value(candidate)
-                .map(|(k, origin)| (&**k, origin))
+                .filter(|(_, held)| whole || !held.exact)
+                .map(|(k, held)| (&**k, &held.origin))
                 .filter(|(k, _)| accept(k))
         };
-        if let Some(found) = lookup(command) {
+        if let Some(found) = lookup(command, true) {
             return Some(found);
         }
         // A rule followed by a space: every prefix that ends just before a space, longest
         // first. A prefix ending in white space cannot equal a rule (rules are trimmed),
-        // so runs of spaces cost a lookup each but never match wrongly.
+        // so runs of spaces cost a lookup each but never match wrongly. Exact rules match
+        // the whole command only.
         command
             .bytes()
             .enumerate()
             .rev()
             .filter(|&(_, b)| b == b' ')
-            .find_map(|(i, _)| lookup(&command[..i]))
+            .find_map(|(i, _)| lookup(&command[..i], false))
+    }
+
+    /// Whether `rule` is held as an exact rule (and not also as a prefix).
+    pub fn is_exact(&self, rule: &str) -> bool {
+        self.by_text
+            .get(trim_blanks(rule))
+            .is_some_and(|held| held.exact)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Origin)> {
-        self.by_text.iter().map(|(k, v)| (&**k, v))
+        self.by_text.iter().map(|(k, v)| (&**k, &v.origin))
     }
 }
 
@@ -515,6 +571,78 @@ mod tests {
     fn non_ascii_commands_are_matched_on_characters_not_bytes() {
         assert!(matches("echo héllo", "echo héllo wörld"));
         assert!(!matches("echo h", "echo héllo"));
+    }
+
+    fn exact(list: &[&str]) -> AllowRules {
+        let mut r = AllowRules::new();
+        for rule in list {
+            r.add_exact(rule, Origin::Flag("--allow")).unwrap();
+        }
+        r
+    }
+
+    #[test]
+    fn an_exact_rule_matches_only_the_command_equal_to_it() {
+        let r = exact(&["git status"]);
+        assert!(r.find("git status").is_some());
+        assert!(r.find("  git status\t").is_some());
+        assert!(r.is_exact("git status"));
+        for command in [
+            "git status -s",
+            "git status --porcelain",
+            "git  status",
+            "git statusx",
+            "git",
+            "git status; rm -rf ~",
+            "git status\n",
+        ] {
+            assert!(r.find(command).is_none(), "{command:?} matched");
+        }
+    }
+
+    #[test]
+    fn an_exact_rule_is_validated_as_a_prefix_rule_is() {
+        let mut r = AllowRules::new();
+        assert_eq!(
+            r.add_exact("git status; ls", Origin::BuiltIn),
+            Err(RuleError::ShellChar(';'))
+        );
+        assert!(r.add_exact("  ", Origin::BuiltIn).is_err());
+        assert!(r.add_exact("touch *", Origin::BuiltIn).is_err());
+    }
+
+    #[test]
+    fn a_prefix_rule_beside_an_exact_one_of_the_same_text_is_what_holds() {
+        // Exact first, then the prefix: the prefix is in force, with its own origin.
+        let mut r = exact(&["git status"]);
+        r.add("git status", Origin::Flag("--second")).unwrap();
+        assert!(!r.is_exact("git status"));
+        assert_eq!(
+            r.find("git status -s").unwrap().1,
+            &Origin::Flag("--second")
+        );
+        // Prefix first, then exact: the prefix stays, with the first origin.
+        let mut r = rules(&["git status"]);
+        r.add_exact("git status", Origin::Flag("--second")).unwrap();
+        assert!(!r.is_exact("git status"));
+        assert_eq!(r.find("git status -s").unwrap().1, &Origin::Flag("--allow"));
+        // Across layers the same.
+        let mut first = exact(&["ls"]);
+        first.extend(rules(&["ls"]));
+        assert!(first.find("ls -la").is_some());
+        let mut first = rules(&["ls"]);
+        first.extend(exact(&["ls", "pwd"]));
+        assert!(first.find("ls -la").is_some());
+        assert!(first.find("pwd").is_some() && first.find("pwd -P").is_none());
+    }
+
+    #[test]
+    fn a_longer_prefix_rule_still_matches_past_a_shorter_exact_one() {
+        let mut r = exact(&["git"]);
+        r.add("git status", Origin::BuiltIn).unwrap();
+        assert_eq!(r.find("git status -s").unwrap().0, "git status");
+        assert!(r.find("git log").is_none());
+        assert!(r.find("git").is_some());
     }
 
     fn shell_char() -> impl Strategy<Value = char> {
