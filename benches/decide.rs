@@ -34,6 +34,7 @@ fn policy(rules: usize, deny: &[&str]) -> Policy {
         allow,
         deny: deny_rules,
         ask: AskRules::new(),
+        unsandboxed: AllowRules::new(),
         compound: false,
         readonly: false,
         readonly_rules: false,

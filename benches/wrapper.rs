@@ -64,6 +64,7 @@ fn policy() -> Policy {
         allow,
         deny,
         ask: AskRules::new(),
+        unsandboxed: AllowRules::new(),
         compound: false,
         readonly: false,
         readonly_rules: false,

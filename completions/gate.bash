@@ -53,7 +53,7 @@ _gate() {
 
     case "${cmd}" in
         gate)
-            opts="-c --help --version --level --allow --deny --ask --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --readonly-rules --write --deny-read --net --net-connect --net-bind --allow-domain --deny-domain --resolve --unix-sockets --best-effort check doctor rules serve pending approve deny watch ask completions"
+            opts="-c --help --version --level --allow --deny --ask --unsandboxed --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --readonly-rules --write --deny-read --net --net-connect --net-bind --allow-domain --deny-domain --resolve --unix-sockets --best-effort check doctor rules serve pending approve deny watch ask completions"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -72,6 +72,10 @@ _gate() {
                     return 0
                     ;;
                 --ask)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --unsandboxed)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -247,7 +251,7 @@ _gate() {
             return 0
             ;;
         gate__subcmd__check)
-            opts="-c --help --json --system-file --system-drop-ins --level --allow --deny --ask --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --readonly-rules --write --deny-read --net --net-connect --net-bind --allow-domain --deny-domain --resolve --unix-sockets --best-effort"
+            opts="-c --help --json --system-file --system-drop-ins --level --allow --deny --ask --unsandboxed --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --readonly-rules --write --deny-read --net --net-connect --net-bind --allow-domain --deny-domain --resolve --unix-sockets --best-effort"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -285,6 +289,10 @@ _gate() {
                     return 0
                     ;;
                 --ask)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --unsandboxed)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -425,7 +433,7 @@ _gate() {
             return 0
             ;;
         gate__subcmd__doctor)
-            opts="--help --json --system-file --system-drop-ins --level --allow --deny --ask --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --readonly-rules --write --deny-read --net --net-connect --net-bind --allow-domain --deny-domain --resolve --unix-sockets --best-effort"
+            opts="--help --json --system-file --system-drop-ins --level --allow --deny --ask --unsandboxed --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --readonly-rules --write --deny-read --net --net-connect --net-bind --allow-domain --deny-domain --resolve --unix-sockets --best-effort"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -463,6 +471,10 @@ _gate() {
                     return 0
                     ;;
                 --ask)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --unsandboxed)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -581,7 +593,7 @@ _gate() {
             return 0
             ;;
         gate__subcmd__rules)
-            opts="--help --json --system-file --system-drop-ins --level --allow --deny --ask --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --readonly-rules --write --deny-read --net --net-connect --net-bind --allow-domain --deny-domain --resolve --unix-sockets --best-effort"
+            opts="--help --json --system-file --system-drop-ins --level --allow --deny --ask --unsandboxed --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --readonly-rules --write --deny-read --net --net-connect --net-bind --allow-domain --deny-domain --resolve --unix-sockets --best-effort"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -619,6 +631,10 @@ _gate() {
                     return 0
                     ;;
                 --ask)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --unsandboxed)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

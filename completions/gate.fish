@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_gate_global_optspecs
-    string join \n help version level= allow= deny= ask= shell= config= no-config audit-log= timeout= session= socket= no-tty compound readonly readonly-rules write= deny-read= net net-connect= net-bind= allow-domain= deny-domain= resolve= unix-sockets best-effort c=
+    string join \n help version level= allow= deny= ask= unsandboxed= shell= config= no-config audit-log= timeout= session= socket= no-tty compound readonly readonly-rules write= deny-read= net net-connect= net-bind= allow-domain= deny-domain= resolve= unix-sockets best-effort c=
 end
 
 function __fish_gate_needs_command
@@ -31,6 +31,7 @@ full\t''"
 complete -c gate -n "__fish_gate_needs_command" -l allow -d 'Allow commands that are RULE or start with RULE and a space (repeatable)' -r
 complete -c gate -n "__fish_gate_needs_command" -l deny -d 'Refuse commands that start with RULE, at every level: in the text, and each program when it runs (repeatable)' -r
 complete -c gate -n "__fish_gate_needs_command" -l ask -d 'Ask a person before commands that start with RULE, at every level that runs commands, even when an allow rule matches; read in the text as deny rules are (repeatable)' -r
+complete -c gate -n "__fish_gate_needs_command" -l unsandboxed -d 'safe: commands that are RULE or start with RULE and a space may run outside the sandbox, each time a person approves (repeatable)' -r
 complete -c gate -n "__fish_gate_needs_command" -l shell -d 'The real shell that runs -c commands [env: GATE_SHELL] [default: /bin/sh]' -r -F
 complete -c gate -n "__fish_gate_needs_command" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
 complete -c gate -n "__fish_gate_needs_command" -l audit-log -d 'Append one JSON line per decision to PATH, or turn the log off [env: GATE_AUDIT_LOG]' -r -F
@@ -74,6 +75,7 @@ full\t''"
 complete -c gate -n "__fish_gate_using_subcommand check" -l allow -d 'Allow commands that are RULE or start with RULE and a space (repeatable)' -r
 complete -c gate -n "__fish_gate_using_subcommand check" -l deny -d 'Refuse commands that start with RULE, at every level: in the text, and each program when it runs (repeatable)' -r
 complete -c gate -n "__fish_gate_using_subcommand check" -l ask -d 'Ask a person before commands that start with RULE, at every level that runs commands, even when an allow rule matches; read in the text as deny rules are (repeatable)' -r
+complete -c gate -n "__fish_gate_using_subcommand check" -l unsandboxed -d 'safe: commands that are RULE or start with RULE and a space may run outside the sandbox, each time a person approves (repeatable)' -r
 complete -c gate -n "__fish_gate_using_subcommand check" -l shell -d 'The real shell that runs -c commands [env: GATE_SHELL] [default: /bin/sh]' -r -F
 complete -c gate -n "__fish_gate_using_subcommand check" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
 complete -c gate -n "__fish_gate_using_subcommand check" -l audit-log -d 'Append one JSON line per decision to PATH, or turn the log off [env: GATE_AUDIT_LOG]' -r -F
@@ -107,6 +109,7 @@ full\t''"
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l allow -d 'Allow commands that are RULE or start with RULE and a space (repeatable)' -r
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l deny -d 'Refuse commands that start with RULE, at every level: in the text, and each program when it runs (repeatable)' -r
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l ask -d 'Ask a person before commands that start with RULE, at every level that runs commands, even when an allow rule matches; read in the text as deny rules are (repeatable)' -r
+complete -c gate -n "__fish_gate_using_subcommand doctor" -l unsandboxed -d 'safe: commands that are RULE or start with RULE and a space may run outside the sandbox, each time a person approves (repeatable)' -r
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l shell -d 'The real shell that runs -c commands [env: GATE_SHELL] [default: /bin/sh]' -r -F
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
 complete -c gate -n "__fish_gate_using_subcommand doctor" -l audit-log -d 'Append one JSON line per decision to PATH, or turn the log off [env: GATE_AUDIT_LOG]' -r -F
@@ -139,6 +142,7 @@ full\t''"
 complete -c gate -n "__fish_gate_using_subcommand rules" -l allow -d 'Allow commands that are RULE or start with RULE and a space (repeatable)' -r
 complete -c gate -n "__fish_gate_using_subcommand rules" -l deny -d 'Refuse commands that start with RULE, at every level: in the text, and each program when it runs (repeatable)' -r
 complete -c gate -n "__fish_gate_using_subcommand rules" -l ask -d 'Ask a person before commands that start with RULE, at every level that runs commands, even when an allow rule matches; read in the text as deny rules are (repeatable)' -r
+complete -c gate -n "__fish_gate_using_subcommand rules" -l unsandboxed -d 'safe: commands that are RULE or start with RULE and a space may run outside the sandbox, each time a person approves (repeatable)' -r
 complete -c gate -n "__fish_gate_using_subcommand rules" -l shell -d 'The real shell that runs -c commands [env: GATE_SHELL] [default: /bin/sh]' -r -F
 complete -c gate -n "__fish_gate_using_subcommand rules" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
 complete -c gate -n "__fish_gate_using_subcommand rules" -l audit-log -d 'Append one JSON line per decision to PATH, or turn the log off [env: GATE_AUDIT_LOG]' -r -F

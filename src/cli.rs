@@ -50,6 +50,11 @@ pub const GATE_OPTIONS: &[OptionSpec] = &[
         help: "Ask a person before commands that start with RULE, at every level that runs commands, even when an allow rule matches; read in the text as deny rules are (repeatable)",
     },
     OptionSpec {
+        name: "--unsandboxed",
+        value: Some("RULE"),
+        help: "safe: commands that are RULE or start with RULE and a space may run outside the sandbox, each time a person approves (repeatable)",
+    },
+    OptionSpec {
         name: "--shell",
         value: Some("PATH"),
         help: "The real shell that runs -c commands [env: GATE_SHELL] [default: /bin/sh]",

@@ -242,6 +242,7 @@ pub struct Layer {
     pub allow: AllowRules,
     pub deny: DenyRules,
     pub ask: AskRules,
+    pub unsandboxed: AllowRules,
     pub lock: Option<(bool, Origin)>,
     pub compound: Option<(bool, Origin)>,
     pub readonly: Option<(bool, Origin)>,
@@ -359,6 +360,7 @@ pub const TOP_KEYS: &[&str] = &[
     "allow",
     "deny",
     "ask",
+    "unsandboxed",
     "compound",
     "readonly",
     "readonly_rules",
@@ -417,7 +419,7 @@ fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(
                 let path = expect_path(cx, name, value)?;
                 layer.shell = Some((path, origin));
             }
-            "allow" | "deny" | "ask" => {
+            "allow" | "deny" | "ask" | "unsandboxed" => {
                 let items = expect_array(cx, name, value)?;
                 if name == "allow" {
                     layer.allow.reserve(items.len());
@@ -443,7 +445,9 @@ fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(
                             }
                         }
                     };
-                    let added = if exact {
+                    let added = if exact && name == "unsandboxed" {
+                        layer.unsandboxed.add_exact(rule, item_origin.clone())
+                    } else if exact {
                         layer.allow.add_exact(rule, item_origin.clone())
                     } else {
                         add_rule(layer, name, rule, item_origin.clone())
@@ -715,7 +719,7 @@ fn rule_item<'v>(
             }
             "exact" => {
                 exact = expect_bool(cx, &path, v)?;
-                if exact && key != "allow" {
+                if exact && !matches!(key, "allow" | "unsandboxed") {
                     return Err(ConfigError::at(
                         &cx.origin(v.span()),
                         &path,
@@ -924,6 +928,7 @@ fn add_rule(layer: &mut Layer, key: &str, rule: &str, origin: Origin) -> Result<
     match key {
         "deny" => layer.deny.add(rule, origin),
         "ask" => layer.ask.add(rule, origin),
+        "unsandboxed" => layer.unsandboxed.add(rule, origin),
         _ => layer.allow.add(rule, origin),
     }
 }
@@ -1147,6 +1152,7 @@ pub fn flag_layer(args: &GateArgs) -> Result<Layer, ConfigError> {
         (&args.allow, "--allow"),
         (&args.deny, "--deny"),
         (&args.ask, "--ask"),
+        (&args.unsandboxed, "--unsandboxed"),
     ] {
         let key = &name[2..];
         for value in values {
@@ -1248,6 +1254,7 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
             allow: AllowRules::new(),
             deny: DenyRules::new(),
             ask: AskRules::new(),
+            unsandboxed: AllowRules::new(),
             compound: false,
             readonly: false,
             readonly_rules: false,
@@ -1317,7 +1324,18 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
                 ));
             }
         }
+        if locked {
+            // Each lets a command leave the locked sandbox (with a person's yes).
+            if let Some((rule, origin)) = layer.unsandboxed.iter().min_by_key(|(rule, _)| *rule) {
+                return Err(refuse(
+                    origin,
+                    "unsandboxed",
+                    &format!("no unsandboxed rules can be added (`{rule}`)"),
+                ));
+            }
+        }
         s.policy.allow.extend(layer.allow);
+        s.policy.unsandboxed.extend(layer.unsandboxed);
         s.policy.deny.extend(layer.deny);
         // Ask rules only tighten: under a lock any layer may add them, and no layer can
         // take away one an earlier layer set (rules accumulate).
@@ -1641,6 +1659,7 @@ pub fn under_lock(s: &Settings) -> Vec<(&'static str, String)> {
         ),
         ("shell", shell),
         ("allow", "no rule may be added".to_owned()),
+        ("unsandboxed", "no rule may be added".to_owned()),
         (
             "deny",
             "rules may be added; none can be taken away".to_owned(),
@@ -2234,6 +2253,14 @@ required = true
             (
                 "level",
                 layer_with(|l| l.level = Some((Level::Ask, flag("--level")))),
+            ),
+            (
+                "unsandboxed",
+                layer_with(|l| {
+                    l.unsandboxed
+                        .add("git push", flag("--unsandboxed"))
+                        .unwrap();
+                }),
             ),
             (
                 "allow",

@@ -139,6 +139,8 @@ pub fn explain(
                 channel,
                 if *sandboxed {
                     format!("{by}, to run inside the sandbox of level \"{level}\"")
+                } else if policy.level == Level::Safe {
+                    format!("{by}, to run outside the sandbox of level \"{level}\"")
                 } else {
                     by
                 },
@@ -158,6 +160,17 @@ pub fn explain(
                  person's answer at every level, whatever allows the command",
                 display(rule),
                 display(found)
+            ),
+        },
+        Decision::Ask(Asked::Unsandboxed { rule, origin }) => Explanation {
+            decided_by: "unsandboxed-rule",
+            rule: Some(rule.to_string()),
+            rule_origin: Some(origin.to_string()),
+            matched: None,
+            reason: format!(
+                "the unsandboxed rule `{}` (from {origin}) matches it: at level \"{level}\" \
+                 it may run outside the sandbox, and only when a person says yes",
+                display(rule)
             ),
         },
         Decision::Ask(Asked::Rule(AskMatch::TooComplex)) => plain(
@@ -425,6 +438,7 @@ mod tests {
             allow: AllowRules::new(),
             deny: DenyRules::new(),
             ask: AskRules::new(),
+            unsandboxed: AllowRules::new(),
             compound: false,
             readonly: false,
             readonly_rules: false,

@@ -40,6 +40,10 @@ const ASK: Kind = Kind {
     name: "ask",
     what: "a person answers, at every level that runs commands, whatever allows them",
 };
+const UNSANDBOXED: Kind = Kind {
+    name: "unsandboxed",
+    what: "at level safe, run outside the sandbox when a person approves",
+};
 const ALLOW: Kind = Kind {
     name: "allow",
     what: "run unasked at level ask",
@@ -65,12 +69,13 @@ fn rules(s: &Settings) -> Vec<(&'static Kind, &str, &Origin)> {
     for (kind, found) in [
         (&DENY, s.policy.deny.iter().collect::<Vec<_>>()),
         (&ASK, s.policy.ask.iter().collect()),
+        (&UNSANDBOXED, s.policy.unsandboxed.iter().collect()),
         (&ALLOW, s.policy.allow.iter().collect()),
     ] {
         let mut found = found;
         // Deny and ask rules are kept in the order they were read; allow rules are
         // indexed by text, so on one line they are listed by text.
-        if kind.name == "allow" {
+        if matches!(kind.name, "allow" | "unsandboxed") {
             found.sort_by(|a, b| a.0.cmp(b.0));
         }
         found.sort_by_key(|(_, origin)| rank(origin));
@@ -118,12 +123,17 @@ pub fn to_text(s: &Settings) -> String {
         .max()
         .unwrap_or(0)
         .min(40);
-    for kind in [&DENY, &ASK, &ALLOW] {
+    for kind in [&DENY, &ASK, &UNSANDBOXED, &ALLOW] {
         out.push_str(&format!("\n{} rules ({}):\n", kind.name, kind.what));
         let mut any = false;
         for (_, rule, origin) in all.iter().filter(|(k, _, _)| k.name == kind.name) {
             any = true;
-            let exact = if kind.name == "allow" && s.policy.allow.is_exact(rule) {
+            let held = match kind.name {
+                "allow" => Some(&s.policy.allow),
+                "unsandboxed" => Some(&s.policy.unsandboxed),
+                _ => None,
+            };
+            let exact = if held.is_some_and(|h| h.is_exact(rule)) {
                 "exact, "
             } else {
                 ""
@@ -185,7 +195,11 @@ pub fn to_json(s: &Settings) -> Value {
     let rules: Vec<Value> = rules(s)
         .into_iter()
         .map(|(kind, rule, origin)| {
-            let exact = kind.name == "allow" && s.policy.allow.is_exact(rule);
+            let exact = match kind.name {
+                "allow" => s.policy.allow.is_exact(rule),
+                "unsandboxed" => s.policy.unsandboxed.is_exact(rule),
+                _ => false,
+            };
             json!({"kind": kind.name, "rule": rule, "exact": exact, "origin": origin_json(origin)})
         })
         .collect();
@@ -274,7 +288,13 @@ mod tests {
             ["rm", "-rf", "/etc/gate/config.toml:2"]
         );
         // In the order of the file, then the options.
-        let asks: Vec<&str> = lines[ask + 1..allow - 1].iter().map(|l| l.trim()).collect();
+        let unsandboxed = at("unsandboxed rules");
+        assert!(ask < unsandboxed && unsandboxed < allow, "{text}");
+        assert_eq!(lines[unsandboxed + 1].trim(), "none", "{text}");
+        let asks: Vec<&str> = lines[ask + 1..unsandboxed - 1]
+            .iter()
+            .map(|l| l.trim())
+            .collect();
         assert_eq!(asks.len(), 3, "{text}");
         assert!(asks[0].starts_with("npm publish") && asks[0].ends_with("config.toml:2"));
         assert!(asks[1].starts_with("git push") && asks[1].ends_with("config.toml:2"));

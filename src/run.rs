@@ -721,9 +721,33 @@ fn ask_then_run(
     // what an ask rule matched is asked every time: the broker neither keeps nor
     // answers from memory a request that does not support remembering.
     let exact_text = judged.text.as_ref().is_some_and(|t| t.is_exact());
-    let by_ask_rule = matches!(asked, crate::policy::Asked::Rule(_));
+    let leaves_sandbox = matches!(asked, crate::policy::Asked::Unsandboxed { .. });
+    // What a rule made gate ask is asked every time, and the record keeps the rule.
+    let by_rule = leaves_sandbox || matches!(asked, crate::policy::Asked::Rule(_));
     let remember_supported =
-        exact_text && !by_ask_rule && approval::paths::is_brokers(&channels.socket);
+        exact_text && !by_rule && approval::paths::is_brokers(&channels.socket);
+    // Only gate's own approvers (the broker's `gate watch` and `gate approve`, the
+    // terminal) say that a yes lets the command out of the sandbox; a host program's
+    // approver would show the command alone.
+    if leaves_sandbox && !approval::paths::is_brokers(&channels.socket) {
+        let reason = format!(
+            "{}, and the approver socket {} is not gate's broker, which alone tells the \
+             person that a yes runs the command outside the sandbox",
+            explanation.reason,
+            channels.socket.display()
+        );
+        let e = Explanation {
+            decided_by: "error",
+            ..explanation.clone()
+        };
+        trail.refused(&e, &reason);
+        say(&explain::refusal_line(
+            &subject,
+            &reason,
+            "Run it inside the sandbox (drop the unsandboxed rule), or approve through `gate serve`.",
+        ));
+        return REFUSED;
+    }
     let command = match (&judged.text, target) {
         (Some(text), _) => text.as_str().to_owned(),
         (None, Target::Shell { args, .. }) => {
@@ -750,6 +774,7 @@ fn ask_then_run(
         timeout_seconds: u64::from(settings.timeout),
         remember_supported,
         pid: u64::from(std::process::id()),
+        leaves_sandbox,
     };
     let deadline =
         std::time::Instant::now() + std::time::Duration::from_secs(u64::from(settings.timeout));
@@ -785,11 +810,12 @@ fn ask_then_run(
                 (By::Socket, _) => "socket",
                 _ => "tty",
             };
-            // At `safe` an approved command still runs inside the sandbox.
+            // At `safe` an approved command still runs inside the sandbox, unless the
+            // question was whether it may leave it.
             let allowed = crate::policy::Allowed::Approved {
                 channel,
                 source: source.map(Into::into),
-                sandboxed: settings.policy.level == crate::policy::Level::Safe,
+                sandboxed: settings.policy.level == crate::policy::Level::Safe && !leaves_sandbox,
             };
             let mut e = explain::explain(
                 &Decision::Allow(allowed.clone()),
@@ -797,8 +823,8 @@ fn ask_then_run(
                 judged.text.as_ref(),
                 &Files::default(),
             );
-            // The record keeps the ask rule that made gate ask.
-            if by_ask_rule {
+            // The record keeps the rule that made gate ask.
+            if by_rule {
                 e.rule = explanation.rule.clone();
                 e.rule_origin = explanation.rule_origin.clone();
                 e.matched = explanation.matched.clone();
@@ -1353,6 +1379,16 @@ fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
         Decision::Ask(_) => {
             let (outcome, text) = ask_outcome(reach.as_ref().expect("looked at for an ask"));
             match settings.policy.level {
+                // An unsandboxed rule's question: a yes runs it outside.
+                crate::policy::Level::Safe
+                    if outcome == "ask"
+                        && matches!(
+                            decision,
+                            Decision::Ask(crate::policy::Asked::Unsandboxed { .. })
+                        ) =>
+                {
+                    (outcome, format!("{text}, outside the sandbox if approved"))
+                }
                 // What is approved at `safe` runs inside the sandbox.
                 crate::policy::Level::Safe if outcome == "ask" => {
                     match sandbox_problem(&settings) {

@@ -471,3 +471,39 @@ fn at_safe_an_approved_ask_runs_inside_the_sandbox() {
     let requests = approver.requests();
     assert_eq!(requests[1]["level"], "safe");
 }
+
+// Only gate's own approvers say that a yes lets a command out of the sandbox: a host
+// program's socket would show the command alone, so gate does not ask it.
+#[test]
+fn an_unsandboxed_rule_never_asks_a_host_programs_approver() {
+    let env = TestEnv::new_in("/var/tmp");
+    let approver = Approver::start(&env.root, 1, "approve");
+    let f = env.file("F");
+    let ask = |rule: &[&str]| {
+        env.gate()
+            .args(NO_CONFIG)
+            .arg("--socket")
+            .arg(&approver.path)
+            .args(["--level", "safe", "--ask", "touch"])
+            .args(rule)
+            .args(["-c", "touch F"])
+            .run()
+    };
+    // Control: an ask rule at `safe` asks this approver, and the approved command runs
+    // inside the sandbox.
+    ask(&[]).assert_code(0);
+    assert!(f.exists());
+    std::fs::remove_file(&f).unwrap();
+    let out = ask(&["--unsandboxed", "touch"]);
+    assert_absent(&f, &out);
+    out.assert_refused()
+        .assert_stderr_contains("is not gate's broker, which alone tells the person");
+    // The approver saw one request: the control's.
+    let requests = approver.requests();
+    assert_eq!(requests.len(), 1);
+    assert!(
+        requests[0].get("leaves_sandbox").is_none(),
+        "{}",
+        requests[0]
+    );
+}

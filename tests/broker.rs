@@ -2245,3 +2245,70 @@ fn without_a_runtime_dir_a_sandboxed_command_still_cannot_approve() {
     kill(pid, Signal::SIGTERM).unwrap();
     running.take().unwrap().wait().assert_code(0);
 }
+
+// ---------------------------------------------------------------------------------------
+// The sandbox-first mode: unsandboxed rules.
+
+for_each_user! {
+    /// At `safe`, a command an unsandboxed rule matches leaves the sandbox only when a
+    /// person says yes through the broker, and what they see says so; a no (or no
+    /// answer) runs nothing, not even inside the sandbox.
+    fn an_unsandboxed_rule_leaves_the_sandbox_only_with_a_persons_yes(user) {
+        let env = TestEnv::new_in("/var/tmp");
+        env.assert_side_effects_are_visible(user);
+        let broker = Broker::start(&env, user);
+        // The home directory is outside what the sandbox lets a command write.
+        let outside = env.home.join("G");
+        let command = format!("touch {}", outside.display());
+        let safe = |rule: &[&str]| {
+            broker
+                .gate(&env)
+                .args(["--no-config", "--no-tty", "--audit-log", "off"])
+                .args(["--level", "safe", "--timeout", "120"])
+                .args(rule)
+                .args(["-c", &command])
+                .deadline(Duration::from_secs(150))
+        };
+        // Control: without the rule, it runs inside the sandbox, which stops the write.
+        let out = safe(&[]).run();
+        assert_absent(&outside, &out);
+        assert_ne!(out.code(), Some(0), "{}", out.report());
+
+        let rule = ["--unsandboxed", "touch"];
+        let denied = safe(&rule).spawn();
+        let ids = wait_pending_as(&env, &broker, &[&command]);
+        let json = broker.tool(&env, &["pending", "--json"]);
+        let items: Vec<Value> = serde_json::from_str(&json.stdout()).unwrap();
+        assert_eq!(items[0]["leaves_sandbox"], true, "{items:?}");
+        assert_eq!(items[0]["remember_supported"], false, "asked every time: {items:?}");
+        assert_eq!(items[0]["level"], "safe", "{items:?}");
+        broker.tool(&env, &["deny", &ids[&command]]).assert_code(0);
+        let out = denied.wait();
+        out.assert_refused().assert_stderr_contains("the approver denied it");
+        assert_absent(&outside, &out);
+
+        let approved = safe(&rule).spawn();
+        let ids = wait_pending_as(&env, &broker, &[&command]);
+        let table = broker.tool(&env, &["pending"]);
+        assert!(
+            table.stdout().contains(&format!("(outside the sandbox) {command}")),
+            "{}",
+            table.report()
+        );
+        // `--remember` cannot make it last: the next one is asked again.
+        broker
+            .tool(&env, &["approve", &ids[&command], "--remember"])
+            .assert_code(0);
+        let out = approved.wait();
+        out.assert_code(0);
+        assert!(outside.exists(), "approved, it ran outside\n{}", out.report());
+        fs::remove_file(&outside).unwrap();
+        let again = safe(&rule).spawn();
+        let ids = wait_pending_as(&env, &broker, &[&command]);
+        broker.tool(&env, &["deny", &ids[&command]]).assert_code(0);
+        let out = again.wait();
+        out.assert_refused();
+        assert_absent(&outside, &out);
+        broker.stop().assert_code(0);
+    }
+}

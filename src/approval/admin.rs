@@ -487,6 +487,10 @@ fn table(list: &[PendingRequest]) -> String {
         .iter()
         .map(|p| {
             let (dir, what) = match &p.ask {
+                Ask::Approval(r) if r.leaves_sandbox => (
+                    tail(&escape(&r.work_dir), 40),
+                    format!("(outside the sandbox) {}", escape(&r.command)),
+                ),
                 Ask::Approval(r) => (tail(&escape(&r.work_dir), 40), escape(&r.command)),
                 Ask::Question(q) => {
                     let mut what = format!("question: {}", escape(&q.question));
@@ -692,6 +696,7 @@ mod tests {
                     timeout_seconds: 60,
                     remember_supported: true,
                     pid: 1,
+                    leaves_sandbox: false,
                 }),
                 age_seconds: 5,
             },
@@ -735,6 +740,7 @@ mod tests {
                 timeout_seconds: 60,
                 remember_supported: true,
                 pid: 1,
+                leaves_sandbox: false,
             }),
             age_seconds: 0,
         }];

@@ -1223,6 +1223,12 @@ impl Broker {
                 r.remember_supported = false;
             }
         }
+        // Leaving the sandbox is asked every time: never answered from memory, never kept.
+        if let Ask::Approval(r) = &mut ask {
+            if r.leaves_sandbox {
+                r.remember_supported = false;
+            }
+        }
         if self.by_call.contains_key(ask.call_id()) {
             log(&format!(
                 "pid {pid}: protocol error: call id {} is already waiting here; closed",

@@ -359,6 +359,7 @@ mod tests {
             timeout_seconds: 60,
             remember_supported: true,
             pid: 1,
+            leaves_sandbox: false,
         });
         let question = Ask::Question(QuestionRequest {
             call_id: "c0ffee".into(),

@@ -51,19 +51,25 @@ impl Ask {
     /// The request as one line, newline included.
     pub fn encode(&self) -> Vec<u8> {
         let value = match self {
-            Ask::Approval(r) => json!({
-                "type": "approval_request",
-                "version": VERSION,
-                "call_id": r.call_id,
-                "session_id": r.session_id,
-                "kind": r.kind,
-                "command": r.command,
-                "work_dir": r.work_dir,
-                "level": r.level,
-                "timeout_seconds": r.timeout_seconds,
-                "remember_supported": r.remember_supported,
-                "pid": r.pid,
-            }),
+            Ask::Approval(r) => {
+                let mut value = json!({
+                    "type": "approval_request",
+                    "version": VERSION,
+                    "call_id": r.call_id,
+                    "session_id": r.session_id,
+                    "kind": r.kind,
+                    "command": r.command,
+                    "work_dir": r.work_dir,
+                    "level": r.level,
+                    "timeout_seconds": r.timeout_seconds,
+                    "remember_supported": r.remember_supported,
+                    "pid": r.pid,
+                });
+                if r.leaves_sandbox {
+                    value["leaves_sandbox"] = true.into();
+                }
+                value
+            }
             Ask::Question(q) => json!({
                 "type": "question_request",
                 "version": VERSION,
@@ -100,6 +106,7 @@ impl Ask {
                 timeout_seconds,
                 remember_supported: boolean(&obj, "remember_supported")?,
                 pid,
+                leaves_sandbox: optional_bool(&obj, "leaves_sandbox")?.unwrap_or(false),
             })),
             "question_request" => {
                 let options = match obj.get("options") {
@@ -144,6 +151,9 @@ pub struct ApprovalRequest {
     pub timeout_seconds: u64,
     pub remember_supported: bool,
     pub pid: u64,
+    /// At `safe`, a yes runs the command outside the sandbox (an unsandboxed rule). Sent
+    /// only to gate's broker, and only when true; absent means false.
+    pub leaves_sandbox: bool,
 }
 
 /// `question_request`: the agent asks the person something (`gate ask`).
@@ -785,6 +795,7 @@ mod tests {
             timeout_seconds: 60,
             remember_supported: true,
             pid: 42,
+            leaves_sandbox: false,
         });
         assert_eq!(Ask::decode(&a.encode()).unwrap(), a);
         let q = Ask::Question(QuestionRequest {
@@ -905,6 +916,7 @@ impl PendingRequest {
                 obj.insert("work_dir".into(), r.work_dir.as_str().into());
                 obj.insert("level".into(), r.level.as_str().into());
                 obj.insert("remember_supported".into(), r.remember_supported.into());
+                obj.insert("leaves_sandbox".into(), r.leaves_sandbox.into());
             }
             Ask::Question(q) => {
                 obj.insert("kind".into(), "question".into());
@@ -947,6 +959,7 @@ impl PendingRequest {
                 timeout_seconds,
                 remember_supported: boolean(obj, "remember_supported")?,
                 pid,
+                leaves_sandbox: optional_bool(obj, "leaves_sandbox")?.unwrap_or(false),
             }),
             "question" => Ask::Question(QuestionRequest {
                 call_id,
@@ -1110,6 +1123,7 @@ mod broker_reply_tests {
                 timeout_seconds: 60,
                 remember_supported: false,
                 pid: 9,
+                leaves_sandbox: false,
             }),
             age_seconds: 3,
         }

@@ -402,6 +402,16 @@ impl Tty {
         }
         field(&mut text, "directory:", &directory);
         field(&mut text, "session:", &[one_row(&request.session_id, room)]);
+        if request.leaves_sandbox {
+            field(
+                &mut text,
+                "sandbox:",
+                &[one_row(
+                    "a yes runs it OUTSIDE the sandbox (level safe, an unsandboxed rule)",
+                    room,
+                )],
+            );
+        }
         if escaped {
             text.push("  (control characters are shown as \\xNN or \\u{NNNN})".into());
         }

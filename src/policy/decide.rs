@@ -17,6 +17,9 @@ pub struct Policy {
     pub deny: DenyRules,
     /// Commands that need a person's answer at every level that runs commands.
     pub ask: AskRules,
+    /// At `safe`, commands that may run outside the sandbox, each time a person says so
+    /// (the sandbox-first mode). Matched as strictly as allow rules.
+    pub unsandboxed: AllowRules,
     /// Allow `a && b`, `a || b`, `a; b`, `a | b` when every part is allowed on its own.
     pub compound: bool,
     /// Allow the read-only preset's commands without asking.
@@ -144,6 +147,9 @@ pub enum Asked {
     /// The ask rules want a person's answer, at any level that runs commands, and a
     /// remembered approval does not stand in for it.
     Rule(AskMatch),
+    /// At `safe`, an unsandboxed rule matched: the command runs outside the sandbox if a
+    /// person says yes, and the question says so. Nothing remembered stands in for it.
+    Unsandboxed { rule: Box<str>, origin: Origin },
 }
 
 /// The outcome of [`decide`]. It must be acted on: dropping it would mean neither
@@ -173,7 +179,9 @@ impl Decision {
 /// 2. A matching ask rule asks at every other level, whatever allows the command. A
 ///    shell session (no command text) is asked about at `full` and `safe` too when
 ///    there are ask rules: what it will run cannot be read.
-/// 3. `full` allows; `safe` allows inside the sandbox.
+/// 3. `full` allows; `safe` allows inside the sandbox, but asks about a command an
+///    unsandboxed rule matches (a yes runs it outside; checked before the ask rules,
+///    whose question it covers).
 /// 4. `ask` allows what an allow rule or a remembered approval covers, and asks about
 ///    the rest. A shell session always needs asking at `ask`.
 ///
@@ -206,6 +214,20 @@ pub fn decide(
     {
         // The gate it execs asks, under the same settings.
         return Decision::Allow(Allowed::Delegated);
+    }
+    // Before the ask rules: a question about leaving the sandbox covers what an ask rule
+    // would ask too, and one question is asked, not two.
+    if policy.level == Level::Safe && command.is_exact() {
+        let text = command.as_str();
+        if let Some((rule, origin)) = policy
+            .unsandboxed
+            .find_where(text, |rule| super::runners::check(rule, text).is_ok())
+        {
+            return Decision::Ask(Asked::Unsandboxed {
+                rule: rule.into(),
+                origin: origin.clone(),
+            });
+        }
     }
     if let Request::Wrapped { outer, .. } = request {
         if let Some(found) = policy.ask.find(outer) {
@@ -333,6 +355,7 @@ mod tests {
             allow: AllowRules::new(),
             deny: DenyRules::new(),
             ask: AskRules::new(),
+            unsandboxed: AllowRules::new(),
             compound: false,
             readonly: false,
             readonly_rules: false,
@@ -651,6 +674,66 @@ mod tests {
             Decision::Ask(Asked::Rule(AskMatch::Rule { rule, found, .. })) => Some((rule, found)),
             _ => None,
         }
+    }
+
+    #[test]
+    fn an_unsandboxed_rule_asks_at_safe_only_and_a_deny_rule_still_wins() {
+        let mut p = policy(Level::Safe, &[], &["git push --force"]);
+        p.unsandboxed
+            .add("git push", Origin::Flag("--unsandboxed"))
+            .unwrap();
+        p.ask.add("git", Origin::Flag("--ask")).unwrap();
+        let asked = |d: Decision| match d {
+            Decision::Ask(Asked::Unsandboxed { rule, .. }) => Some(rule.to_string()),
+            _ => None,
+        };
+        // Matched, it asks whether it may leave, and that question covers the ask rule.
+        assert_eq!(
+            asked(decide_text(&p, "git push origin main")).as_deref(),
+            Some("git push")
+        );
+        // A deny rule wins.
+        assert!(matches!(
+            decide_text(&p, "git push --force origin"),
+            Decision::Deny(_)
+        ));
+        // Matched as strictly as an allow rule: no shell syntax, only at the start.
+        for text in [
+            "git push; rm -rf ~",
+            "true && git push",
+            "git pushx",
+            "sh -c 'git push'",
+        ] {
+            assert_eq!(asked(decide_text(&p, text)), None, "{text}");
+        }
+        // Not exact text (invalid UTF-8) never leaves.
+        let inexact = CommandText::inexact("git push origin \u{fffd}");
+        assert!(!matches!(
+            decide(
+                &p,
+                &Remembered::new(),
+                Request::Command(&inexact),
+                &Files::nothing_there()
+            ),
+            Decision::Ask(Asked::Unsandboxed { .. })
+        ));
+        // At the other levels the rule changes nothing.
+        for level in [Level::Full, Level::Ask] {
+            p.level = level;
+            assert_eq!(asked(decide_text(&p, "git push origin")), None, "{level}");
+        }
+        p.level = Level::Deny;
+        assert!(matches!(decide_text(&p, "git push"), Decision::Deny(_)));
+        // Without an ask rule, what it does not match runs inside the sandbox.
+        let mut p = policy(Level::Safe, &[], &[]);
+        p.unsandboxed
+            .add_exact("make deploy", Origin::BuiltIn)
+            .unwrap();
+        assert!(asked(decide_text(&p, "make deploy")).is_some());
+        assert_eq!(
+            decide_text(&p, "make deploy --force"),
+            Decision::Allow(Allowed::Sandboxed)
+        );
     }
 
     #[test]
