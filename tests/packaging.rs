@@ -9,10 +9,15 @@
 //! `gate doctor`, a shim); the RPM built from the same build; then `dpkg -r` and
 //! `dpkg -P`, after which nothing of it may be left.
 //!
-//! It needs root, dpkg-dev, lintian, sudo and rpm, and fails, saying so, without them.
-//! It refuses to start when a `gate` package or a `gate` on the system PATH is already
-//! there, since it would remove it. If it fails half-way, it purges what it installed
-//! and puts `/etc/shells` back as it found it.
+//! It never touches the machine it runs on: the test runs itself again in a scratch root,
+//! an overlay of `/` in a mount namespace of its own whose changes land in a directory
+//! under /var/tmp that is removed afterwards, and checks that the machine's package
+//! database and `/etc/shells` are byte for byte what they were. So it runs where gate is
+//! installed too: in the scratch root it first purges the installed package, which the
+//! machine keeps.
+//!
+//! It needs root (for the mount namespace and dpkg), util-linux's `unshare`, overlayfs,
+//! dpkg-dev, lintian, sudo and rpm, and fails, saying so, without them.
 
 mod common;
 
@@ -162,7 +167,7 @@ fn package_status() -> Option<String> {
         .then_some(status)
 }
 
-/// Puts the machine back if the test stops half-way: purges the package and restores
+/// Puts the scratch root back if the test stops half-way: purges the package and restores
 /// /etc/shells. On success it finds nothing to do.
 struct Restore {
     shells: String,
@@ -272,20 +277,127 @@ fn expected_files() -> Vec<(String, Option<PathBuf>)> {
     files
 }
 
+/// Set in the scratch root, for the test run there.
+const IN_SCRATCH: &str = "GATE_PACKAGING_SCRATCH_ROOT";
+
+/// Whether `/` is an overlay: the scratch root, never the machine's own.
+fn root_is_an_overlay() -> bool {
+    read("/proc/self/mountinfo").lines().any(|line| {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let Some(dash) = fields.iter().position(|f| *f == "-") else {
+            return false;
+        };
+        fields.get(4) == Some(&"/") && fields.get(dash + 1) == Some(&"overlay")
+    })
+}
+
+/// Run the test `name` of this binary again in a scratch root: an overlay of `/` (its
+/// changes in a fresh directory under /var/tmp) in a private mount namespace, with fresh
+/// /proc, /run and /dev/shm (/dev and /sys are the machine's). The machine's dpkg
+/// database, /etc/shells and /usr/bin/gate must be the same before and after.
+fn in_a_scratch_root(name: &str) {
+    assert!(
+        running_as_root(),
+        "the packaging test installs the Debian package for real, in a scratch root it \
+         mounts, and must run as root (CI does)"
+    );
+    let unshare = require_program("unshare");
+    let guarded = ["/var/lib/dpkg/status", "/etc/shells"];
+    let before: Vec<Vec<u8>> = guarded.iter().map(read_bytes).collect();
+    let had_gate = present("/usr/bin/gate");
+    let scratch = tempfile::Builder::new()
+        .prefix("gate-packaging-")
+        .tempdir_in("/var/tmp")
+        .expect("a scratch directory under /var/tmp");
+    let dir = scratch.path().to_str().expect("a UTF-8 path").to_owned();
+    let exe = std::env::current_exe().expect("the test binary's path");
+    // The namespace is private before anything is mounted, so no mount reaches the
+    // machine's namespace; `set -e` stops at the first failure.
+    let script = format!(
+        r#"set -eu
+d='{dir}'
+mkdir "$d/upper" "$d/work" "$d/root"
+mount -t overlay overlay -o "lowerdir=/,upperdir=$d/upper,workdir=$d/work" "$d/root"
+mount -t proc proc "$d/root/proc"
+mount --rbind /dev "$d/root/dev"
+mount --rbind /sys "$d/root/sys"
+mount -t tmpfs tmpfs "$d/root/run"
+mount -t tmpfs tmpfs "$d/root/dev/shm"
+exec chroot "$d/root" /bin/sh -c 'cd "$1" && shift && exec "$@"' sh '{repo}' \
+  env {IN_SCRATCH}=1 '{exe}' --exact '{name}' --nocapture --test-threads=1
+"#,
+        repo = REPO,
+        exe = exe.display(),
+    );
+    let mut command = Command::new(unshare);
+    command.args([
+        "--mount",
+        "--propagation",
+        "private",
+        "--",
+        "/bin/sh",
+        "-c",
+        &script,
+    ]);
+    let out = run(
+        command,
+        "the test in a scratch root",
+        Duration::from_secs(3600),
+    );
+    let after: Vec<Vec<u8>> = guarded.iter().map(read_bytes).collect();
+    for ((path, before), after) in guarded.iter().zip(&before).zip(&after) {
+        assert!(
+            before == after,
+            "{path} on the machine changed while the test ran in its scratch root"
+        );
+    }
+    assert_eq!(
+        present("/usr/bin/gate"),
+        had_gate,
+        "/usr/bin/gate on the machine"
+    );
+    assert!(
+        out.status.success(),
+        "the packaging test in its scratch root failed ({}):\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The nested run must have been the test itself, not zero tests.
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("test result: ok. 1 passed"),
+        "the scratch root ran no test:\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
 #[test]
 fn the_debian_package_builds_passes_lintian_installs_and_leaves_nothing_behind() {
-    // ---- Preconditions: the tools, root, and no gate already installed.
+    if std::env::var_os(IN_SCRATCH).is_none() {
+        in_a_scratch_root(
+            "the_debian_package_builds_passes_lintian_installs_and_leaves_nothing_behind",
+        );
+        return;
+    }
+    assert!(
+        root_is_an_overlay(),
+        "{IN_SCRATCH} is set but / is not an overlay: this test only installs and purges \
+         gate in the scratch root it mounts itself, never on a machine's own root"
+    );
+    // ---- Preconditions: the tools, root, and no gate installed in the scratch root.
     for tool in REQUIRED_TOOLS {
         require_program(tool);
     }
-    assert!(
-        running_as_root(),
-        "the packaging test installs the Debian package for real and must run as root \
-         (CI does, on a disposable machine)"
-    );
+    assert!(running_as_root(), "in the scratch root, still root");
+    if package_status().is_some() {
+        // The machine has gate installed: the scratch root's copy of it goes, the
+        // machine keeps it.
+        eprintln!("packaging test: purging the machine's gate package in the scratch root");
+        ok("dpkg", &["-P", "gate"]);
+    }
     assert!(
         package_status().is_none(),
-        "a gate package is installed ({:?}); this test would remove it, so it stops",
+        "a gate package is still known to dpkg ({:?}) after purging it",
         package_status()
     );
     for path in [
@@ -294,10 +406,16 @@ fn the_debian_package_builds_passes_lintian_installs_and_leaves_nothing_behind()
         "/etc/gate",
         "/usr/local/bin/gate",
     ] {
-        assert!(
-            !present(path),
-            "{path} exists; this test installs and removes gate there, so it stops"
-        );
+        // Left by another install on the machine (`cargo install`, a copy): gone from
+        // the scratch root only, so the test sees what its own package puts there.
+        if present(path) {
+            eprintln!("packaging test: removing the machine's {path} in the scratch root");
+            let removed = match fs::symlink_metadata(path) {
+                Ok(m) if m.is_dir() => fs::remove_dir_all(path),
+                _ => fs::remove_file(path),
+            };
+            removed.unwrap_or_else(|e| panic!("cannot remove {path} in the scratch root: {e}"));
+        }
     }
     let shells_before = read("/etc/shells");
     let _restore = Restore {
