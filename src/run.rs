@@ -728,8 +728,12 @@ fn ask_then_run(
         exact_text && !by_rule && approval::paths::is_brokers(&channels.socket);
     // Only gate's own approvers (the broker's `gate watch` and `gate approve`, the
     // terminal) say that a yes lets the command out of the sandbox; a host program's
-    // approver would show the command alone.
-    if leaves_sandbox && !approval::paths::is_brokers(&channels.socket) {
+    // approver would show the command alone. With nothing at the socket's path, only the
+    // terminal can be asked.
+    if leaves_sandbox
+        && std::fs::symlink_metadata(&channels.socket).is_ok()
+        && !approval::paths::is_brokers(&channels.socket)
+    {
         let reason = format!(
             "{}, and the approver socket {} is not gate's broker, which alone tells the \
              person that a yes runs the command outside the sandbox",

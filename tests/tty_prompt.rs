@@ -39,6 +39,13 @@ impl World {
         World { env, runtime }
     }
 
+    /// A world outside /tmp, whose home directory a sandboxed command cannot write.
+    fn outside_tmp() -> World {
+        let env = TestEnv::new_in("/var/tmp");
+        let runtime = env.runtime.clone();
+        World { env, runtime }
+    }
+
     fn file(&self, name: &str) -> PathBuf {
         self.env.file(name)
     }
@@ -126,6 +133,36 @@ fn y_runs_the_command_once() {
     assert_exit(&screen, 0);
     assert!(screen.contains("approved once"), "{screen}");
     assert!(exists(&w.file("ran")));
+}
+
+// The sandbox-first mode on the terminal: the prompt says a yes leaves the sandbox, and
+// then the command runs outside it (the control: at safe, without the rule, the same
+// write is refused by the sandbox).
+#[test]
+fn an_unsandboxed_rule_says_on_the_terminal_that_a_yes_leaves_the_sandbox() {
+    let w = World::outside_tmp();
+    let outside = w.env.home.join("outside");
+    let body = format!(
+        "SAFE=\"${{GATE% --level ask}} --level safe\"\n\
+         $SAFE -c 'touch {o}' 2>/dev/null; echo \"CONTROL=$?\"\n\
+         $SAFE --unsandboxed touch -c 'touch {o}'; report $?",
+        o = outside.display()
+    );
+    let term = w.start(&body);
+    let screen = term.wait_text(PROMPT);
+    assert!(screen.contains("CONTROL=1"), "{screen}");
+    assert!(!exists(&outside), "the control wrote outside the sandbox");
+    assert!(
+        screen.contains("sandbox:   a yes runs it OUTSIDE the sandbox"),
+        "{screen}"
+    );
+    term.keys(&["y"]);
+    let screen = finished(&term);
+    assert_exit(&screen, 0);
+    assert!(
+        exists(&outside),
+        "approved, it ran outside the sandbox\n{screen}"
+    );
 }
 
 #[test]
