@@ -7,7 +7,7 @@ use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use nix::sys::socket::{getsockopt, sockopt};
 
@@ -221,7 +221,12 @@ impl Connection {
                 _ => Reply::Fault(format!("cannot send the request: {e}")),
             };
         }
-        let soon = (Instant::now() + NOTICE_AFTER).min(deadline);
+        // The person gets the whole timeout from the moment the request is there to be
+        // seen: what connecting took (long, on a busy machine) is not taken from it. The
+        // broker counts from the request's arrival too, so both agree on a timeout.
+        let sent = Instant::now();
+        let deadline = deadline.max(sent + Duration::from_secs(ask.timeout_seconds()));
+        let soon = (sent + NOTICE_AFTER).min(deadline);
         let mut got = self.reader.read_line(Some(soon), interrupt);
         if matches!(got, Ok(Got::Timeout)) && soon < deadline {
             waiting();
