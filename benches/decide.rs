@@ -10,8 +10,7 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use gate::config::{FileKind, merge, parse_file};
 use gate::policy::readonly::Files;
 use gate::policy::{
-    AllowRules, AskRules, CommandText, DenyRules, Level, Origin, Policy, Remembered, Request,
-    decide,
+    AllowRules, CommandText, DenyRules, Level, Origin, Policy, Remembered, Request, decide,
 };
 
 fn rule(i: usize) -> String {
@@ -29,15 +28,9 @@ fn policy(rules: usize, deny: &[&str]) -> Policy {
         deny_rules.add(r, Origin::BuiltIn).unwrap();
     }
     Policy {
-        level: Level::Ask,
-        level_origin: Origin::BuiltIn,
         allow,
         deny: deny_rules,
-        ask: AskRules::new(),
-        unsandboxed: AllowRules::new(),
-        compound: false,
-        readonly: false,
-        readonly_rules: false,
+        ..Policy::at(Level::Ask, Origin::BuiltIn)
     }
 }
 

@@ -9,8 +9,7 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use gate::policy::readonly::Files;
 use gate::policy::wrapper::{resembles, unwrap};
 use gate::policy::{
-    AllowRules, AskRules, CommandText, DenyRules, Level, Origin, Policy, Remembered, Request,
-    decide,
+    AllowRules, CommandText, DenyRules, Level, Origin, Policy, Remembered, Request, decide,
 };
 
 /// A command of about `len` bytes with quotes, spaces and shell characters in it.
@@ -59,15 +58,9 @@ fn policy() -> Policy {
         deny.add(r, Origin::BuiltIn).unwrap();
     }
     Policy {
-        level: Level::Ask,
-        level_origin: Origin::BuiltIn,
         allow,
         deny,
-        ask: AskRules::new(),
-        unsandboxed: AllowRules::new(),
-        compound: false,
-        readonly: false,
-        readonly_rules: false,
+        ..Policy::at(Level::Ask, Origin::BuiltIn)
     }
 }
 

@@ -1248,17 +1248,7 @@ pub fn flag_layer(args: &GateArgs) -> Result<Layer, ConfigError> {
 /// layer may only tighten.
 pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, ConfigError> {
     let mut s = Settings {
-        policy: Policy {
-            level: DEFAULT_LEVEL,
-            level_origin: Origin::BuiltIn,
-            allow: AllowRules::new(),
-            deny: DenyRules::new(),
-            ask: AskRules::new(),
-            unsandboxed: AllowRules::new(),
-            compound: false,
-            readonly: false,
-            readonly_rules: false,
-        },
+        policy: Policy::at(DEFAULT_LEVEL, Origin::BuiltIn),
         shell: None,
         audit_log: AuditLog::Default,
         audit_journal: AuditJournal::Off,

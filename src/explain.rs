@@ -429,20 +429,10 @@ pub fn advice(decision: &Decision, command: Option<&CommandText>) -> &'static st
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{AllowRules, AskRules, DenyRules, Origin};
+    use crate::policy::Origin;
 
     fn policy(level: Level, allow: &[&str], deny: &[&str]) -> Policy {
-        let mut p = Policy {
-            level,
-            level_origin: Origin::Flag("--level"),
-            allow: AllowRules::new(),
-            deny: DenyRules::new(),
-            ask: AskRules::new(),
-            unsandboxed: AllowRules::new(),
-            compound: false,
-            readonly: false,
-            readonly_rules: false,
-        };
+        let mut p = Policy::at(level, Origin::Flag("--level"));
         for r in allow {
             p.allow.add(r, Origin::Flag("--allow")).unwrap();
         }

@@ -30,6 +30,23 @@ pub struct Policy {
     pub readonly_rules: bool,
 }
 
+impl Policy {
+    /// A policy at `level` with no rules and every switch off.
+    pub fn at(level: Level, level_origin: Origin) -> Policy {
+        Policy {
+            level,
+            level_origin,
+            allow: AllowRules::new(),
+            deny: DenyRules::new(),
+            ask: AskRules::new(),
+            unsandboxed: AllowRules::new(),
+            compound: false,
+            readonly: false,
+            readonly_rules: false,
+        }
+    }
+}
+
 /// What an approver allowed earlier in the session: exact commands (trimmed text) and
 /// command prefixes (validated like allow rules).
 #[derive(Debug, Clone, Default)]
@@ -349,17 +366,7 @@ mod tests {
     use crate::policy::AskMatch;
 
     fn policy(level: Level, allow: &[&str], deny: &[&str]) -> Policy {
-        let mut p = Policy {
-            level,
-            level_origin: Origin::BuiltIn,
-            allow: AllowRules::new(),
-            deny: DenyRules::new(),
-            ask: AskRules::new(),
-            unsandboxed: AllowRules::new(),
-            compound: false,
-            readonly: false,
-            readonly_rules: false,
-        };
+        let mut p = Policy::at(level, Origin::BuiltIn);
         for r in allow {
             p.allow.add(r, Origin::Flag("--allow")).unwrap();
         }
