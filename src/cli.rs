@@ -247,6 +247,20 @@ pub const RULES_OPTIONS: &[OptionSpec] = &[
     SYSTEM_DROP_INS,
 ];
 
+/// Options that only `gate trust` takes.
+pub const TRUST_OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        name: "--revoke",
+        value: None,
+        help: "Remove the trust record of FILE (or of the project file in force here)",
+    },
+    OptionSpec {
+        name: "--list",
+        value: None,
+        help: "List the trusted project files, and whether each is unchanged since",
+    },
+];
+
 /// Options that only `gate check` takes.
 pub const CHECK_OPTIONS: &[OptionSpec] = &[
     OptionSpec {
@@ -330,6 +344,22 @@ them would use them: `gate rules --ask 'git push'` lists that rule too, from --a
 Approvals remembered for a session live in the broker and are not listed.
 
 Exit status: 0 listed, 125 the configuration does not load (the error is printed).",
+        ),
+    },
+    SubcommandSpec {
+        name: "trust",
+        about: "Trust a project's .gate.toml, so that it may loosen as well as tighten; say what that grants",
+        usage: "gate trust [--config FILE] [FILE] | gate trust --revoke [FILE] | gate trust --list",
+        own: TRUST_OPTIONS,
+        shared: Shared::Only(&["--config"]),
+        after_help: Some(
+            "\
+FILE is a .gate.toml; without it, the one in force in this directory (the nearest from
+here up to the repository's root). The record keeps the file's path and the SHA-256 of
+its bytes, in $XDG_STATE_HOME/gate/trusted (~/.local/state/gate/trusted): any change to
+the file makes it untrusted again. A command gate ran cannot trust a file.
+
+Exit status: 0 done, 125 an error (nothing was recorded).",
         ),
     },
     SubcommandSpec {
@@ -472,6 +502,15 @@ impl SubcommandSpec {
                 "QUESTION",
                 "The question, as one argument",
             )),
+            "trust" => command.arg(
+                operand(
+                    "file",
+                    "FILE",
+                    "The project file (.gate.toml); by default the one in force here",
+                )
+                .required(false)
+                .value_hint(ValueHint::FilePath),
+            ),
             "completions" => command.arg(
                 operand(
                     "shell",
@@ -699,7 +738,7 @@ pub struct SubcommandArgs {
     /// Each option given, its own and gate's, with its value (none for a flag), in the
     /// order of the definition and, for one option, in the order given.
     pub options: Vec<(&'static OptionSpec, Option<OsString>)>,
-    /// The operand of `approve`, `deny`, `ask` and `completions`.
+    /// The operand of `approve`, `deny`, `ask`, `completions` and `trust`.
     pub operand: Option<OsString>,
 }
 
@@ -738,7 +777,7 @@ fn collect(sub: &SubcommandSpec, matches: &ArgMatches) -> SubcommandArgs {
             }
         }
     }
-    parsed.operand = ["id", "question", "shell"]
+    parsed.operand = ["id", "question", "shell", "file"]
         .iter()
         .find_map(|id| matches.try_get_raw(id).ok().flatten())
         .and_then(|mut values| values.next())
@@ -887,9 +926,10 @@ pub fn meant_subcommand(word: &str) -> Option<String> {
     names
         .filter_map(|name| {
             let distance = edit_distance(&lower, name);
-            // One edit for the short names (ask, deny), two for the others; or the
-            // start of a name (`comp`, `appr`).
-            let close = distance <= if name.len() <= 4 { 1 } else { 2 };
+            // One edit for the short names (ask, deny, check, trust), two for the
+            // others; or the start of a name (`comp`, `appr`). (Two edits from a
+            // five-letter name reach common script names: `test` is two from `trust`.)
+            let close = distance <= if name.len() <= 5 { 1 } else { 2 };
             let start = lower.len() >= 3 && name.starts_with(&lower);
             (close || start).then_some((distance, name))
         })

@@ -125,6 +125,11 @@ pub struct Settings {
     pub system: SystemPlaces,
     /// Where the policy's switches were set, for `gate rules` (decisions never read it).
     pub switch_origins: SwitchOrigins,
+    /// The project file in force and whether it is trusted (its layer is merged; this
+    /// is for `gate rules` and `gate doctor`). Not in `files`: those the sandbox
+    /// protects, and a protected file in the workspace would stop the command creating
+    /// files beside it.
+    pub project: Option<crate::project::ProjectFile>,
 }
 
 /// Where the system layer comes from: its file and its drop-in directory.
@@ -216,6 +221,11 @@ pub struct SandboxSettings {
 pub struct ConfigError(String);
 
 impl ConfigError {
+    /// An error whose text says all: where, what, and what to do.
+    pub fn new(text: impl Into<String>) -> Self {
+        ConfigError(text.into())
+    }
+
     fn at(origin: &Origin, key: &str, problem: impl fmt::Display) -> Self {
         match origin {
             Origin::File { .. } | Origin::Imported { .. } => {
@@ -266,6 +276,18 @@ pub struct Layer {
     pub best_effort: Option<(bool, Origin)>,
     pub unix_sockets: Option<(bool, Origin)>,
     pub require: Vec<(crate::sandbox::Feature, Origin)>,
+    /// A project file nobody trusted: like a layer under a lock, it may only tighten.
+    pub untrusted: Option<Untrusted>,
+}
+
+/// Why a project file's layer may only tighten, for the message that refuses what it
+/// would loosen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Untrusted {
+    pub file: Arc<Path>,
+    /// How it stands, as words after "the project file": "is not trusted", "changed
+    /// since it was trusted on …".
+    pub why: String,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -277,6 +299,8 @@ pub struct Layer {
 pub enum FileKind {
     System,
     User,
+    /// A project's `.gate.toml` (see [`crate::project`]).
+    Project,
 }
 
 /// Byte offsets of line starts, to turn spans into line numbers cheaply.
@@ -469,6 +493,14 @@ fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(
             }
             "lock" => {
                 let lock = expect_bool(cx, name, value)?;
+                if cx.kind == FileKind::Project {
+                    return Err(ConfigError::at(
+                        &origin,
+                        name,
+                        "a project file cannot lock the configuration; only the system file \
+                         can (a repository must not decide what the person may change)",
+                    ));
+                }
                 if cx.kind != FileKind::System {
                     return Err(ConfigError::at(
                         &origin,
@@ -1245,8 +1277,67 @@ pub fn flag_layer(args: &GateArgs) -> Result<Layer, ConfigError> {
 // Merging.
 
 /// Merge layers in order (system file first). When the first layer locks, every later
-/// layer may only tighten.
+/// layer may only tighten; so may an untrusted project file's layer
+/// ([`Layer::untrusted`]).
 pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, ConfigError> {
+    merge_checked(layers, files, Refusals::First).map(|(s, _)| s)
+}
+
+/// One thing a layer under a lock, or an untrusted project file's, would loosen: where
+/// it is set, the key, and what the lock keeps instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Loosening {
+    pub origin: Origin,
+    pub key: String,
+    pub what: String,
+}
+
+impl fmt::Display for Loosening {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: key `{}`: {}", self.origin, self.key, self.what)
+    }
+}
+
+/// What the last of `layers` (a project file's) would have refused were it untrusted,
+/// each loosening with its file, line and key; and, when the layers do not load even
+/// with it trusted, why (a lock that holds against it). For `gate trust`, which says
+/// what trust grants.
+pub fn grants(
+    mut layers: Vec<Layer>,
+    untrusted: Untrusted,
+) -> Result<(Vec<Loosening>, Option<ConfigError>), ConfigError> {
+    let trusted = merge(layers.clone(), Vec::new()).err();
+    if let Some(last) = layers.last_mut() {
+        last.untrusted = Some(untrusted);
+    }
+    match merge_checked(layers, Vec::new(), Refusals::All) {
+        Ok((_, refused)) => Ok((refused, trusted)),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether [`merge_checked`] stops at the first loosening a lock or an untrusted file
+/// refuses, or collects them all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refusals {
+    First,
+    All,
+}
+
+/// Under an untrusted project file (and no lock), the levels a layer may choose instead
+/// of `from`: stricter ones only. `full` runs everything unasked and unsandboxed, so
+/// `ask` and `safe` are both stricter; neither of those two is stricter than the other
+/// (`safe` runs unasked what `ask` would ask about), so from them only `deny` is.
+fn stricter_level(from: Level, to: Level) -> bool {
+    to == from || to == Level::Deny || (from == Level::Full && to != Level::Full)
+}
+
+fn merge_checked(
+    layers: Vec<Layer>,
+    files: Vec<PathBuf>,
+    mode: Refusals,
+) -> Result<(Settings, Vec<Loosening>), ConfigError> {
+    let mut all_refused = Vec::new();
     let mut s = Settings {
         policy: Policy::at(DEFAULT_LEVEL, Origin::BuiltIn),
         shell: None,
@@ -1265,34 +1356,45 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         files,
         system: SystemPlaces::installed(),
         switch_origins: SwitchOrigins::default(),
+        project: None,
     };
     let mut network_origin = Origin::BuiltIn;
     let mut audit_log_origin = Origin::BuiltIn;
     let mut audit_required_origin = Origin::BuiltIn;
 
     for layer in layers {
-        let locked = s.locked_by.is_some();
-        let refuse = |origin: &Origin, key: &str, what: &str| -> ConfigError {
-            let by = s
-                .locked_by
-                .as_ref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default();
-            ConfigError::at(
-                origin,
-                key,
-                format!("{by} locks the configuration (lock = true), so {what}"),
-            )
+        // A lock holds against every later layer, an untrusted project file too (and
+        // then the lock is what the message names: trusting the file would not help).
+        let system_lock = s.locked_by.is_some();
+        let untrusted = if system_lock {
+            None
+        } else {
+            layer.untrusted.clone()
         };
+        let locked = system_lock || untrusted.is_some();
+        let locked_by = s.locked_by.clone();
+        let refuse = |origin: &Origin, key: &str, what: &str| Loosening {
+            origin: origin.clone(),
+            key: key.to_owned(),
+            what: what.to_owned(),
+        };
+        let mut refused: Vec<Loosening> = Vec::new();
         if let Some((level, origin)) = layer.level {
-            if locked && level != s.policy.level && level != Level::Deny {
-                return Err(refuse(
+            let allowed = if system_lock {
+                level == s.policy.level || level == Level::Deny
+            } else {
+                stricter_level(s.policy.level, level)
+            };
+            if locked && !allowed {
+                let instead = if !system_lock && s.policy.level == Level::Full {
+                    "only `deny`, `ask` or `safe` may be chosen instead"
+                } else {
+                    "only `deny` may be chosen instead"
+                };
+                refused.push(refuse(
                     &origin,
                     "level",
-                    &format!(
-                        "the level stays `{}` (only `deny` may be chosen instead)",
-                        s.policy.level
-                    ),
+                    &format!("the level stays `{}` ({instead})", s.policy.level),
                 ));
             }
             s.policy.level = level;
@@ -1300,14 +1402,17 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         }
         if let Some((path, origin)) = layer.shell {
             if locked && s.shell.as_ref().map(|(p, _)| p) != Some(&path) {
-                return Err(refuse(&origin, "shell", "the shell cannot be changed"));
+                refused.push(refuse(&origin, "shell", "the shell cannot be changed"));
             }
             s.shell = Some((path, origin));
         }
         if locked {
-            // Report one added rule, the same one every time.
-            if let Some((rule, origin)) = layer.allow.iter().min_by_key(|(rule, _)| *rule) {
-                return Err(refuse(
+            // Report the added rules in the order of their text, so the first one is the
+            // same one every time.
+            let mut added: Vec<_> = layer.allow.iter().collect();
+            added.sort_by_key(|(rule, _)| *rule);
+            for (rule, origin) in added {
+                refused.push(refuse(
                     origin,
                     "allow",
                     &format!("no allow rules can be added (`{rule}`)"),
@@ -1316,8 +1421,10 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         }
         if locked {
             // Each lets a command leave the locked sandbox (with a person's yes).
-            if let Some((rule, origin)) = layer.unsandboxed.iter().min_by_key(|(rule, _)| *rule) {
-                return Err(refuse(
+            let mut added: Vec<_> = layer.unsandboxed.iter().collect();
+            added.sort_by_key(|(rule, _)| *rule);
+            for (rule, origin) in added {
+                refused.push(refuse(
                     origin,
                     "unsandboxed",
                     &format!("no unsandboxed rules can be added (`{rule}`)"),
@@ -1349,7 +1456,7 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         ] {
             if let Some((on, origin)) = value {
                 if locked && on && !*slot {
-                    return Err(refuse(&origin, key, what));
+                    refused.push(refuse(&origin, key, what));
                 }
                 *slot = on;
                 *slot_origin = origin;
@@ -1358,7 +1465,7 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         // This one narrows what runs unasked: under a lock it can be turned on, not off.
         if let Some((on, origin)) = layer.readonly_rules {
             if locked && !on && s.policy.readonly_rules {
-                return Err(refuse(
+                refused.push(refuse(
                     &origin,
                     "readonly_rules",
                     "read-only rules stay limited to read-only commands",
@@ -1372,7 +1479,7 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
             // default place when it says nothing: a user file (which the model can write)
             // must not send it to /dev/null or to a file it then rewrites.
             if locked && log != s.audit_log {
-                return Err(refuse(
+                refused.push(refuse(
                     &origin,
                     "audit.log",
                     "the audit log cannot be turned off or moved",
@@ -1385,7 +1492,7 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
             // Likewise the system log: under a lock, where records go is the locking
             // file's choice alone.
             if locked && journal != s.audit_journal {
-                return Err(refuse(
+                refused.push(refuse(
                     &origin,
                     "audit.journal",
                     &format!("audit.journal stays \"{}\"", s.audit_journal.as_str()),
@@ -1395,7 +1502,7 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         }
         if let Some((required, origin)) = layer.audit_required {
             if locked && s.audit_required && !required {
-                return Err(refuse(
+                refused.push(refuse(
                     &origin,
                     "audit.required",
                     "the audit log stays required",
@@ -1408,7 +1515,7 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
             // Likewise the approver: under a lock, only the locking file chooses who is
             // asked (its socket, or the broker's default one).
             if locked && s.socket.as_ref() != Some(&socket) {
-                return Err(refuse(
+                refused.push(refuse(
                     &origin,
                     "approval.socket",
                     "the approver socket cannot be changed",
@@ -1419,7 +1526,7 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         if let Some((approver, origin)) = layer.approver {
             // Whose answers count is the lock's to say, as the socket is.
             if locked && s.approver.as_ref() != Some(&approver) {
-                return Err(refuse(
+                refused.push(refuse(
                     &origin,
                     "approval.approver",
                     "the approver user cannot be changed",
@@ -1429,7 +1536,7 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         }
         if let Some((tty, origin)) = layer.tty {
             if locked && tty && !s.tty {
-                return Err(refuse(
+                refused.push(refuse(
                     &origin,
                     "approval.tty",
                     "asking on the terminal stays off",
@@ -1439,7 +1546,7 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         }
         if let Some((timeout, origin)) = layer.timeout {
             if locked && timeout > s.timeout {
-                return Err(refuse(
+                refused.push(refuse(
                     &origin,
                     "approval.timeout",
                     &format!(
@@ -1454,75 +1561,66 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
             s.session = Some(session);
         }
         if locked {
-            fn added<T>(
-                list: &[(T, Origin)],
-                key: &'static str,
-                what: &'static str,
-            ) -> Option<(Origin, &'static str, &'static str)> {
-                list.first().map(|(_, origin)| (origin.clone(), key, what))
+            fn origins<T>(list: &[(T, Origin)]) -> impl Iterator<Item = &Origin> {
+                list.iter().map(|(_, origin)| origin)
             }
-            let mut loosening = added(
-                &layer.write,
-                "sandbox.write",
-                "no writable paths can be added",
-            )
-            .or_else(|| {
-                added(
-                    &layer.net_connect,
+            let added = [
+                (
+                    origins(&layer.write).collect::<Vec<_>>(),
+                    "sandbox.write",
+                    "no writable paths can be added",
+                ),
+                (
+                    origins(&layer.net_connect).collect(),
                     "sandbox.net_connect",
                     "no network ports can be allowed",
-                )
-            })
-            .or_else(|| {
-                added(
-                    &layer.net_bind,
+                ),
+                (
+                    origins(&layer.net_bind).collect(),
                     "sandbox.net_bind",
                     "no network ports can be allowed",
-                )
-            })
-            .or_else(|| {
-                added(
-                    &layer.allow_domains,
+                ),
+                (
+                    origins(&layer.allow_domains).collect(),
                     "sandbox.allow_domains",
                     "no domains can be allowed",
-                )
-            })
-            .or_else(|| {
-                added(
-                    &layer.resolve,
+                ),
+                (
+                    origins(&layer.resolve).collect(),
                     "sandbox.resolve",
                     "no name can be mapped to an address of your choosing",
-                )
-            });
-            if let Some((true, origin)) = &layer.network {
-                if !s.sandbox.network {
-                    loosening = loosening.or(Some((
-                        origin.clone(),
-                        "sandbox.network",
-                        "the network stays off",
-                    )));
+                ),
+            ];
+            for (list, key, what) in added {
+                for origin in list {
+                    refused.push(refuse(origin, key, what));
                 }
             }
-            if let Some((true, origin)) = &layer.best_effort {
-                if !s.sandbox.best_effort {
-                    loosening = loosening.or(Some((
-                        origin.clone(),
-                        "sandbox.best_effort",
-                        "the sandbox must be fully enforced (no best effort)",
-                    )));
+            for (value, was, key, what) in [
+                (
+                    &layer.network,
+                    s.sandbox.network,
+                    "sandbox.network",
+                    "the network stays off",
+                ),
+                (
+                    &layer.best_effort,
+                    s.sandbox.best_effort,
+                    "sandbox.best_effort",
+                    "the sandbox must be fully enforced (no best effort)",
+                ),
+                (
+                    &layer.unix_sockets,
+                    s.sandbox.unix_sockets,
+                    "sandbox.unix_sockets",
+                    "Unix sockets stay off",
+                ),
+            ] {
+                if let Some((true, origin)) = value {
+                    if !was {
+                        refused.push(refuse(origin, key, what));
+                    }
                 }
-            }
-            if let Some((true, origin)) = &layer.unix_sockets {
-                if !s.sandbox.unix_sockets {
-                    loosening = loosening.or(Some((
-                        origin.clone(),
-                        "sandbox.unix_sockets",
-                        "Unix sockets stay off",
-                    )));
-                }
-            }
-            if let Some((origin, key, what)) = loosening {
-                return Err(refuse(&origin, key, what));
             }
         }
         s.sandbox
@@ -1566,13 +1664,45 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
         if let Some((lock, origin)) = layer.lock {
             if locked && !lock {
                 // A lock holds against everything after it, a later drop-in too.
-                return Err(refuse(&origin, "lock", "no later file can unlock it"));
+                refused.push(refuse(&origin, "lock", "no later file can unlock it"));
             }
-            if lock && !locked {
+            if lock && !system_lock {
                 let Origin::File { path, .. } = origin else {
                     unreachable!("only files carry `lock`")
                 };
                 s.locked_by = Some(path);
+            }
+        }
+        if !refused.is_empty() {
+            match mode {
+                Refusals::First => {
+                    let first = refused.swap_remove(0);
+                    return Err(match (&locked_by, &untrusted) {
+                        (None, Some(u)) => ConfigError::at(
+                            &first.origin,
+                            &first.key,
+                            format!(
+                                "the project file {}, so {}; if you trust it, run `gate trust {}`",
+                                u.why,
+                                first.what,
+                                u.file.display()
+                            ),
+                        ),
+                        _ => ConfigError::at(
+                            &first.origin,
+                            &first.key,
+                            format!(
+                                "{} locks the configuration (lock = true), so {}",
+                                locked_by
+                                    .as_ref()
+                                    .map(|p| p.display().to_string())
+                                    .unwrap_or_default(),
+                                first.what
+                            ),
+                        ),
+                    });
+                }
+                Refusals::All => all_refused.append(&mut refused),
             }
         }
     }
@@ -1602,7 +1732,7 @@ pub fn merge(layers: Vec<Layer>, files: Vec<PathBuf>) -> Result<Settings, Config
             ),
         ));
     }
-    Ok(s)
+    Ok((s, all_refused))
 }
 
 /// What a layer after the locking file may still do, key by key, given the settings the
@@ -1790,6 +1920,12 @@ fn read_optional(path: &Path) -> Result<Option<String>, ConfigError> {
         .map_err(|_| error("the file is not valid UTF-8".into()))
 }
 
+/// [`read_optional`], for the other readers of gate's configuration format (a
+/// project's file).
+pub fn read_config_file(path: &Path) -> Result<Option<String>, ConfigError> {
+    read_optional(path)
+}
+
 /// A regular file, or the null device; anything else says what it is.
 fn readable_kind(meta: &std::fs::Metadata) -> Result<(), String> {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -1936,14 +2072,15 @@ fn system_layers(
     Ok(layers)
 }
 
-/// [`load`] with the system layer's places given.
-pub fn load_from(
+/// The layers of the system and user files, and the files read, in order: what comes
+/// before a project's file.
+pub fn file_layers(
     args: &GateArgs,
     env: &Environment<'_>,
     places: &SystemPlaces,
-) -> Result<Settings, ConfigError> {
+) -> Result<(Vec<Layer>, Vec<PathBuf>), ConfigError> {
     let home = env.home();
-    let mut layers = Vec::with_capacity(4);
+    let mut layers = Vec::with_capacity(6);
     let mut files = Vec::new();
 
     let explicit_user = match (
@@ -2007,11 +2144,33 @@ pub fn load_from(
             }
         }
     }
+    Ok((layers, files))
+}
+
+/// [`load`] with the system layer's places given.
+pub fn load_from(
+    args: &GateArgs,
+    env: &Environment<'_>,
+    places: &SystemPlaces,
+) -> Result<Settings, ConfigError> {
+    let home = env.home();
+    let (mut layers, files) = file_layers(args, env, places)?;
+    // The project layer, after the user's own file: a project may tighten the person's
+    // settings, and may loosen them only once the person trusts it.
+    let mut project = None;
+    if !args.no_config {
+        let cwd = crate::project::working_dir()?;
+        if let Some(loaded) = crate::project::load(&cwd, env.var, home.as_deref())? {
+            layers.push(loaded.layer);
+            project = Some(loaded.file);
+        }
+    }
 
     layers.push(env_layer(env.var)?);
     layers.push(flag_layer(args)?);
     let mut settings = merge(layers, files)?;
     settings.system = places.clone();
+    settings.project = project;
     Ok(settings)
 }
 
@@ -3085,6 +3244,176 @@ deny = [{ rule = "rm -rf", from = "/home/u/.codex/rules/default.rules:2" }]
                 path: Arc::from(Path::new("/etc/gate/config.toml")),
                 line: 1001
             }
+        );
+    }
+
+    fn project_file(text: &str, trusted: bool) -> Layer {
+        let mut layer = parse_file(
+            Path::new("/src/repo/.gate.toml"),
+            text,
+            FileKind::Project,
+            Some(Path::new("/home/u")),
+        )
+        .unwrap();
+        if !trusted {
+            layer.untrusted = Some(Untrusted {
+                file: Arc::from(Path::new("/src/repo/.gate.toml")),
+                why: "is not trusted".into(),
+            });
+        }
+        layer
+    }
+
+    #[test]
+    fn a_project_file_cannot_lock() {
+        let e = parse_file(
+            Path::new("/src/repo/.gate.toml"),
+            "lock = true\n",
+            FileKind::Project,
+            None,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("/src/repo/.gate.toml:1: key `lock`: a project file cannot lock"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_untrusted_project_file_may_tighten() {
+        let user = user_file("level = \"full\"\nallow = [\"git status\"]\n").unwrap();
+        let project = project_file(
+            "level = \"ask\"\ndeny = [\"git push\"]\nask = [\"npm publish\"]\n\
+             readonly_rules = true\n[sandbox]\ndeny_read = [\"~/secrets\"]\n\
+             [approval]\ntimeout = 10\n",
+            false,
+        );
+        let s = merge(vec![user, project], vec![]).unwrap();
+        assert_eq!(s.policy.level, Level::Ask);
+        assert_eq!(s.policy.deny.len(), 1);
+        assert_eq!(s.policy.ask.len(), 1);
+        assert_eq!(s.policy.allow.len(), 1, "the user's own rule stays");
+        assert!(s.policy.readonly_rules);
+        assert_eq!(s.timeout, 10);
+        assert_eq!(s.sandbox.deny_read, vec![PathBuf::from("/home/u/secrets")]);
+    }
+
+    #[test]
+    fn an_untrusted_project_file_that_loosens_is_refused_naming_file_key_and_gate_trust() {
+        for (text, key) in [
+            ("allow = [\"git push\"]\n", "allow"),
+            ("level = \"full\"\n", "level"),
+            ("level = \"safe\"\n", "level"),
+            ("shell = \"/tmp/evil\"\n", "shell"),
+            ("readonly = true\n", "readonly"),
+            ("compound = true\n", "compound"),
+            ("[audit]\nlog = \"off\"\n", "audit.log"),
+            ("[audit]\njournal = \"on\"\n", "audit.journal"),
+            ("[approval]\nsocket = \"/tmp/s\"\n", "approval.socket"),
+            ("[approval]\ntty = true\n", "approval.tty"),
+            ("[approval]\ntimeout = 600\n", "approval.timeout"),
+            ("[sandbox]\nwrite = [\"/\"]\n", "sandbox.write"),
+            ("[sandbox]\nnetwork = true\n", "sandbox.network"),
+            (
+                "[sandbox]\nallow_domains = [\"example.com\"]\n",
+                "sandbox.allow_domains",
+            ),
+            ("[sandbox]\nunix_sockets = true\n", "sandbox.unix_sockets"),
+            ("[sandbox]\nbest_effort = true\n", "sandbox.best_effort"),
+        ] {
+            let e = merge(vec![project_file(text, false)], vec![])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with("/src/repo/.gate.toml:")
+                    && e.contains(&format!(
+                        "key `{key}`: the project file is not trusted, so "
+                    )),
+                "{text}: {e}"
+            );
+            assert!(
+                e.ends_with("; if you trust it, run `gate trust /src/repo/.gate.toml`"),
+                "{e}"
+            );
+            assert!(!e.contains('\n'));
+            // Trusted, it loads.
+            merge(vec![project_file(text, true)], vec![]).unwrap();
+        }
+    }
+
+    #[test]
+    fn from_full_an_untrusted_project_may_choose_any_stricter_level() {
+        for level in ["ask", "safe", "deny"] {
+            let user = user_file("level = \"full\"\n").unwrap();
+            let project = project_file(&format!("level = \"{level}\"\n"), false);
+            let s = merge(vec![user, project], vec![]).unwrap();
+            assert_eq!(s.policy.level.as_str(), level);
+        }
+        let user = user_file("level = \"safe\"\n").unwrap();
+        let e = merge(vec![user, project_file("level = \"ask\"\n", false)], vec![])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("the level stays `safe` (only `deny`"), "{e}");
+        assert!(stricter_level(Level::Ask, Level::Deny));
+        assert!(!stricter_level(Level::Ask, Level::Safe));
+        assert!(!stricter_level(Level::Deny, Level::Ask));
+    }
+
+    #[test]
+    fn a_system_lock_holds_against_a_trusted_project_file_and_is_what_the_message_names() {
+        for trusted in [true, false] {
+            let e = merge(
+                vec![
+                    locked_system(),
+                    project_file("allow = [\"git push\"]\n", trusted),
+                ],
+                vec![],
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                e.contains(
+                    "key `allow`: /etc/gate/config.toml locks the configuration (lock = true), \
+                     so no allow rules can be added (`git push`)"
+                ),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn grants_lists_every_loosening_of_the_project_file() {
+        let user = user_file("level = \"ask\"\n").unwrap();
+        let project = project_file(
+            "allow = [\"b\", \"a\"]\nlevel = \"full\"\ndeny = [\"rm\"]\n[sandbox]\nnetwork = true\n",
+            true,
+        );
+        let untrusted = Untrusted {
+            file: Arc::from(Path::new("/src/repo/.gate.toml")),
+            why: "is not trusted".into(),
+        };
+        let (grants, still) = grants(vec![user, project], untrusted.clone()).unwrap();
+        let keys: Vec<_> = grants.iter().map(|l| l.key.as_str()).collect();
+        assert_eq!(keys, ["level", "allow", "allow", "sandbox.network"]);
+        assert_eq!(
+            grants[1].to_string(),
+            "/src/repo/.gate.toml:1: key `allow`: no allow rules can be added (`a`)"
+        );
+        assert!(still.is_none());
+        let only_tightens = project_file("deny = [\"rm\"]\n", true);
+        let (grants, still) = super::grants(vec![only_tightens], untrusted.clone()).unwrap();
+        assert!(grants.is_empty() && still.is_none());
+        let (_, still) = super::grants(
+            vec![locked_system(), project_file("allow = [\"x\"]\n", true)],
+            untrusted,
+        )
+        .unwrap();
+        assert!(
+            still
+                .unwrap()
+                .to_string()
+                .contains("locks the configuration")
         );
     }
 }

@@ -37,6 +37,8 @@ struct Report {
     root: bool,
     uid: u32,
     settings: Result<Settings, String>,
+    /// The project file a run here would read (`Ok(None)`: none, or --no-config).
+    project: Result<Option<crate::project::ProjectFile>, String>,
     /// Who a run would ask (only when the configuration loads).
     reach: Option<Reach>,
     /// Each shim name and the real shell it resolves to.
@@ -136,6 +138,11 @@ impl Report {
         let root = nix::unistd::geteuid().is_root();
         let env = Environment { var: &var };
         let settings = config::load(&inv.gate, &env).map_err(|e| e.to_string());
+        let project = if inv.gate.no_config {
+            Ok(None)
+        } else {
+            crate::project::in_force(&var, env.home().as_deref())
+        };
         let reach = settings
             .as_ref()
             .ok()
@@ -151,6 +158,7 @@ impl Report {
             root,
             uid: nix::unistd::geteuid().as_raw(),
             settings,
+            project,
             reach,
             shims: shims(),
             safe,
@@ -247,6 +255,7 @@ impl Report {
             }
             Err(e) => line("config", &format!("ERROR: {e}")),
         }
+        line("project", &self.describe_project());
         line(
             "shims",
             &self
@@ -275,6 +284,18 @@ impl Report {
             );
         }
         report
+    }
+
+    /// The project file in force here and its trust, in a line.
+    fn describe_project(&self) -> String {
+        match &self.project {
+            Ok(Some(p)) => format!("{}, {}", p.path.display(), p.trust.describe()),
+            Ok(None) => format!(
+                "none (no {} from here up to the repository's root, or --no-config)",
+                crate::project::FILE_NAME
+            ),
+            Err(e) => format!("ERROR: {e}"),
+        }
     }
 
     /// The same facts as [`Report::text`], in fields (documented in gate(1)).
@@ -344,6 +365,17 @@ impl Report {
             "uid": self.uid,
             "root": self.root,
             "config": config,
+            "project": match &self.project {
+                Ok(Some(p)) => json!({
+                    "file": p.path.display().to_string(),
+                    "sha256": p.sha256,
+                    "trust": p.trust.key(),
+                    "text": self.describe_project(),
+                    "error": null,
+                }),
+                Ok(None) => serde_json::Value::Null,
+                Err(e) => json!({"error": e}),
+            },
             "level": settings.map(|s| s.policy.level.as_str()),
             "level_origin": settings.map(|s| s.policy.level_origin.to_string()),
             "rules": settings.map(|s| json!({

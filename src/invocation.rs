@@ -124,6 +124,11 @@ pub enum Action {
     Rules {
         json: bool,
     },
+    /// `gate trust [--revoke | --list] [FILE]`: the person's word on a project file.
+    Trust {
+        action: crate::project::command::TrustAction,
+        file: Option<OsString>,
+    },
     /// `gate serve [--requests-socket PATH]`: the approval broker.
     Serve {
         requests_socket: Option<std::path::PathBuf>,
@@ -440,6 +445,7 @@ fn subcommand_action(
         }
         found.map(|v| text(v, option)).transpose()
     };
+    let given = operand.clone();
     // clap has checked that the operand is there when the definition requires it.
     let operand = |what: &str| -> Result<String, UsageError> {
         match operand.clone() {
@@ -478,6 +484,22 @@ fn subcommand_action(
             message: single("--message")?,
             id: operand("request id")?,
         },
+        "trust" => {
+            use crate::project::command::TrustAction;
+            let action = match (flag("--revoke"), flag("--list")) {
+                (false, false) => TrustAction::Trust,
+                (true, false) => TrustAction::Revoke,
+                (false, true) if given.is_none() => TrustAction::List,
+                (false, true) => return Err(usage("trust: --list takes no FILE")),
+                (true, true) => {
+                    return Err(usage("trust: --revoke and --list cannot be used together"));
+                }
+            };
+            Action::Trust {
+                action,
+                file: given,
+            }
+        }
         "ask" => {
             let question = operand("question")?;
             if question.trim().is_empty() {

@@ -5,7 +5,8 @@
 //!
 //! Layout (dependencies point one way, toward exec):
 //! - [`invocation`]: argv → what was asked (pure).
-//! - [`config`]: files, environment and options → [`config::Settings`].
+//! - [`config`]: files, environment and options → [`config::Settings`]; [`project`]:
+//!   a repository's own `.gate.toml` and the trust records that let it loosen.
 //! - [`policy`]: the decision, pure.
 //! - [`netproxy`]: network by domain at `safe`: the domain policy and its proxy.
 //! - [`import`]: other agents' rules → gate rules (pure readers, one per agent).
@@ -36,6 +37,7 @@ pub mod invocation;
 pub mod netproxy;
 pub mod output;
 pub mod policy;
+pub mod project;
 pub mod random;
 pub mod rules_report;
 pub mod run;

@@ -112,6 +112,13 @@ pub fn to_text(s: &Settings) -> String {
             .join(", ")
     };
     out.push_str(&format!("configuration: {files}\n"));
+    if let Some(project) = &s.project {
+        out.push_str(&format!(
+            "project: {}, {}\n",
+            project.path.display(),
+            project.trust.describe()
+        ));
+    }
     out.push_str(&format!(
         "level: {} (from {})\n",
         s.policy.level, s.policy.level_origin
@@ -138,7 +145,11 @@ pub fn to_text(s: &Settings) -> String {
             } else {
                 ""
             };
-            out.push_str(&format!("  {:<width$}  {exact}{origin}\n", display(rule)));
+            out.push_str(&format!(
+                "  {:<width$}  {exact}{origin}{}\n",
+                display(rule),
+                project_mark(s, origin)
+            ));
         }
         if !any {
             out.push_str("  none\n");
@@ -154,7 +165,7 @@ pub fn to_text(s: &Settings) -> String {
         None => out.push_str("\nlock: none; every layer may change every setting\n"),
         Some(path) => {
             out.push_str(&format!(
-                "\nlock: {} says lock = true; later layers (the user file, GATE_* \
+                "\nlock: {} says lock = true; later layers (the user file, a project file, GATE_* \
                  variables, options) may only tighten:\n",
                 path.display()
             ));
@@ -164,6 +175,24 @@ pub fn to_text(s: &Settings) -> String {
         }
     }
     out
+}
+
+/// After an origin in the project file: whether that file is trusted.
+fn project_mark(s: &Settings, origin: &Origin) -> &'static str {
+    let path = match origin {
+        Origin::File { path, .. } | Origin::Imported { path, .. } => path,
+        _ => return "",
+    };
+    match &s.project {
+        Some(project) if **path == *project.path => {
+            if project.trust.is_trusted() {
+                " (project, trusted)"
+            } else {
+                " (project, untrusted)"
+            }
+        }
+        _ => "",
+    }
 }
 
 /// An origin as data.
@@ -219,6 +248,12 @@ pub fn to_json(s: &Settings) -> Value {
     json!({
         "config_files": s.files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
         "locked_by": s.locked_by.as_ref().map(|p| p.display().to_string()),
+        "project": s.project.as_ref().map(|p| json!({
+            "file": p.path.display().to_string(),
+            "sha256": p.sha256,
+            "trust": p.trust.key(),
+            "text": p.trust.describe(),
+        })),
         "level": {
             "value": s.policy.level.as_str(),
             "origin": origin_json(&s.policy.level_origin),

@@ -49,6 +49,9 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         Action::Doctor { json } => crate::doctor::run(&inv, *json),
         Action::Rules { json } => crate::rules_report::run(&inv, *json),
         Action::Completions { shell } => crate::completions::run(shell),
+        Action::Trust { action, file } => {
+            crate::project::command::run(&inv, *action, file.as_deref())
+        }
         Action::Serve { requests_socket } => with_socket(&inv, |settings, socket| {
             crate::approval::broker::serve(socket, requests_socket.as_deref(), settings)
         }),
