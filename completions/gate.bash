@@ -43,6 +43,9 @@ _gate() {
             gate,serve)
                 cmd="gate__subcmd__serve"
                 ;;
+            gate,trust)
+                cmd="gate__subcmd__trust"
+                ;;
             gate,watch)
                 cmd="gate__subcmd__watch"
                 ;;
@@ -53,7 +56,7 @@ _gate() {
 
     case "${cmd}" in
         gate)
-            opts="-c --help --version --level --allow --deny --ask --unsandboxed --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --readonly-rules --write --deny-read --net --net-connect --net-bind --allow-domain --deny-domain --resolve --unix-sockets --best-effort check doctor rules serve pending approve deny watch ask completions"
+            opts="-c --help --version --level --allow --deny --ask --unsandboxed --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --readonly-rules --write --deny-read --net --net-connect --net-bind --allow-domain --deny-domain --resolve --unix-sockets --best-effort check doctor rules trust serve pending approve deny watch ask completions"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -747,6 +750,35 @@ _gate() {
                     ;;
                 --socket)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        gate__subcmd__trust)
+            opts="--help --revoke --list --config"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 *)

@@ -59,6 +59,7 @@ complete -c gate -n "__fish_gate_needs_command" -l best-effort -d 'safe: run eve
 complete -c gate -n "__fish_gate_needs_command" -a "check" -d 'Print the decision for a command and why, without running anything'
 complete -c gate -n "__fish_gate_needs_command" -a "doctor" -d 'Report what this machine can enforce; exit 0 when safe can be fully enforced'
 complete -c gate -n "__fish_gate_needs_command" -a "rules" -d 'List the rules in force, each with where it came from, and what the lock lets later layers change'
+complete -c gate -n "__fish_gate_needs_command" -a "trust" -d 'Trust a project\'s .gate.toml, so that it may loosen as well as tighten; say what that grants'
 complete -c gate -n "__fish_gate_needs_command" -a "serve" -d 'Run the approval broker: hold the requests of gates at level ask until an approver answers'
 complete -c gate -n "__fish_gate_needs_command" -a "pending" -d 'List the requests waiting in the broker: id, command, directory, session, age'
 complete -c gate -n "__fish_gate_needs_command" -a "approve" -d 'Approve a waiting request; prints answered, already settled or not found (exit 0, 3, 4)'
@@ -166,6 +167,10 @@ complete -c gate -n "__fish_gate_using_subcommand rules" -l readonly-rules -d 'a
 complete -c gate -n "__fish_gate_using_subcommand rules" -l net -d 'safe: allow the network (it is off by default)'
 complete -c gate -n "__fish_gate_using_subcommand rules" -l unix-sockets -d 'safe: allow Unix sockets, which can reach D-Bus, Docker or ssh-agent outside the sandbox (off by default)'
 complete -c gate -n "__fish_gate_using_subcommand rules" -l best-effort -d 'safe: run even if the kernel cannot enforce every part of the sandbox, with a warning naming what is not'
+complete -c gate -n "__fish_gate_using_subcommand trust" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
+complete -c gate -n "__fish_gate_using_subcommand trust" -l help -d 'Print this help'
+complete -c gate -n "__fish_gate_using_subcommand trust" -l revoke -d 'Remove the trust record of FILE (or of the project file in force here)'
+complete -c gate -n "__fish_gate_using_subcommand trust" -l list -d 'List the trusted project files, and whether each is unchanged since'
 complete -c gate -n "__fish_gate_using_subcommand serve" -l requests-socket -d 'Also take requests (never answers) on PATH, open to every user: for an approver who is another user, or on another machine (docs/approvals.md)' -r -F
 complete -c gate -n "__fish_gate_using_subcommand serve" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
 complete -c gate -n "__fish_gate_using_subcommand serve" -l socket -d 'Approver socket [env: GATE_SOCKET]' -r -F
