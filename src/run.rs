@@ -1539,6 +1539,10 @@ fn check_report(
             "would_allow_with": alternatives,
             "config_files": settings.files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
             "locked_by": locked,
+            "project": settings.project.as_ref().map(|p| serde_json::json!({
+                "file": p.path.display().to_string(),
+                "trust": p.trust.key(),
+            })),
         });
         format!("{value}\n")
     } else {
@@ -1574,6 +1578,13 @@ fn check_report(
         }
         if let Some(lock) = &locked {
             t.push_str(&format!("locked:   by {lock}\n"));
+        }
+        if let Some(p) = &settings.project {
+            t.push_str(&format!(
+                "project:  {}, {}\n",
+                p.path.display(),
+                p.trust.describe()
+            ));
         }
         t
     };

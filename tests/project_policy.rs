@@ -406,6 +406,52 @@ for_each_user! {
     }
 }
 
+for_each_user! {
+    fn a_deleted_working_directory_runs_nothing(user) {
+        let repo = Repo::new();
+        repo.env.assert_side_effects_are_visible(user);
+        repo.policy("deny = [\"touch\"]\n");
+        let gone = repo.sub.join("gone");
+        fs::create_dir(&gone).unwrap();
+        fs::set_permissions(&gone, fs::Permissions::from_mode(0o777)).unwrap();
+        // gate starts in `gone`, which the shell removes first: gate cannot tell which
+        // project file applies, so nothing runs. The marker would land in repo/sub.
+        let marker = repo.sub.join("F");
+        let script = format!(
+            "cd {gone} && rmdir {gone} && exec \"$0\" --audit-log off --level full -c 'touch {marker}'",
+            gone = gone.display(),
+            marker = marker.display()
+        );
+        let out = repo
+            .env
+            .gate()
+            .user(user)
+            .program(require_program("sh"))
+            .args(["-c", &script])
+            .arg(gate_binary_for(user))
+            .run();
+        assert!(!marker.exists(), "{}", out.report());
+        out.assert_gate_error()
+            .assert_stderr_contains("cannot find the working directory (was it deleted?)");
+        // Control: with --no-config (no project file to look for) it runs there.
+        let script = format!(
+            "mkdir {gone} && cd {gone} && rmdir {gone} && exec \"$0\" --no-config --audit-log off --level full -c 'touch {marker}'",
+            gone = gone.display(),
+            marker = marker.display()
+        );
+        let out = repo
+            .env
+            .gate()
+            .user(user)
+            .program(require_program("sh"))
+            .args(["-c", &script])
+            .arg(gate_binary_for(user))
+            .run();
+        out.assert_code(0);
+        assert!(marker.exists(), "{}", out.report());
+    }
+}
+
 /// Every path under `dir`, sorted.
 fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut all = Vec::new();

@@ -130,7 +130,9 @@ pub fn in_force(var: Var<'_>, home: Option<&Path>) -> Result<Option<ProjectFile>
 pub fn working_dir() -> Result<PathBuf, ConfigError> {
     std::env::current_dir().map_err(|e| {
         ConfigError::new(format!(
-            "cannot find the working directory to look for a project policy ({FILE_NAME}): {e}"
+            "cannot find the working directory (was it deleted?), so cannot look for a \
+             project policy ({FILE_NAME}) that may apply: {e}; run it from a directory that \
+             exists"
         ))
     })
 }
