@@ -3303,6 +3303,11 @@ deny = [{ rule = "rm -rf", from = "/home/u/.codex/rules/default.rules:2" }]
     fn an_untrusted_project_file_that_loosens_is_refused_naming_file_key_and_gate_trust() {
         for (text, key) in [
             ("allow = [\"git push\"]\n", "allow"),
+            (
+                "allow = [{ rule = \"git status\", exact = true }]\n",
+                "allow",
+            ),
+            ("unsandboxed = [\"git push\"]\n", "unsandboxed"),
             ("level = \"full\"\n", "level"),
             ("level = \"safe\"\n", "level"),
             ("shell = \"/tmp/evil\"\n", "shell"),
