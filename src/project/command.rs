@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 use std::ffi::{OsStr, OsString};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -85,6 +86,11 @@ fn target(file: Option<&OsStr>, must_exist: bool) -> Result<PathBuf, String> {
             "{}: gate reads a project policy only from a file named {FILE_NAME}",
             path.display()
         ));
+    }
+    if must_exist
+        && std::fs::symlink_metadata(&path).is_err_and(|e| e.kind() == io::ErrorKind::NotFound)
+    {
+        return Err(format!("{}: no such file", path.display()));
     }
     let dir = path.parent().unwrap_or(Path::new("/"));
     match dir.canonicalize() {
