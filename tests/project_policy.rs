@@ -234,6 +234,54 @@ for_each_user! {
             ));
     }
 
+    fn a_locked_etc_gate_config_toml_holds_against_a_trusted_project_file_in_a_real_run(user) {
+        let repo = Repo::new();
+        repo.env.assert_side_effects_are_visible(user);
+        repo.policy("allow = [\"touch F\"]\n");
+        repo.trust(user).assert_code(0);
+        // A scratch /etc, bind-mounted over the real one in a private mount namespace.
+        let etc = repo.env.root.join("etc");
+        fs::create_dir_all(etc.join("gate")).unwrap();
+        for file in ["ld.so.cache", "passwd", "group", "nsswitch.conf"] {
+            let from = Path::new("/etc").join(file);
+            if from.exists() {
+                fs::copy(&from, etc.join(file)).unwrap();
+            }
+        }
+        let mut within: Vec<String> = vec![require_program("unshare").display().to_string()];
+        if !running_as_root() {
+            within.push("--map-root-user".into());
+        }
+        within.extend([
+            "--mount".into(),
+            "--".into(),
+            require_program("sh").display().to_string(),
+            "-c".into(),
+            "mount --bind \"$1\" /etc && shift && exec \"$@\"".into(),
+            "sh".into(),
+            etc.display().to_string(),
+        ]);
+        let run = |repo: &Repo| {
+            let marker = repo.sub.join("F");
+            let out = repo.gate(user).within(&within).args(["-c", "touch F"]).run();
+            let made = marker.exists();
+            let _ = fs::remove_file(&marker);
+            (out, made)
+        };
+        // Control: with no system file, the trusted rule runs the command.
+        let (out, made) = run(&repo);
+        out.assert_code(0);
+        assert!(made, "{}", out.report());
+        fs::write(etc.join("gate/config.toml"), "lock = true\nlevel = \"ask\"\n").unwrap();
+        let (out, made) = run(&repo);
+        assert!(!made, "{}", out.report());
+        out.assert_gate_error().assert_stderr_contains(&format!(
+            "{}:1: key `allow`: /etc/gate/config.toml locks the configuration (lock = true), \
+             so no allow rules can be added (`touch F`)",
+            repo.policy_path().display()
+        ));
+    }
+
     fn no_config_skips_the_project_file(user) {
         let repo = Repo::new();
         repo.env.assert_side_effects_are_visible(user);
