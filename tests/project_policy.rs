@@ -428,6 +428,58 @@ for_each_user! {
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
     }
 
+    fn swapping_the_file_while_gate_reads_it_never_runs_what_the_untrusted_version_allows(user) {
+        let repo = Repo::new();
+        repo.env.assert_side_effects_are_visible(user);
+        let trusted = "allow = [\"touch F\"]\n";
+        let untrusted = "allow = [\"touch F\", \"touch G\"]\n";
+        repo.policy(trusted);
+        repo.trust(user).assert_code(0);
+        // The model swaps the file between the trusted bytes and its own, as fast as it
+        // can, while gate runs `touch G`, which only its own version allows. Were the
+        // bytes hashed not the bytes parsed, some run would hash the trusted version and
+        // parse the other one.
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let swapper = {
+            let stop = stop.clone();
+            let root = repo.root.clone();
+            std::thread::spawn(move || {
+                let mut swaps = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let text = if swaps % 2 == 0 { untrusted } else { trusted };
+                    let next = root.join(".gate.toml.next");
+                    fs::write(&next, text).unwrap();
+                    fs::set_permissions(&next, fs::Permissions::from_mode(0o644)).unwrap();
+                    fs::rename(&next, root.join(".gate.toml")).unwrap();
+                    swaps += 1;
+                }
+                swaps
+            })
+        };
+        let marker = repo.sub.join("G");
+        let mut outcomes = std::collections::BTreeMap::new();
+        for _ in 0..60 {
+            let out = repo.gate(user).args(["--no-tty", "-c", "touch G"]).run();
+            assert!(!marker.exists(), "the untrusted version ran\n{}", out.report());
+            assert!(
+                matches!(out.code(), Some(125) | Some(126)),
+                "{}",
+                out.report()
+            );
+            *outcomes.entry(out.code()).or_insert(0) += 1;
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let swaps = swapper.join().unwrap();
+        assert!(swaps > 60, "the file was swapped only {swaps} times");
+        // Control: the other version, once trusted, runs `touch G`.
+        repo.policy(untrusted);
+        repo.trust(user).assert_code(0);
+        let out = repo.gate(user).args(["-c", "touch G"]).run();
+        out.assert_code(0);
+        assert!(marker.exists(), "control\n{}", out.report());
+        eprintln!("runs by status while swapping: {outcomes:?}, swaps: {swaps}");
+    }
+
     fn a_command_gate_ran_cannot_trust_a_file(user) {
         let repo = Repo::new();
         repo.env.assert_side_effects_are_visible(user);
