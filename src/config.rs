@@ -1682,7 +1682,8 @@ fn merge_checked(
                             &first.origin,
                             &first.key,
                             format!(
-                                "the project file {}, so {}; if you trust it, run `gate trust {}`",
+                                "the project file {}, so {}; a person who trusts it can run \
+                                 `gate trust {}` in a terminal of their own",
                                 u.why,
                                 first.what,
                                 u.file.display()
@@ -3338,7 +3339,10 @@ deny = [{ rule = "rm -rf", from = "/home/u/.codex/rules/default.rules:2" }]
                 "{text}: {e}"
             );
             assert!(
-                e.ends_with("; if you trust it, run `gate trust /src/repo/.gate.toml`"),
+                e.ends_with(
+                    "; a person who trusts it can run `gate trust /src/repo/.gate.toml` in a \
+                     terminal of their own"
+                ),
                 "{e}"
             );
             assert!(!e.contains('\n'));

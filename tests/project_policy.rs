@@ -88,7 +88,10 @@ fn assert_untrusted_refusal(out: &Outcome, made: bool, policy: &Path, key: &str)
     out.assert_gate_error()
         .assert_stderr_contains(&format!("{}:", policy.display()))
         .assert_stderr_contains(&format!("key `{key}`"))
-        .assert_stderr_contains(&format!("run `gate trust {}`", policy.display()))
+        .assert_stderr_contains(&format!(
+            "a person who trusts it can run `gate trust {}` in a terminal of their own",
+            policy.display()
+        ))
         .assert_stderr_contains("nothing was run");
     assert_eq!(out.stderr().matches('\n').count(), 1, "{}", out.report());
 }
