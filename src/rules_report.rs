@@ -491,4 +491,54 @@ mod tests {
         assert!(sentences["sandbox.network"].starts_with("stays off"));
         assert!(!try_layer(&|l| l.network = Some((true, flag("--net")))));
     }
+
+    #[test]
+    fn the_project_file_and_its_rules_say_whether_it_is_trusted() {
+        use crate::project::{ProjectFile, Trust};
+        let project = file(
+            "/src/app/.gate.toml",
+            FileKind::Project,
+            "deny = [\"npm publish\"]\n",
+        );
+        let mut s = merge(
+            vec![
+                file("/home/u/.config/gate/config.toml", FileKind::User, ""),
+                project,
+            ],
+            vec!["/home/u/.config/gate/config.toml".into()],
+        )
+        .unwrap();
+        s.project = Some(ProjectFile {
+            path: "/src/app/.gate.toml".into(),
+            sha256: "0".repeat(64),
+            trust: Trust::NotTrusted,
+        });
+        let text = to_text(&s);
+        assert!(
+            text.contains(
+                "\nproject: /src/app/.gate.toml, not trusted: only what tightens applies; \
+                 anything it loosens is refused\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("/src/app/.gate.toml:1 (project, untrusted)\n"),
+            "{text}"
+        );
+        assert_eq!(to_json(&s)["project"]["trust"], "untrusted");
+        s.project.as_mut().unwrap().trust = Trust::Trusted {
+            at: "2026-12-04T00:00:00.000Z".into(),
+        };
+        let text = to_text(&s);
+        assert!(
+            text.contains("project: /src/app/.gate.toml, trusted (since 2026-12-04T00:00:00.000Z)"),
+            "{text}"
+        );
+        assert!(text.contains(":1 (project, trusted)\n"), "{text}");
+        // Without a project file, neither line nor mark.
+        s.project = None;
+        let text = to_text(&s);
+        assert!(!text.contains("project"), "{text}");
+        assert!(to_json(&s)["project"].is_null());
+    }
 }
