@@ -118,6 +118,11 @@ pub struct Settings {
     pub sandbox: SandboxSettings,
     /// The system file or drop-in that locks the configuration, if one does.
     pub locked_by: Option<Arc<Path>>,
+    /// The always-allow file this configuration reads lasting approvals from, when it
+    /// would take new ones there: beside the default user file, and `None` when the user
+    /// file is another (`--config`, `GATE_CONFIG`), none is read (`--no-config`) or a
+    /// lock forbids adding allow rules.
+    pub always_file: Option<PathBuf>,
     /// Configuration files that were read, in order.
     pub files: Vec<PathBuf>,
     /// Where the system layer was looked for: the installed places, or the candidates
@@ -228,7 +233,7 @@ impl ConfigError {
 
     fn at(origin: &Origin, key: &str, problem: impl fmt::Display) -> Self {
         match origin {
-            Origin::File { .. } | Origin::Imported { .. } => {
+            Origin::File { .. } | Origin::Imported { .. } | Origin::Always { .. } => {
                 ConfigError(format!("{origin}: key `{key}`: {problem}"))
             }
             _ => ConfigError(format!("{origin}: {problem}")),
@@ -301,7 +306,15 @@ pub enum FileKind {
     User,
     /// A project's `.gate.toml` (see [`crate::project`]).
     Project,
+    /// The always-allow file beside the user file ([`ALWAYS_FILE`]): lasting approvals,
+    /// `allow` rules only.
+    Always,
 }
+
+/// The always-allow file's name, beside the user file (`~/.config/gate/always.toml`):
+/// the lasting allow rules a person adds with `gate approve --always` or in `gate
+/// watch`, which the broker writes (docs/approvals.md#always-allow).
+pub const ALWAYS_FILE: &str = "always.toml";
 
 /// Byte offsets of line starts, to turn spans into line numbers cheaply.
 struct Lines(Vec<usize>);
@@ -331,9 +344,10 @@ struct FileCx<'a> {
 
 impl FileCx<'_> {
     fn origin(&self, span: std::ops::Range<usize>) -> Origin {
-        Origin::File {
-            path: self.path.clone(),
-            line: self.lines.line_of(span.start),
+        let (path, line) = (self.path.clone(), self.lines.line_of(span.start));
+        match self.kind {
+            FileKind::Always => Origin::Always { path, line },
+            FileKind::System | FileKind::User | FileKind::Project => Origin::File { path, line },
         }
     }
 }
@@ -433,6 +447,14 @@ fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(
     for (key, value) in table {
         let name: &str = key.get_ref();
         let origin = cx.origin(value.span());
+        if cx.kind == FileKind::Always && name != "allow" {
+            return Err(ConfigError::at(
+                &origin,
+                name,
+                "the always-allow file holds only `allow` rules (lasting approvals); put \
+                 other settings in config.toml beside it",
+            ));
+        }
         match name {
             "level" => {
                 let text = expect_str(cx, name, value)?;
@@ -458,6 +480,14 @@ fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(
                     } = rule_item(cx, name, item)?;
                     let item_origin = match from {
                         None => cx.origin(span),
+                        Some(_) if cx.kind == FileKind::Always => {
+                            return Err(ConfigError::at(
+                                &cx.origin(span),
+                                name,
+                                "the always-allow file holds approvals, not imported rules \
+                                 (`from`); import into config.toml",
+                            ));
+                        }
                         Some(from) => {
                             let Origin::File { path, line } = cx.origin(span) else {
                                 unreachable!("a file's origin is a file")
@@ -1353,6 +1383,7 @@ fn merge_checked(
         session: None,
         sandbox: SandboxSettings::default(),
         locked_by: None,
+        always_file: None,
         files,
         system: SystemPlaces::installed(),
         switch_origins: SwitchOrigins::default(),
@@ -1864,6 +1895,11 @@ impl Environment<'_> {
     fn user_config(&self) -> Option<PathBuf> {
         crate::xdg::config_home(self.var).map(|dir| dir.join("gate/config.toml"))
     }
+
+    /// The always-allow file beside the default user file.
+    pub fn always_file(&self) -> Option<PathBuf> {
+        crate::xdg::config_home(self.var).map(|dir| dir.join("gate").join(ALWAYS_FILE))
+    }
 }
 
 /// The most a configuration file may hold: 1 MiB. gate reads and parses its files before
@@ -2145,7 +2181,25 @@ pub fn file_layers(
             }
         }
     }
+    // The always-allow file, part of the user's own layer.
+    if let Some(path) = always_file_for(args, env) {
+        if let Some(text) = read_optional(&path)? {
+            layers.push(parse_file(&path, &text, FileKind::Always, home.as_deref())?);
+            files.push(path);
+        }
+    }
     Ok((layers, files))
+}
+
+/// The always-allow file a run with `args` reads: the one beside the default user file.
+/// Lasting approvals go with that file only: a host that names another user file
+/// (`--config`, `GATE_CONFIG`) or none (`--no-config`) chose the whole user layer.
+fn always_file_for(args: &GateArgs, env: &Environment<'_>) -> Option<PathBuf> {
+    let named = args.config.is_some() || (env.var)("GATE_CONFIG").is_some_and(|v| !v.is_empty());
+    if args.no_config || named {
+        return None;
+    }
+    env.always_file()
 }
 
 /// [`load`] with the system layer's places given.
@@ -2172,6 +2226,9 @@ pub fn load_from(
     let mut settings = merge(layers, files)?;
     settings.system = places.clone();
     settings.project = project;
+    // Under a lock no allow rule can be added, lasting ones included (merge refused a
+    // file that has some).
+    settings.always_file = always_file_for(args, env).filter(|_| settings.locked_by.is_none());
     Ok(settings)
 }
 
@@ -2339,6 +2396,47 @@ required = true
         let e = err(file("shell = /bin/sh\n"));
         assert!(e.contains(":1: key `shell`: malformed TOML"), "{e}");
         assert!(!e.contains('\n'));
+    }
+
+    #[test]
+    fn the_always_file_holds_only_allow_rules_and_a_lock_refuses_them() {
+        let always = |text: &str| {
+            parse_file(
+                Path::new("/home/u/.config/gate/always.toml"),
+                text,
+                FileKind::Always,
+                Some(Path::new("/home/u")),
+            )
+        };
+        let layer = always("# one\n[[allow]]\nrule = \"git status\"\nexact = true\n").unwrap();
+        let (_, origin) = layer.allow.find("git status").unwrap();
+        assert_eq!(
+            origin.to_string(),
+            "/home/u/.config/gate/always.toml:3 (always allow)"
+        );
+        assert!(layer.allow.find("git status -s").is_none());
+        for text in [
+            "level = \"full\"\n",
+            "deny = [\"rm\"]\n",
+            "[approval]\ntty = true\n",
+            "lock = false\n",
+        ] {
+            let e = err(always(text));
+            assert!(e.contains("holds only `allow` rules"), "{text}: {e}");
+        }
+        let e = err(always("allow = [{ rule = \"ls\", from = \"x:1\" }]\n"));
+        assert!(e.contains("holds approvals, not imported rules"), "{e}");
+        let e = merge(vec![locked_system(), layer], vec![])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(
+                "/home/u/.config/gate/always.toml:3 (always allow): key `allow`: \
+                 /etc/gate/config.toml locks the configuration (lock = true), so no allow \
+                 rules can be added"
+            ),
+            "{e}"
+        );
     }
 
     #[test]

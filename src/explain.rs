@@ -72,7 +72,11 @@ pub fn explain(
             ),
         ),
         Decision::Allow(Allowed::Rule { rule, origin }) => Explanation {
-            decided_by: "rule",
+            // A lasting approval is a rule like any other, and the record says it was one.
+            decided_by: match origin {
+                crate::policy::Origin::Always { .. } => "always-allow",
+                _ => "rule",
+            },
             rule: Some(rule.to_string()),
             rule_origin: Some(origin.to_string()),
             matched: None,

@@ -56,7 +56,9 @@ fn rules(s: &Settings) -> Vec<(&'static Kind, &str, &Origin)> {
         let files = s.files.len();
         match origin {
             Origin::BuiltIn => (0, 0),
-            Origin::File { path, line } | Origin::Imported { path, line, .. } => (
+            Origin::File { path, line }
+            | Origin::Imported { path, line, .. }
+            | Origin::Always { path, line } => (
                 1 + s.files.iter().position(|f| **f == **path).unwrap_or(files),
                 *line,
             ),
@@ -211,6 +213,12 @@ fn origin_json(origin: &Origin) -> Value {
             "file": path.display().to_string(),
             "line": line,
             "from": &**from,
+            "text": text,
+        }),
+        Origin::Always { path, line } => json!({
+            "source": "always-allow",
+            "file": path.display().to_string(),
+            "line": line,
             "text": text,
         }),
         Origin::Env(name) => json!({"source": "env", "name": name, "text": text}),

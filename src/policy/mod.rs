@@ -89,6 +89,12 @@ pub enum Origin {
         line: u32,
         from: Arc<str>,
     },
+    /// A lasting approval ("always allow") in the always-allow file, which the broker
+    /// wrote when a person chose it (or the person, by hand), and its line.
+    Always {
+        path: Arc<Path>,
+        line: u32,
+    },
     /// An approver's answer earlier in the session.
     Approver,
 }
@@ -102,6 +108,9 @@ impl fmt::Display for Origin {
             Origin::Flag(name) => f.write_str(name),
             Origin::Imported { path, line, from } => {
                 write!(f, "{}:{line} (imported from {from})", path.display())
+            }
+            Origin::Always { path, line } => {
+                write!(f, "{}:{line} (always allow)", path.display())
             }
             Origin::Approver => f.write_str("an approver, earlier in this session"),
         }
