@@ -185,6 +185,16 @@ pub const APPROVE_OPTIONS: &[OptionSpec] = &[
         value: Some("RULE"),
         help: "Also allow later commands matching the allow rule RULE for the rest of the session (requests already waiting are still asked)",
     },
+    OptionSpec {
+        name: "--always",
+        value: None,
+        help: "Always allow this exact command from now on, in any session: the broker adds it to your always-allow file (~/.config/gate/always.toml) as an exact allow rule",
+    },
+    OptionSpec {
+        name: "--always-rule",
+        value: Some("RULE"),
+        help: "Always allow commands starting with RULE from now on (a prefix allow rule that must match this command), added to your always-allow file",
+    },
 ];
 
 pub const DENY_OPTIONS: &[OptionSpec] = &[OptionSpec {
@@ -381,7 +391,7 @@ Exit status: 0 done, 125 an error (nothing was recorded).",
     SubcommandSpec {
         name: "approve",
         about: "Approve a waiting request; prints answered, already settled or not found (exit 0, 3, 4)",
-        usage: "gate approve ID [--remember] [--remember-rule RULE]",
+        usage: "gate approve ID [--remember] [--remember-rule RULE] [--always | --always-rule RULE]",
         own: APPROVE_OPTIONS,
         shared: Shared::Only(BROKER_OPTIONS),
         after_help: None,

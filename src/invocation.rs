@@ -137,11 +137,14 @@ pub enum Action {
     Pending {
         json: bool,
     },
-    /// `gate approve ID [--remember] [--remember-rule RULE]`.
+    /// `gate approve ID [--remember] [--remember-rule RULE] [--always | --always-rule
+    /// RULE]`.
     Approve {
         id: String,
         remember: bool,
         remember_rule: Option<String>,
+        always: bool,
+        always_rule: Option<String>,
     },
     /// `gate deny ID [--message TEXT]`.
     Refuse {
@@ -478,6 +481,8 @@ fn subcommand_action(
         "approve" => Action::Approve {
             remember_rule: single("--remember-rule")?,
             remember: flag("--remember"),
+            always_rule: single("--always-rule")?,
+            always: flag("--always"),
             id: operand("request id")?,
         },
         "deny" => Action::Refuse {
@@ -1300,7 +1305,9 @@ mod tests {
             Action::Approve {
                 id: "7".into(),
                 remember: true,
-                remember_rule: None
+                remember_rule: None,
+                always: false,
+                always_rule: None,
             }
         );
         let inv = parse_strs(&["gate", "deny", "7", "--socket", "/s", "--message=-x"]).unwrap();

@@ -62,8 +62,16 @@ pub fn run(argv: Vec<OsString>) -> i32 {
             id,
             remember,
             remember_rule,
+            always,
+            always_rule,
         } => with_socket(&inv, |_, socket| {
-            crate::approval::admin::approve(socket, id, *remember, remember_rule.as_deref())
+            let keep = crate::approval::admin::Keep {
+                remember: *remember,
+                remember_rule: remember_rule.as_deref(),
+                always: *always,
+                always_rule: always_rule.as_deref(),
+            };
+            crate::approval::admin::approve(socket, id, keep)
         }),
         Action::Refuse { id, message } => with_socket(&inv, |_, socket| {
             crate::approval::admin::deny(socket, id, message.as_deref())
@@ -780,6 +788,15 @@ fn ask_then_run(
         level: settings.policy.level.as_str().to_owned(),
         timeout_seconds: u64::from(settings.timeout),
         remember_supported,
+        // Where this gate reads lasting approvals, when it would take one (the broker
+        // writes its own file only when it is this one): a request that could be
+        // remembered, and a configuration that reads the file and is not locked.
+        always_file: settings
+            .always_file
+            .as_deref()
+            .and_then(std::path::Path::to_str)
+            .filter(|_| remember_supported)
+            .map(str::to_owned),
         pid: u64::from(std::process::id()),
         leaves_sandbox,
     };
@@ -802,6 +819,7 @@ fn ask_then_run(
                 Answer::Approve {
                     remember,
                     remember_rule,
+                    always: _,
                     kept,
                     source,
                 },
@@ -814,6 +832,8 @@ fn ask_then_run(
             }
             let channel = match (by, source.as_deref()) {
                 (By::Socket, Some("remembered")) => "remembered",
+                // A waiting copy of a command the person just always allowed.
+                (By::Socket, Some(crate::approval::broker::ALWAYS_SOURCE)) => "always-allow",
                 (By::Socket, _) => "socket",
                 _ => "tty",
             };

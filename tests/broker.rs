@@ -2033,6 +2033,7 @@ fn the_client_keeps_events_that_arrive_before_a_result() {
             Decision::Approve {
                 remember: false,
                 remember_rule: None,
+                always: None,
                 kept: false,
                 source: Some("client test".into()),
             },

@@ -594,21 +594,55 @@ fn settled_or_say(result: Result<Settle, String>) -> i32 {
     }
 }
 
-/// `gate approve ID [--remember] [--remember-rule RULE]`: ID is the request's short id
-/// (`gate pending`) or its call id (`gate pending --json`, the protocol).
-pub fn approve(socket: &Path, id: &str, remember: bool, rule: Option<&str>) -> i32 {
+/// What `gate approve` asks for beyond this one run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Keep<'a> {
+    /// `--remember`: the same command for the rest of the session.
+    pub remember: bool,
+    /// `--remember-rule RULE`: an allow rule for the rest of the session.
+    pub remember_rule: Option<&'a str>,
+    /// `--always`: a lasting exact rule for the command.
+    pub always: bool,
+    /// `--always-rule RULE`: a lasting prefix rule.
+    pub always_rule: Option<&'a str>,
+}
+
+/// `gate approve ID [--remember] [--remember-rule RULE] [--always | --always-rule RULE]`:
+/// ID is the request's short id (`gate pending`) or its call id (`gate pending --json`,
+/// the protocol).
+pub fn approve(socket: &Path, id: &str, keep: Keep<'_>) -> i32 {
     if let Some(code) = super::peer::refuse_if_marked("approve") {
         return code;
     }
-    let rule = match rule.map(crate::policy::validate_rule).transpose() {
-        Ok(rule) => rule.map(str::to_owned),
-        Err(e) => {
-            say(&format!(
-                "gate: --remember-rule: not a valid allow rule: {e}; nothing was approved"
-            ));
+    let valid =
+        |option: &str, rule: Option<&str>| match rule.map(crate::policy::validate_rule).transpose()
+        {
+            Ok(rule) => Ok(rule.map(str::to_owned)),
+            Err(e) => {
+                say(&format!(
+                    "gate: {option}: not a valid allow rule: {e}; nothing was approved"
+                ));
+                Err(GATE_ERROR)
+            }
+        };
+    let rule = match valid("--remember-rule", keep.remember_rule) {
+        Ok(rule) => rule,
+        Err(code) => return code,
+    };
+    let always = match (keep.always, valid("--always-rule", keep.always_rule)) {
+        (_, Err(code)) => return code,
+        (true, Ok(Some(_))) => {
+            say(
+                "gate: --always and --always-rule cannot go together: the lasting rule is the \
+                 exact command, or the prefix you name; nothing was approved",
+            );
             return GATE_ERROR;
         }
+        (true, Ok(None)) => Some(super::protocol::Lasting::Exact),
+        (false, Ok(Some(prefix))) => Some(super::protocol::Lasting::Prefix(prefix)),
+        (false, Ok(None)) => None,
     };
+    let remember = keep.remember;
     let mut client = match connect_or_say(socket) {
         Ok(c) => c,
         Err(code) => return code,
@@ -618,6 +652,7 @@ pub fn approve(socket: &Path, id: &str, remember: bool, rule: Option<&str>) -> i
         Decision::Approve {
             remember,
             remember_rule: rule,
+            always,
             kept: false,
             source: Some("gate approve".into()),
         },
@@ -695,6 +730,7 @@ mod tests {
                     level: "ask".into(),
                     timeout_seconds: 60,
                     remember_supported: true,
+                    always_file: None,
                     pid: 1,
                     leaves_sandbox: false,
                 }),
@@ -739,6 +775,7 @@ mod tests {
                 level: "ask".into(),
                 timeout_seconds: 60,
                 remember_supported: true,
+                always_file: None,
                 pid: 1,
                 leaves_sandbox: false,
             }),

@@ -79,6 +79,9 @@ const MAX_SOCKET_PATH: usize = 107;
 /// Who answered, when an approver tool does not say.
 const DEFAULT_SOURCE: &str = "approver";
 
+/// Who answered a waiting copy of a command just always allowed.
+pub const ALWAYS_SOURCE: &str = "always-allow";
+
 /// Run the broker on `socket` until a signal stops it. 0 after a signal, 125 when it
 /// cannot start (the reason on stderr).
 pub fn serve(socket: &Path, requests_socket: Option<&Path>, settings: &Settings) -> i32 {
@@ -126,6 +129,8 @@ pub fn serve(socket: &Path, requests_socket: Option<&Path>, settings: &Settings)
         settled_calls: RecentCalls::default(),
         next_id: 1,
         remembered: HashMap::new(),
+        always_file: settings.always_file.clone(),
+        locked_by: settings.locked_by.clone(),
         max_conns,
         newcomers: BTreeSet::new(),
         watchers: BTreeSet::new(),
@@ -594,6 +599,11 @@ struct Broker {
     next_id: u64,
     /// Remembered approvals by session id.
     remembered: HashMap<String, Remembered>,
+    /// The always-allow file this broker adds lasting approvals to: its user's, beside
+    /// the user file it read (`None`: it read another user file, or none).
+    always_file: Option<PathBuf>,
+    /// The file that locks this broker's configuration, which forbids lasting rules.
+    locked_by: Option<std::sync::Arc<Path>>,
     max_conns: usize,
     /// Connections that have not sent their first line, by the time they must.
     newcomers: BTreeSet<(Instant, u64)>,
@@ -1311,6 +1321,7 @@ impl Broker {
         Some(Decision::Approve {
             remember: false,
             remember_rule: None,
+            always: None,
             kept: true,
             source: Some("remembered".into()),
         })
@@ -1466,10 +1477,50 @@ impl Broker {
             Decision::Approve {
                 remember,
                 remember_rule,
+                always,
                 source,
                 ..
             } => {
                 let by = source.unwrap_or_else(|| DEFAULT_SOURCE.into());
+                // A lasting rule first: when it cannot be added, nothing is approved and
+                // the request stays open for another answer.
+                let lasting = match &always {
+                    None => None,
+                    Some(asked) => {
+                        let through_requests_socket =
+                            self.conns.get(&open.conn).is_some_and(|c| c.requests_only);
+                        let added = self
+                            .lasting_rule(id, request, asked, through_requests_socket)
+                            .and_then(|(rule, exact, file)| {
+                                let note = format!(
+                                    "approved by {} with gate serve, {}",
+                                    by,
+                                    crate::audit::rfc3339(std::time::SystemTime::now())
+                                );
+                                match super::always::add(&file, &rule, exact, &note) {
+                                    Ok(added) => Ok((rule, exact, file, added)),
+                                    Err(e) => Err(format!(
+                                        "cannot add the rule to {}: {e}",
+                                        file.display()
+                                    )),
+                                }
+                            });
+                        match added {
+                            Ok(added) => Some(added),
+                            Err(why) => {
+                                log(&format!("request {n}: not always allowed: {}", shown(&why)));
+                                return self.error(key, why);
+                            }
+                        }
+                    }
+                };
+                let Some(Open {
+                    ask: Ask::Approval(request),
+                    ..
+                }) = self.open.get(&n)
+                else {
+                    return self.result(key, id, Settle::AlreadySettled);
+                };
                 let wants = remember || remember_rule.is_some();
                 let keep = wants && request.remember_supported;
                 let session = request.session_id.clone();
@@ -1498,11 +1549,30 @@ impl Broker {
                 } else if wants {
                     what.push_str(" once (this request cannot be remembered)");
                 }
+                if let Some((rule, exact, file, added)) = &lasting {
+                    what.push_str(&format!(
+                        "; always allowed from now on: {} `{}` {} {}:{}",
+                        if *exact {
+                            "the command"
+                        } else {
+                            "commands starting"
+                        },
+                        shown(rule),
+                        if added.already {
+                            "was already in"
+                        } else {
+                            "added to"
+                        },
+                        file.display(),
+                        added.line
+                    ));
+                }
                 log(&format!("request {n}: {what} by {}", shown(&by)));
                 let line = Decision::Approve {
                     remember: keep && remember,
                     remember_rule: if keep { remember_rule } else { None },
-                    kept: keep,
+                    always: if lasting.is_some() { always } else { None },
+                    kept: keep || lasting.is_some(),
                     source: Some(by.clone()),
                 }
                 .encode(&call_id);
@@ -1510,6 +1580,9 @@ impl Broker {
                 self.settle(n, "approved", Some(&by), Some(line));
                 if keep {
                     self.answer_copies(&session, &command);
+                }
+                if let Some((_, _, file, _)) = &lasting {
+                    self.answer_always_copies(file, &command);
                 }
             }
             Decision::Deny { message, source } => {
@@ -1530,6 +1603,139 @@ impl Broker {
                 self.result(key, id, Settle::Answered);
                 self.settle(n, "denied", Some(&by), Some(line));
             }
+        }
+    }
+
+    /// The lasting rule an approver asked for, checked: the rule, whether it is exact, and
+    /// the file it goes to; or why it cannot be added (said to the approver, and the
+    /// request stays open).
+    fn lasting_rule(
+        &self,
+        id: &str,
+        request: &ApprovalRequest,
+        asked: &protocol::Lasting,
+        through_requests_socket: bool,
+    ) -> Result<(String, bool, PathBuf), String> {
+        let once = "approve it once, or for the session";
+        if through_requests_socket {
+            return Err(format!(
+                "request {id} came through the requests socket, from another user or machine, \
+                 whose gate does not read your always-allow file; approve it once, or have the \
+                 rule added to that gate's configuration"
+            ));
+        }
+        if let Some(lock) = &self.locked_by {
+            return Err(format!(
+                "{} locks the configuration (lock = true), so no allow rule can be added, \
+                 lasting ones included; approve it once, or ask whoever administers it to add \
+                 the rule there",
+                lock.display()
+            ));
+        }
+        if request.kind == "session" {
+            return Err(format!(
+                "request {id} is a shell session, which has no command text a rule could \
+                 match; approve it once"
+            ));
+        }
+        if !request.remember_supported {
+            return Err(format!(
+                "request {id} cannot be always allowed: its text is not exact (it was not \
+                 valid UTF-8), or an ask rule asks about it every time; approve it once"
+            ));
+        }
+        let Some(ours) = &self.always_file else {
+            return Err(format!(
+                "this broker reads no always-allow file (it was started with --config, \
+                 GATE_CONFIG or --no-config), so it has nowhere to keep the rule; {once}"
+            ));
+        };
+        let Some(theirs) = &request.always_file else {
+            return Err(format!(
+                "the gate that asks takes no lasting rules: its configuration is locked, or \
+                 it reads no user file (--config, GATE_CONFIG, --no-config); {once}"
+            ));
+        };
+        if Path::new(theirs) != ours.as_path() {
+            return Err(format!(
+                "the gate that asks reads lasting rules from {}, and this broker keeps them \
+                 in {}; {once}, or start the broker with the agent's XDG_CONFIG_HOME",
+                shown(theirs),
+                ours.display()
+            ));
+        }
+        let command = crate::policy::trim_blanks(&request.command);
+        if let Some(c) = crate::policy::first_unmatchable_char(command) {
+            let what = if crate::policy::SHELL_CHARS.contains(&c) {
+                format!("the shell character {}", crate::policy::describe_char(c))
+            } else {
+                format!("the {}", crate::policy::describe_char(c))
+            };
+            return Err(format!(
+                "`{}` contains {what}: no allow rule matches a command with shell syntax, and \
+                 gate never splits one into its parts, so it cannot be always allowed, \
+                 exactly or by a prefix; {once}",
+                shown(command),
+            ));
+        }
+        let (rule, exact) = match asked {
+            protocol::Lasting::Exact => {
+                let rule = crate::policy::validate_rule(command).map_err(|e| {
+                    format!("`{}` cannot be an allow rule: {e}; {once}", shown(command))
+                })?;
+                (rule.to_owned(), true)
+            }
+            protocol::Lasting::Prefix(rule) => {
+                if !crate::policy::allow_rule_matches(rule, command) {
+                    return Err(format!(
+                        "the rule `{}` does not match the command `{}`: a lasting rule must \
+                         cover the command it approves",
+                        shown(rule),
+                        shown(command)
+                    ));
+                }
+                (rule.clone(), false)
+            }
+        };
+        Ok((rule, exact, ours.clone()))
+    }
+
+    /// After a lasting rule was added to `file`, answer the open requests, of any
+    /// session, for the same text (trimmed) whose gates read that file: the text the
+    /// person saw, which their gates would now run unasked.
+    fn answer_always_copies(&mut self, file: &Path, command: &str) {
+        let text = crate::policy::trim_blanks(command);
+        let covered: Vec<(u64, String)> = self
+            .open
+            .iter()
+            .filter_map(|(id, open)| match &open.ask {
+                Ask::Approval(r)
+                    if r.remember_supported
+                        && r.always_file.as_deref().map(Path::new) == Some(file)
+                        && crate::policy::trim_blanks(&r.command) == text =>
+                {
+                    Some((*id, r.call_id.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        for (id, call_id) in covered {
+            log(&format!(
+                "request {id}: approved with the same command just always allowed"
+            ));
+            let decision = Decision::Approve {
+                remember: false,
+                remember_rule: None,
+                always: None,
+                kept: true,
+                source: Some(ALWAYS_SOURCE.into()),
+            };
+            self.settle(
+                id,
+                "approved",
+                Some(ALWAYS_SOURCE),
+                Some(decision.encode(&call_id)),
+            );
         }
     }
 

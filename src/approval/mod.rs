@@ -9,6 +9,7 @@
 //! wrong on the way is a denial with the cause on stderr.
 
 pub mod admin;
+pub mod always;
 pub mod broker;
 pub mod client;
 pub mod paths;
@@ -217,6 +218,7 @@ fn seek_with(
                                 decision: Decision::Approve {
                                     remember: false,
                                     remember_rule: None,
+                                    always: None,
                                     kept: false,
                                     source: None,
                                 },
@@ -358,6 +360,7 @@ mod tests {
             level: "ask".into(),
             timeout_seconds: 60,
             remember_supported: true,
+            always_file: None,
             pid: 1,
             leaves_sandbox: false,
         });

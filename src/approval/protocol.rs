@@ -50,7 +50,7 @@ impl Ask {
 
     /// The request as one line, newline included.
     pub fn encode(&self) -> Vec<u8> {
-        let value = match self {
+        let mut value = match self {
             Ask::Approval(r) => {
                 let mut value = json!({
                     "type": "approval_request",
@@ -63,6 +63,7 @@ impl Ask {
                     "level": r.level,
                     "timeout_seconds": r.timeout_seconds,
                     "remember_supported": r.remember_supported,
+                    "always_file": r.always_file,
                     "pid": r.pid,
                 });
                 if r.leaves_sandbox {
@@ -82,6 +83,12 @@ impl Ask {
                 "pid": q.pid,
             }),
         };
+        // Absent rather than null: no lasting rule can be taken.
+        if let Some(obj) = value.as_object_mut() {
+            if obj.get("always_file").is_some_and(Value::is_null) {
+                obj.remove("always_file");
+            }
+        }
         line(&value)
     }
 
@@ -105,6 +112,7 @@ impl Ask {
                 level: string(&obj, "level")?,
                 timeout_seconds,
                 remember_supported: boolean(&obj, "remember_supported")?,
+                always_file: always_file(&obj)?,
                 pid,
                 leaves_sandbox: optional_bool(&obj, "leaves_sandbox")?.unwrap_or(false),
             })),
@@ -150,6 +158,11 @@ pub struct ApprovalRequest {
     pub level: String,
     pub timeout_seconds: u64,
     pub remember_supported: bool,
+    /// The file of lasting allow rules ("always allow") the requester reads, when it
+    /// would take a new one there: only in requests to gate's broker, and never under a
+    /// lock, for text that is not exact, or for a gate that reads no user file. The
+    /// broker compares it with its own file; it never writes where a request says.
+    pub always_file: Option<String>,
     pub pid: u64,
     /// At `safe`, a yes runs the command outside the sandbox (an unsandboxed rule). Sent
     /// only to gate's broker, and only when true; absent means false.
@@ -176,6 +189,10 @@ pub enum Decision {
         remember: bool,
         /// Approve commands matching this allow rule for the rest of the session.
         remember_rule: Option<String>,
+        /// Add a lasting allow rule ("always allow"): the command's exact text, or a
+        /// prefix the person chose. Only the broker acts on it, by writing its user's
+        /// always-allow file; a requester stores nothing.
+        always: Option<Lasting>,
         /// The approver keeps the remembered approval itself (the broker does); the
         /// requester need not store it.
         kept: bool,
@@ -190,6 +207,15 @@ pub enum Decision {
     },
 }
 
+/// What a lasting approval ("always allow") adds to the approver's always-allow file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lasting {
+    /// `always: true`: the command's exact text (trimmed), and nothing longer.
+    Exact,
+    /// `always_rule`: a prefix allow rule the person chose, validated like any allow rule.
+    Prefix(String),
+}
+
 impl Decision {
     /// The decision as one line for the requester, newline included.
     pub fn encode(&self, call_id: &str) -> Vec<u8> {
@@ -200,6 +226,7 @@ impl Decision {
             Decision::Approve {
                 remember,
                 remember_rule,
+                always,
                 kept,
                 source,
             } => {
@@ -207,6 +234,15 @@ impl Decision {
                 obj.insert("remember".into(), (*remember).into());
                 if let Some(rule) = remember_rule {
                     obj.insert("remember_rule".into(), rule.as_str().into());
+                }
+                match always {
+                    None => {}
+                    Some(Lasting::Exact) => {
+                        obj.insert("always".into(), true.into());
+                    }
+                    Some(Lasting::Prefix(rule)) => {
+                        obj.insert("always_rule".into(), rule.as_str().into());
+                    }
                 }
                 if *kept {
                     obj.insert("kept".into(), true.into());
@@ -255,8 +291,28 @@ impl Decision {
         let remember = optional_bool(obj, "remember")?;
         let remember_rule = optional_string(obj, "remember_rule")?;
         let kept = optional_bool(obj, "kept")?.unwrap_or(false);
+        let always = optional_bool(obj, "always")?;
+        let always_rule = optional_string(obj, "always_rule")?;
         match obj.get("decision") {
             Some(Value::String(d)) if d == "approve" => {
+                let always = match (always, always_rule) {
+                    (Some(true), Some(_)) => {
+                        return Err(ProtocolError(
+                            "`always` and `always_rule` cannot go together: a lasting rule \
+                             is the exact command or a prefix, not both"
+                                .into(),
+                        ));
+                    }
+                    (Some(true), None) => Some(Lasting::Exact),
+                    (_, Some(rule)) => Some(Lasting::Prefix(
+                        validate_rule(&rule)
+                            .map_err(|e| {
+                                ProtocolError(format!("always_rule is not a valid allow rule: {e}"))
+                            })?
+                            .to_owned(),
+                    )),
+                    (Some(false) | None, None) => None,
+                };
                 let remember_rule = match remember_rule {
                     None => None,
                     Some(rule) => Some(
@@ -272,6 +328,7 @@ impl Decision {
                 Ok(Decision::Approve {
                     remember: remember.unwrap_or(false),
                     remember_rule,
+                    always,
                     kept,
                     source,
                 })
@@ -280,6 +337,12 @@ impl Decision {
                 if remember == Some(true) || remember_rule.is_some() {
                     return Err(ProtocolError(
                         "a deny cannot be remembered (remember / remember_rule go with approve)"
+                            .into(),
+                    ));
+                }
+                if always == Some(true) || always_rule.is_some() {
+                    return Err(ProtocolError(
+                        "a deny cannot be made lasting (always / always_rule go with approve)"
                             .into(),
                     ));
                 }
@@ -593,6 +656,18 @@ fn optional_string(obj: &Map<String, Value>, key: &str) -> Result<Option<String>
     }
 }
 
+/// `always_file`: absent (or null), or an absolute path. It is only ever compared with
+/// the broker's own file, never opened.
+fn always_file(obj: &Map<String, Value>) -> Result<Option<String>, ProtocolError> {
+    let file = optional_string(obj, "always_file")?;
+    match &file {
+        Some(path) if !path.starts_with('/') || path.contains('\0') => Err(ProtocolError(
+            "`always_file` must be an absolute path".into(),
+        )),
+        _ => Ok(file),
+    }
+}
+
 fn boolean(obj: &Map<String, Value>, key: &str) -> Result<bool, ProtocolError> {
     optional_bool(obj, key)?.ok_or_else(|| ProtocolError::missing(key))
 }
@@ -680,6 +755,7 @@ mod tests {
             Decision::Approve {
                 remember: false,
                 remember_rule: None,
+                always: None,
                 kept: false,
                 source: None
             }
@@ -692,6 +768,7 @@ mod tests {
             Decision::Approve {
                 remember: true,
                 remember_rule: None,
+                always: None,
                 kept: false,
                 source: None
             }
@@ -752,6 +829,116 @@ mod tests {
     }
 
     #[test]
+    fn a_lasting_approval_is_the_exact_command_or_a_valid_prefix_and_only_with_approve() {
+        let approve = |extra: &str| {
+            decide(&format!(
+                r#"{{"type":"decision","call_id":"c1","decision":"approve"{extra}}}"#
+            ))
+        };
+        let always = |d: Decision| match d {
+            Decision::Approve { always, .. } => always,
+            Decision::Deny { .. } => panic!("a deny"),
+        };
+        assert_eq!(
+            always(approve(r#","always":true"#).unwrap()),
+            Some(Lasting::Exact)
+        );
+        assert_eq!(always(approve(r#","always":false"#).unwrap()), None);
+        assert_eq!(
+            always(approve(r#","always_rule":" npm test ""#).unwrap()),
+            Some(Lasting::Prefix("npm test".into()))
+        );
+        for (extra, needle) in [
+            (r#","always":"true""#, "`always` must be true or false"),
+            (r#","always":1"#, "`always` must be true or false"),
+            (r#","always":null"#, "`always` must be true or false"),
+            (r#","always_rule":5"#, "`always_rule` must be a string"),
+            (
+                r#","always_rule":"a && b""#,
+                "always_rule is not a valid allow rule",
+            ),
+            (
+                r#","always_rule":"  ""#,
+                "always_rule is not a valid allow rule",
+            ),
+            (
+                r#","always_rule":"Bash(ls)""#,
+                "always_rule is not a valid allow rule",
+            ),
+            (r#","always":true,"always_rule":"ls""#, "cannot go together"),
+        ] {
+            let e = approve(extra).unwrap_err().to_string();
+            assert!(e.contains(needle), "{extra}: {e}");
+        }
+        for extra in [r#","always":true"#, r#","always_rule":"ls""#] {
+            let e = decide(&format!(
+                r#"{{"type":"decision","call_id":"c1","decision":"deny"{extra}}}"#
+            ))
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains("a deny cannot be made lasting"), "{e}");
+        }
+        // `"always":false` with a deny says nothing and is fine.
+        assert!(
+            decide(r#"{"type":"decision","call_id":"c1","decision":"deny","always":false}"#)
+                .is_ok()
+        );
+        // It round-trips, and through the broker's `decide`.
+        for lasting in [Lasting::Exact, Lasting::Prefix("npm test".into())] {
+            let d = Decision::Approve {
+                remember: false,
+                remember_rule: None,
+                always: Some(lasting),
+                kept: false,
+                source: None,
+            };
+            assert_eq!(Decision::decode(&d.encode("c1"), "c1").unwrap(), d);
+            let m = ApproverMessage::Decide {
+                id: "3".into(),
+                decision: d,
+            };
+            assert_eq!(ApproverMessage::decode(&m.encode()).unwrap(), m);
+        }
+    }
+
+    #[test]
+    fn a_request_names_the_always_file_only_when_it_takes_lasting_rules() {
+        let mut request = ApprovalRequest {
+            call_id: "c1".into(),
+            session_id: "s".into(),
+            kind: "command".into(),
+            command: "ls".into(),
+            work_dir: "/w".into(),
+            level: "ask".into(),
+            timeout_seconds: 60,
+            remember_supported: true,
+            always_file: None,
+            pid: 1,
+        };
+        let line = Ask::Approval(request.clone()).encode();
+        assert!(!String::from_utf8_lossy(&line).contains("always_file"));
+        assert_eq!(Ask::decode(&line).unwrap(), Ask::Approval(request.clone()));
+        request.always_file = Some("/home/u/.config/gate/always.toml".into());
+        let line = Ask::Approval(request.clone()).encode();
+        assert_eq!(Ask::decode(&line).unwrap(), Ask::Approval(request.clone()));
+        let pending = PendingRequest {
+            id: "1".into(),
+            ask: Ask::Approval(request),
+            age_seconds: 0,
+        };
+        assert_eq!(
+            PendingRequest::from_json(&pending.to_json()).unwrap(),
+            pending
+        );
+        for bad in [r#""relative/always.toml""#, "5", r#""/a\u0000b""#] {
+            let line = format!(
+                r#"{{"type":"approval_request","version":1,"call_id":"c1","session_id":"s","command":"ls","work_dir":"/w","level":"ask","timeout_seconds":60,"remember_supported":true,"pid":1,"always_file":{bad}}}"#
+            );
+            assert!(Ask::decode(line.as_bytes()).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn a_remembered_rule_is_validated_and_trimmed() {
         match decide(
             r#"{"type":"decision","call_id":"c1","decision":"approve","remember_rule":" npm test "}"#,
@@ -771,6 +958,7 @@ mod tests {
             Decision::Approve {
                 remember: true,
                 remember_rule: Some("npm test".into()),
+                always: None,
                 kept: true,
                 source: Some("gate approve".into()),
             },
@@ -794,6 +982,7 @@ mod tests {
             level: "ask".into(),
             timeout_seconds: 60,
             remember_supported: true,
+            always_file: None,
             pid: 42,
             leaves_sandbox: false,
         });
@@ -849,6 +1038,7 @@ mod tests {
                 decision: Decision::Approve {
                     remember: true,
                     remember_rule: None,
+                    always: None,
                     kept: false,
                     source: None,
                 },
@@ -917,6 +1107,9 @@ impl PendingRequest {
                 obj.insert("level".into(), r.level.as_str().into());
                 obj.insert("remember_supported".into(), r.remember_supported.into());
                 obj.insert("leaves_sandbox".into(), r.leaves_sandbox.into());
+                if let Some(file) = &r.always_file {
+                    obj.insert("always_file".into(), file.as_str().into());
+                }
             }
             Ask::Question(q) => {
                 obj.insert("kind".into(), "question".into());
@@ -958,6 +1151,7 @@ impl PendingRequest {
                 level: string(obj, "level")?,
                 timeout_seconds,
                 remember_supported: boolean(obj, "remember_supported")?,
+                always_file: always_file(obj)?,
                 pid,
                 leaves_sandbox: optional_bool(obj, "leaves_sandbox")?.unwrap_or(false),
             }),
@@ -1122,6 +1316,7 @@ mod broker_reply_tests {
                 level: "ask".into(),
                 timeout_seconds: 60,
                 remember_supported: false,
+                always_file: None,
                 pid: 9,
                 leaves_sandbox: false,
             }),

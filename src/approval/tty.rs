@@ -164,7 +164,7 @@ impl Tty {
         let verdict = match self.drive(&mut prompt, Some(deadline), &wake) {
             Step::Done(Choice::Once) => TtyVerdict::Once,
             // Not offered, so never chosen; should it happen, nothing runs.
-            Step::Done(Choice::Session) => {
+            Step::Done(Choice::Session | Choice::Always) => {
                 TtyVerdict::Failed("the prompt took an answer it did not offer".into())
             }
             Step::Done(Choice::Deny(reason)) => TtyVerdict::Deny { reason },
@@ -372,6 +372,18 @@ impl Tty {
         request: &ApprovalRequest,
         ctrl_c: &str,
     ) -> Result<(), String> {
+        self.show_approval_offering(title, request, ctrl_c, None)
+    }
+
+    /// [`Tty::show_approval`], offering `l` (always allow: a lasting exact rule in the
+    /// file `always`) when it is given.
+    pub fn show_approval_offering(
+        &mut self,
+        title: &str,
+        request: &ApprovalRequest,
+        ctrl_c: &str,
+        always: Option<&std::path::Path>,
+    ) -> Result<(), String> {
         let mut text = vec![String::new(), one_row(title, WIDTH)];
         // A label column of 11, then the value, wrapped.
         let field = |text: &mut Vec<String>, label: &str, rows: &[String]| {
@@ -420,6 +432,15 @@ impl Tty {
         } else {
             "  y: run it once   n: deny, with a reason".into()
         });
+        if let Some(file) = always {
+            text.push(one_row(
+                &format!(
+                    "  l: always allow this exact command (a lasting rule in {})",
+                    file.display()
+                ),
+                WIDTH,
+            ));
+        }
         text.push(one_row(&format!("  Enter: deny   Ctrl-C: {ctrl_c}"), WIDTH));
         self.print_lines(&text)
     }
@@ -762,6 +783,8 @@ pub fn key(byte: u8, remember_supported: bool) -> Option<Key> {
 pub enum Choice {
     Once,
     Session,
+    /// `l`: always allow this exact command (only where offered).
+    Always,
     Deny(Option<String>),
     /// Ctrl-C before a choice.
     Cancelled,
@@ -771,6 +794,8 @@ pub enum Choice {
 #[derive(Debug)]
 pub struct ApprovalPrompt {
     remember: bool,
+    /// `l` (always allow) is offered.
+    always: bool,
     stage: Stage,
     filter: EscFilter,
     effects: Effects,
@@ -788,10 +813,17 @@ impl ApprovalPrompt {
     pub fn new(remember_supported: bool) -> Self {
         ApprovalPrompt {
             remember: remember_supported,
+            always: false,
             stage: Stage::Key,
             filter: EscFilter::default(),
             effects: Effects::default(),
         }
+    }
+
+    /// Offer `l` too: always allow the exact command (a lasting rule).
+    pub fn offering_always(mut self, always: bool) -> Self {
+        self.always = always;
+        self
     }
 
     /// Whether the person pressed `n` and is typing a reason.
@@ -800,16 +832,22 @@ impl ApprovalPrompt {
     }
 
     fn question(&self) -> &'static str {
-        if self.remember {
-            "run it? [y/a/n]"
-        } else {
-            "run it? [y/n]"
+        match (self.remember, self.always) {
+            (true, true) => "run it? [y/a/l/n]",
+            (true, false) => "run it? [y/a/n]",
+            (false, true) => "run it? [y/l/n]",
+            (false, false) => "run it? [y/n]",
         }
     }
 
     fn feed_byte(&mut self, byte: u8) -> Option<Choice> {
         match &mut self.stage {
             Stage::Key => {
+                if self.always && matches!(byte, b'l' | b'L') {
+                    let line = format!("{} l", self.question());
+                    self.stage = Stage::Ended(line);
+                    return Some(Choice::Always);
+                }
                 let Some(k) = key(byte, self.remember) else {
                     self.effects.bell = true;
                     return None;
@@ -1604,6 +1642,14 @@ mod tests {
 
         let mut p = ApprovalPrompt::new(true);
         assert_eq!(feed_all(&mut p, b"A"), Some(Choice::Session));
+
+        // `l` only where always is offered.
+        let mut p = ApprovalPrompt::new(true);
+        assert_eq!(feed_all(&mut p, b"l"), None);
+        assert!(p.take_effects().bell);
+        let mut p = ApprovalPrompt::new(true).offering_always(true);
+        assert_eq!(feed_all(&mut p, b"l"), Some(Choice::Always));
+        assert_eq!(p.last_line().as_deref(), Some("run it? [y/a/l/n] l"));
 
         let mut p = ApprovalPrompt::new(false);
         assert_eq!(feed_all(&mut p, b"a"), None);

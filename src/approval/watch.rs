@@ -32,7 +32,7 @@ const SOURCE: &str = "gate watch";
 /// How long to wait for the rest of a line the broker has begun to send.
 const LINE_WITHIN: Duration = Duration::from_millis(500);
 
-pub fn run(socket: &Path, _settings: &Settings) -> i32 {
+pub fn run(socket: &Path, settings: &Settings) -> i32 {
     if let Some(code) = super::peer::refuse_if_marked("watch") {
         return code;
     }
@@ -75,6 +75,7 @@ pub fn run(socket: &Path, _settings: &Settings) -> i32 {
         queue: VecDeque::new(),
         current: None,
         alerts: Alerts::default(),
+        always_file: settings.always_file.clone(),
     };
     let end = watch.run(socket);
     let Watch {
@@ -146,6 +147,9 @@ struct Watch<'a> {
     queue: VecDeque<Entry>,
     current: Option<Current>,
     alerts: Alerts,
+    /// This person's always-allow file, where `l` adds a lasting rule (`None`: the
+    /// configuration is locked, or reads no user file).
+    always_file: Option<std::path::PathBuf>,
 }
 
 /// What gate watch did to call the person: the window title it set, the notifications
@@ -287,11 +291,13 @@ impl Watch<'_> {
                     request.pid,
                     entry.age()
                 );
+                let always = self.always_offered(request);
                 self.tty
-                    .show_approval(&title, request, ctrl_c)
+                    .show_approval_offering(&title, request, ctrl_c, always.as_deref())
                     .and_then(|()| self.tty.flush_input())
                     .map_err(End::Failed)?;
-                let mut prompt = ApprovalPrompt::new(request.remember_supported);
+                let mut prompt = ApprovalPrompt::new(request.remember_supported)
+                    .offering_always(always.is_some());
                 let choice = loop {
                     match self.wait(&mut prompt, Some(entry.deadline))? {
                         Woke::Done(choice) => break choice,
@@ -306,6 +312,16 @@ impl Watch<'_> {
                 let (decision, said) = match choice {
                     Choice::Once => (approve(false), "approved once".to_owned()),
                     Choice::Session => (approve(true), "approved for the session".to_owned()),
+                    Choice::Always => (
+                        Decision::Approve {
+                            remember: false,
+                            remember_rule: None,
+                            always: Some(super::protocol::Lasting::Exact),
+                            kept: false,
+                            source: Some(SOURCE.into()),
+                        },
+                        "always allowed from now on".to_owned(),
+                    ),
                     Choice::Deny(message) => {
                         let said = match &message {
                             Some(_) => "denied, with the reason given",
@@ -390,6 +406,22 @@ impl Watch<'_> {
     }
 
     /// Say what an answer came to.
+    /// The file `l` would add a lasting rule to, when it is offered for `request`: a
+    /// request whose gate reads this person's always-allow file, for a command an allow
+    /// rule can match (no shell syntax: gate never splits a command into its parts). The
+    /// broker checks all of it again.
+    fn always_offered(
+        &self,
+        request: &super::protocol::ApprovalRequest,
+    ) -> Option<std::path::PathBuf> {
+        let ours = self.always_file.as_ref()?;
+        let text = crate::policy::trim_blanks(&request.command);
+        let offered = request.remember_supported
+            && request.always_file.as_deref().map(Path::new) == Some(ours.as_path())
+            && crate::policy::validate_rule(text).is_ok();
+        offered.then(|| ours.clone())
+    }
+
     fn report(&mut self, id: &str, said: &str, result: Result<Settle, String>) -> Result<(), End> {
         let id = one_row(id, 20);
         let line = match result {
@@ -564,6 +596,7 @@ fn approve(remember: bool) -> Decision {
     Decision::Approve {
         remember,
         remember_rule: None,
+        always: None,
         kept: false,
         source: Some(SOURCE.into()),
     }
