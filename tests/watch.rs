@@ -51,16 +51,29 @@ struct Setup {
     socket: PathBuf,
     broker: Option<Running>,
     term: Option<Term>,
+    /// `--no-config`, or nothing: the broker, `gate watch` and the requesters read the
+    /// user's configuration (and its always-allow file).
+    config: &'static [&'static str],
 }
 
 impl Setup {
     /// Start the broker and wait until it listens.
     fn new() -> Setup {
+        Setup::start(&["--no-config"])
+    }
+
+    /// [`Setup::new`], everything reading the user's configuration.
+    fn reading_config() -> Setup {
+        Setup::start(&[])
+    }
+
+    fn start(config: &'static [&'static str]) -> Setup {
         let env = TestEnv::new();
         let socket = env.root.join("broker").join("sock");
         let broker = env
             .gate()
-            .args(["--no-config", "serve", "--socket"])
+            .args(config)
+            .args(["serve", "--socket"])
             .arg(&socket)
             .deadline(Duration::from_secs(600))
             .spawn();
@@ -79,6 +92,7 @@ impl Setup {
             socket,
             broker: Some(broker),
             term: None,
+            config,
         }
     }
 
@@ -100,7 +114,7 @@ export XDG_RUNTIME_DIR='{runtime}' LC_ALL=C
 unset GATE_SOCKET GATE_LEVEL GATE_TIMEOUT GATE_SESSION GATE_LOG
 cd '{work}'
 before=$(stty -g)
-bash -c 'echo $$ > watch.pid; exec "$@"' watch '{gate}' --no-config watch --socket '{socket}' 2>watch-stderr.txt
+bash -c 'echo $$ > watch.pid; exec "$@"' watch '{gate}' {config_args} watch --socket '{socket}' 2>watch-stderr.txt
 echo "EXIT=$?"
 if [ "$(stty -g)" = "$before" ]; then echo "TTY=restored"; else echo "TTY=changed"; fi
 echo "ALL-DONE"
@@ -113,6 +127,7 @@ exec sleep 600
             work = self.env.work.display(),
             gate = GATE,
             socket = self.socket.display(),
+            config_args = self.config.join(" "),
         );
         let path = self.env.write(&unique("watch.sh"), script);
         let term = Term::start(&self.env, &path);
@@ -129,7 +144,8 @@ exec sleep 600
     fn request(&self, command: &str, session: &str) -> Running {
         self.env
             .gate()
-            .args(["--no-config", "--audit-log", "off", "--level", "ask"])
+            .args(self.config)
+            .args(["--audit-log", "off", "--level", "ask"])
             .args(["--timeout", "60", "--session", session, "--socket"])
             .arg(&self.socket)
             .args(["-c", command])
@@ -276,6 +292,46 @@ fn a_approves_for_the_session_and_the_broker_remembers() {
     );
     s.term().keys(&["Enter"]);
     other.wait().assert_refused();
+}
+
+#[test]
+fn l_always_allows_the_exact_command_in_every_session() {
+    let mut s = Setup::reading_config();
+    s.watch();
+    let always = "run it? [y/a/l/n]";
+    let first = s.request("touch ran", "s1");
+    let screen = s.term().wait_text(always);
+    let file = s.env.config.join("gate/always.toml");
+    assert!(
+        screen.contains("l: always allow this exact command (a lasting rule in"),
+        "{screen}"
+    );
+    s.term().keys(&["l"]);
+    first.wait().assert_code(0);
+    s.term().wait_text("always allowed from now on: answered");
+    let text = fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains("rule = \"touch ran\"\nexact = true\n"),
+        "{text}"
+    );
+    fs::remove_file(s.file("ran")).unwrap();
+    // Another session: nobody is asked.
+    s.request("touch ran", "s2").wait().assert_code(0);
+    assert!(exists(&s.file("ran")));
+    // A longer command is asked; a compound one is not offered `l` at all.
+    let longer = s.request("touch ran more", "s2");
+    s.term().wait_count(always, 2);
+    s.term().keys(&["Enter"]);
+    longer.wait().assert_refused();
+    let compound = s.request("touch x; touch y", "s2");
+    let screen = s.term().wait_text(PROMPT);
+    let shown = &screen[screen.rfind("touch x; touch y").unwrap()..];
+    assert!(!shown.contains("l: always allow"), "{screen}");
+    s.term().keys(&["l"]);
+    s.term().keys(&["Enter"]);
+    compound.wait().assert_refused();
+    assert!(!exists(&s.file("x")));
+    assert_eq!(fs::read_to_string(&file).unwrap(), text);
 }
 
 #[test]
