@@ -168,13 +168,17 @@ _gate() {
             return 0
             ;;
         gate__subcmd__approve)
-            opts="--help --remember --remember-rule --config --no-config --socket"
+            opts="--help --remember --remember-rule --always --always-rule --config --no-config --socket"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --remember-rule)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --always-rule)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

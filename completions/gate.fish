@@ -182,10 +182,12 @@ complete -c gate -n "__fish_gate_using_subcommand pending" -l help -d 'Print thi
 complete -c gate -n "__fish_gate_using_subcommand pending" -l json -d 'Print the open requests as one JSON array'
 complete -c gate -n "__fish_gate_using_subcommand pending" -l no-config -d 'Read no configuration file (refused when the system file is locked)'
 complete -c gate -n "__fish_gate_using_subcommand approve" -l remember-rule -d 'Also allow later commands matching the allow rule RULE for the rest of the session (requests already waiting are still asked)' -r
+complete -c gate -n "__fish_gate_using_subcommand approve" -l always-rule -d 'Always allow commands starting with RULE from now on (a prefix allow rule that must match this command), added to your always-allow file' -r
 complete -c gate -n "__fish_gate_using_subcommand approve" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
 complete -c gate -n "__fish_gate_using_subcommand approve" -l socket -d 'Approver socket [env: GATE_SOCKET]' -r -F
 complete -c gate -n "__fish_gate_using_subcommand approve" -l help -d 'Print this help'
 complete -c gate -n "__fish_gate_using_subcommand approve" -l remember -d 'Also approve the same command, in any directory, for the rest of its session'
+complete -c gate -n "__fish_gate_using_subcommand approve" -l always -d 'Always allow this exact command from now on, in any session: the broker adds it to your always-allow file (~/.config/gate/always.toml) as an exact allow rule'
 complete -c gate -n "__fish_gate_using_subcommand approve" -l no-config -d 'Read no configuration file (refused when the system file is locked)'
 complete -c gate -n "__fish_gate_using_subcommand deny" -l message -d 'Why, or what to do instead: the agent\'s model reads it' -r
 complete -c gate -n "__fish_gate_using_subcommand deny" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F

@@ -351,7 +351,8 @@ the configuration does not load, 125 a usage error. With --system-file or
             "\
 gate's options (and the configuration) say which rules are in force, as a run with
 them would use them: `gate rules --ask 'git push'` lists that rule too, from --ask.
-Approvals remembered for a session live in the broker and are not listed.
+Approvals remembered for a session live in the broker and are not listed; lasting
+ones (gate approve --always) are rules of the always-allow file, listed with it.
 
 Exit status: 0 listed, 125 the configuration does not load (the error is printed).",
         ),
