@@ -68,11 +68,16 @@ impl Setup {
     }
 
     fn start(config: &'static [&'static str]) -> Setup {
+        Setup::start_with(config, config)
+    }
+
+    /// The broker with `broker` (its configuration options), the rest with `config`.
+    fn start_with(broker: &[&str], config: &'static [&'static str]) -> Setup {
         let env = TestEnv::new();
         let socket = env.root.join("broker").join("sock");
         let broker = env
             .gate()
-            .args(config)
+            .args(broker)
             .args(["serve", "--socket"])
             .arg(&socket)
             .deadline(Duration::from_secs(600))
@@ -332,6 +337,28 @@ fn l_always_allows_the_exact_command_in_every_session() {
     compound.wait().assert_refused();
     assert!(!exists(&s.file("x")));
     assert_eq!(fs::read_to_string(&file).unwrap(), text);
+}
+
+#[test]
+fn an_always_the_broker_refuses_is_said_and_the_request_asked_again() {
+    // The broker reads no user file, so it keeps no always-allow file; gate watch and
+    // the requester do, so `l` is offered, and the broker refuses it.
+    let mut s = Setup::start_with(&["--no-config"], &[]);
+    s.watch();
+    let first = s.request("touch ran", "s1");
+    s.term().wait_text("run it? [y/a/l/n]");
+    s.term().keys(&["l"]);
+    let screen = s.term().wait_text("it was started with --config");
+    assert!(
+        screen.contains("gate watch: request 1: not always allowed: this broker reads no"),
+        "{screen}"
+    );
+    // Asked again, without `l`; still open, so `y` runs it.
+    s.term().wait_text(PROMPT);
+    s.term().keys(&["y"]);
+    first.wait().assert_code(0);
+    s.term().wait_text("approved once: answered");
+    assert!(!exists(&s.env.config.join("gate/always.toml")));
 }
 
 #[test]

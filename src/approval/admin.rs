@@ -216,6 +216,11 @@ impl Client {
         }
     }
 
+    /// Whether the broker closed the connection.
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
     /// Whether [`Client::next_event`] has something without waiting: poll [`Client::fd`]
     /// only when this is false.
     pub fn has_buffered_event(&self) -> bool {

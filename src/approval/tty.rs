@@ -499,6 +499,17 @@ impl Tty {
         self.print_lines(&[one_row(text, WIDTH)])
     }
 
+    /// [`Tty::say`] for a longer text: wrapped, the rows after the first indented.
+    pub fn say_wrapped(&mut self, text: &str) -> Result<(), String> {
+        self.end_line()?;
+        let rows: Vec<String> = prose(text, WIDTH - 2)
+            .into_iter()
+            .enumerate()
+            .map(|(i, row)| if i == 0 { row } else { format!("  {row}") })
+            .collect();
+        self.print_lines(&rows)
+    }
+
     fn print_lines(&mut self, lines: &[String]) -> Result<(), String> {
         self.clear_line()?;
         let mut out = String::new();

@@ -291,54 +291,76 @@ impl Watch<'_> {
                     request.pid,
                     entry.age()
                 );
-                let always = self.always_offered(request);
-                self.tty
-                    .show_approval_offering(&title, request, ctrl_c, always.as_deref())
-                    .and_then(|()| self.tty.flush_input())
-                    .map_err(End::Failed)?;
-                let mut prompt = ApprovalPrompt::new(request.remember_supported)
-                    .offering_always(always.is_some());
-                let choice = loop {
-                    match self.wait(&mut prompt, Some(entry.deadline))? {
-                        Woke::Done(choice) => break choice,
-                        Woke::Timeout => return self.out_of_time(id),
-                        Woke::Broker => {
-                            if self.settled_elsewhere(id)? {
-                                return Ok(());
+                let mut always = self.always_offered(request);
+                // A lasting rule the broker refuses leaves the request open: prompt again,
+                // without `l`.
+                loop {
+                    self.tty
+                        .show_approval_offering(&title, request, ctrl_c, always.as_deref())
+                        .and_then(|()| self.tty.flush_input())
+                        .map_err(End::Failed)?;
+                    let mut prompt = ApprovalPrompt::new(request.remember_supported)
+                        .offering_always(always.is_some());
+                    let choice = loop {
+                        match self.wait(&mut prompt, Some(entry.deadline))? {
+                            Woke::Done(choice) => break choice,
+                            Woke::Timeout => return self.out_of_time(id),
+                            Woke::Broker => {
+                                if self.settled_elsewhere(id)? {
+                                    return Ok(());
+                                }
                             }
                         }
-                    }
-                };
-                let (decision, said) = match choice {
-                    Choice::Once => (approve(false), "approved once".to_owned()),
-                    Choice::Session => (approve(true), "approved for the session".to_owned()),
-                    Choice::Always => (
-                        Decision::Approve {
-                            remember: false,
-                            remember_rule: None,
-                            always: Some(super::protocol::Lasting::Exact),
-                            kept: false,
-                            source: Some(SOURCE.into()),
-                        },
-                        "always allowed from now on".to_owned(),
-                    ),
-                    Choice::Deny(message) => {
-                        let said = match &message {
-                            Some(_) => "denied, with the reason given",
-                            None => "denied",
-                        };
-                        (
-                            Decision::Deny {
-                                message,
+                    };
+                    let (decision, said) = match choice {
+                        Choice::Once => (approve(false), "approved once".to_owned()),
+                        Choice::Session => (approve(true), "approved for the session".to_owned()),
+                        Choice::Always => (
+                            Decision::Approve {
+                                remember: false,
+                                remember_rule: None,
+                                always: Some(super::protocol::Lasting::Exact),
+                                kept: false,
                                 source: Some(SOURCE.into()),
                             },
-                            said.to_owned(),
-                        )
+                            "always allowed from now on".to_owned(),
+                        ),
+                        Choice::Deny(message) => {
+                            let said = match &message {
+                                Some(_) => "denied, with the reason given",
+                                None => "denied",
+                            };
+                            (
+                                Decision::Deny {
+                                    message,
+                                    source: Some(SOURCE.into()),
+                                },
+                                said.to_owned(),
+                            )
+                        }
+                        Choice::Cancelled => return Err(End::Quit("Ctrl-C".into())),
+                    };
+                    let lasting = matches!(
+                        decision,
+                        Decision::Approve {
+                            always: Some(_),
+                            ..
+                        }
+                    );
+                    let result = self.client.decide(id, decision);
+                    match result {
+                        Err(e) if lasting && !self.client.is_closed() => {
+                            self.tty
+                                .say_wrapped(&format!(
+                                    "gate watch: request {}: not always allowed: {e}",
+                                    one_row(id, 20)
+                                ))
+                                .map_err(End::Failed)?;
+                            always = None;
+                        }
+                        result => return self.report(id, &said, result),
                     }
-                    Choice::Cancelled => return Err(End::Quit("Ctrl-C".into())),
-                };
-                let result = self.client.decide(id, decision);
-                self.report(id, &said, result)
+                }
             }
             Ask::Question(question) => {
                 let title = format!(
