@@ -96,7 +96,9 @@ fn switches(s: &Settings) -> [(&'static str, bool, &Origin); 3] {
 }
 
 const REMEMBERED: &str = "approvals remembered for a session (gate approve --remember, \
-                          --remember-rule) live in the broker's memory and are not listed";
+                          --remember-rule) live in the broker's memory and are not listed; \
+                          lasting ones (gate approve --always) are allow rules above, \
+                          marked (always allow)";
 
 /// The listing people read.
 pub fn to_text(s: &Settings) -> String {
