@@ -1638,6 +1638,12 @@ impl Broker {
                  match; approve it once"
             ));
         }
+        if request.leaves_sandbox {
+            return Err(format!(
+                "request {id} would run outside the sandbox: leaving it is asked every time, \
+                 and an allow rule never grants it; approve it once"
+            ));
+        }
         if !request.remember_supported {
             return Err(format!(
                 "request {id} cannot be always allowed: its text is not exact (it was not \

@@ -914,6 +914,7 @@ mod tests {
             remember_supported: true,
             always_file: None,
             pid: 1,
+            leaves_sandbox: false,
         };
         let line = Ask::Approval(request.clone()).encode();
         assert!(!String::from_utf8_lossy(&line).contains("always_file"));
