@@ -343,6 +343,33 @@ for_each_user! {
         }
     }
 
+    /// The always-allow file is configuration: one that does not load, or that holds
+    /// anything but allow rules, stops every run with status 125 naming its line, and
+    /// nothing runs. Control: fixed, it allows.
+    fn a_broken_always_file_stops_every_run(user) {
+        let env = TestEnv::new();
+        let run = runtime(&env, user, "run");
+        fs::create_dir_all(env.config.join("gate")).unwrap();
+        let file = always_file(&env);
+        for (text, needle) in [
+            ("[[allow]]\nrule = \n", ":2: key `rule`: malformed TOML"),
+            (
+                "level = \"full\"\n[[allow]]\nrule = \"touch broken\"\n",
+                "holds only `allow` rules",
+            ),
+            ("[[allow]]\nrule = \"touch a; touch b\"\n", "shell character ';'"),
+        ] {
+            fs::write(&file, text).unwrap();
+            let out = run_unasked(&env, user, &run, "s", "touch broken");
+            out.assert_gate_error().assert_stderr_contains(needle);
+            assert!(out.stderr().contains(&file.display().to_string()), "{}", out.report());
+            assert!(!env.file("broken").exists());
+        }
+        fs::write(&file, "[[allow]]\nrule = \"touch broken\"\nexact = true\n").unwrap();
+        run_unasked(&env, user, &run, "s", "touch broken").assert_code(0);
+        assert!(env.file("broken").exists(), "control");
+    }
+
     /// A deny rule refuses what a lasting rule allows, at `ask` as always. Control:
     /// without the deny rule it runs.
     fn deny_rules_still_win(user) {
