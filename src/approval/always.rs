@@ -166,15 +166,29 @@ fn lock(dir_file: File, dir: &Path) -> Result<Flock<File>, String> {
 /// replaced: a link would be replaced by a file, so it is refused.
 fn read(path: &Path) -> Result<String, String> {
     let shown = path.display();
-    let meta = match fs::symlink_metadata(path) {
-        Ok(meta) => meta,
+    // Not through a link, and the file opened is the file looked at.
+    let file = match OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+    {
+        Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(String::new()),
-        Err(e) => return Err(format!("cannot inspect {shown}: {e}")),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(format!(
+                "{shown} is a symbolic link, not a plain file; gate replaces the file whole \
+                 to add a rule, so add this one by hand"
+            ));
+        }
+        Err(e) => return Err(format!("cannot open {shown}: {e}")),
     };
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot inspect {shown}: {e}"))?;
     if !meta.file_type().is_file() {
         return Err(format!(
-            "{shown} is not a plain file (a symbolic link?); gate replaces the file whole \
-             to add a rule, so add this one by hand"
+            "{shown} is not a plain file; the always-allow file must be one (nothing was \
+             added)"
         ));
     }
     if meta.len() > MAX_CONFIG_BYTES {
@@ -183,8 +197,8 @@ fn read(path: &Path) -> Result<String, String> {
         ));
     }
     let mut text = String::new();
-    File::open(path)
-        .and_then(|f| f.take(MAX_CONFIG_BYTES + 1).read_to_string(&mut text))
+    file.take(MAX_CONFIG_BYTES + 1)
+        .read_to_string(&mut text)
         .map_err(|e| format!("cannot read {shown}: {e}"))?;
     Ok(text)
 }
@@ -289,6 +303,16 @@ mod tests {
         let link = dir.path().join("link.toml");
         std::os::unix::fs::symlink(&path, &link).unwrap();
         let e = add(&link, "ls", true, "n").unwrap_err();
+        assert!(e.contains("is a symbolic link"), "{e}");
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        let fifo = dir.path().join("fifo.toml");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let e = add(&fifo, "ls", true, "n").unwrap_err();
         assert!(e.contains("not a plain file"), "{e}");
     }
 }
