@@ -55,10 +55,22 @@ impl Broker {
     /// Start a broker on the default socket in `run`, through `within` (a wrapper, or
     /// nothing).
     fn start(env: &TestEnv, user: User, run: &Path, within: &[OsString]) -> Broker {
+        Broker::start_with(env, user, run, within, &[])
+    }
+
+    /// [`Broker::start`] with options for `gate serve`.
+    fn start_with(
+        env: &TestEnv,
+        user: User,
+        run: &Path,
+        within: &[OsString],
+        args: &[&str],
+    ) -> Broker {
         let socket = run.join("gate/broker.sock");
         let running = gate(env, user, run)
             .within(within)
             .arg("serve")
+            .args(args)
             .deadline(Duration::from_secs(300))
             .spawn();
         let mut broker = Broker {
@@ -370,6 +382,72 @@ for_each_user! {
         assert!(env.file("broken").exists(), "control");
     }
 
+    /// A lasting rule is written only where it reaches the gate that asked: not for a
+    /// gate that reads another always-allow file (another XDG_CONFIG_HOME), nor for a
+    /// request through the requests socket (another user's or machine's gate), even one
+    /// that names the broker's own file. Each is refused in one line and stays open.
+    fn always_is_refused_where_the_rule_would_not_reach_the_gate_that_asks(user) {
+        let env = TestEnv::new();
+        let run = runtime(&env, user, "run");
+        let requests = run.join("requests.sock");
+        let _broker = Broker::start_with(
+            &env,
+            user,
+            &run,
+            &[],
+            &["--requests-socket", requests.to_str().unwrap()],
+        );
+        let elsewhere = env.root.join("other-config");
+        fs::create_dir(&elsewhere).unwrap();
+        fs::set_permissions(&elsewhere, fs::Permissions::from_mode(0o777)).unwrap();
+        let asked = gate(&env, user, &run)
+            .env("XDG_CONFIG_HOME", &elsewhere)
+            .args(["--level", "ask", "--no-tty", "--timeout", "120"])
+            .args(["--session", "s1", "-c", "touch elsewhere"])
+            .deadline(Duration::from_secs(150))
+            .spawn();
+        let id = wait_pending(&env, user, &run, "touch elsewhere");
+        let out = approve(&env, user, &run, &[&id, "--always"]);
+        out.assert_gate_error().assert_stderr_contains(&format!(
+            "the gate that asks reads lasting rules from {}/gate/always.toml, and this broker \
+             keeps them in {}",
+            elsewhere.display(),
+            always_file(&env).display()
+        ));
+        assert_eq!(out.stderr().lines().count(), 1, "{}", out.report());
+        gate(&env, user, &run).args(["deny", &id]).run().assert_code(0);
+        asked.wait().assert_refused();
+
+        // Through the requests socket, naming the broker's own file.
+        let line = serde_json::json!({
+            "type": "approval_request", "version": 1, "call_id": "via-requests",
+            "session_id": "s2", "command": "touch via", "work_dir": "/", "level": "ask",
+            "timeout_seconds": 60, "remember_supported": true, "pid": 1,
+            "always_file": always_file(&env).to_str().unwrap(),
+        });
+        let mut requester = command_as(user, python3())
+            .args(["-c", RAW_REQUESTER])
+            .arg(&requests)
+            .arg(line.to_string())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let id = wait_pending(&env, user, &run, "touch via");
+        let listed = pending(&env, user, &run);
+        assert_eq!(listed[0]["remember_supported"], false, "{listed:?}");
+        approve(&env, user, &run, &[&id, "--always"])
+            .assert_gate_error()
+            .assert_stderr_contains("came through the requests socket");
+        assert!(!always_file(&env).exists());
+        approve(&env, user, &run, &[&id]).assert_code(0);
+        let mut reply = String::new();
+        std::io::Read::read_to_string(requester.stdout.as_mut().unwrap(), &mut reply).unwrap();
+        requester.wait().unwrap();
+        let reply: Value = serde_json::from_str(reply.trim()).unwrap();
+        assert_eq!(reply["decision"], "approve", "{reply}");
+        assert!(reply.get("always").is_none(), "{reply}");
+    }
+
     /// A deny rule refuses what a lasting rule allows, at `ask` as always. Control:
     /// without the deny rule it runs.
     fn deny_rules_still_win(user) {
@@ -490,6 +568,15 @@ count = recv()["count"]
 items = [recv() for _ in range(count)]
 send({"type": "decide", "id": items[0]["id"], "decision": "approve", "always": True})
 recv()
+"#;
+
+/// A requester written by hand: sends one line to a socket, prints the answer line.
+const RAW_REQUESTER: &str = r#"
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+s.sendall((sys.argv[2] + "\n").encode())
+print(s.makefile("rb").readline().decode().strip())
 "#;
 
 /// A scratch `/etc` whose gate/config.toml is `config`, bind-mounted over /etc for the
