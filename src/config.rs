@@ -38,6 +38,12 @@ pub fn system_drop_ins() -> PathBuf {
     Path::new(SYSTEM_CONFIG).with_file_name("config.d")
 }
 
+/// The user layer's drop-in directory under a configuration home (`$XDG_CONFIG_HOME`):
+/// `gate/config.d`, read after the user file, where `gate import` writes.
+pub fn user_drop_ins(config_home: &Path) -> PathBuf {
+    config_home.join("gate/config.d")
+}
+
 /// The default level: `ask`. Nothing runs that no rule allows and nobody approved, so a
 /// fresh install is safe even before anyone configures it, and unlike `deny` it still
 /// runs the commands a user has allowed; unlike `safe` it needs no kernel support.
@@ -2009,6 +2015,12 @@ pub fn is_drop_in(name: &OsStr) -> bool {
 /// `20-ci.toml` before `ci.toml`). An absent installed directory holds none; a candidate
 /// one must be there.
 fn drop_in_files(dir: &Path, candidate: bool) -> Result<Vec<PathBuf>, ConfigError> {
+    drop_ins_in(dir, candidate, !candidate)
+}
+
+/// The drop-ins in `dir` (see [`drop_in_files`]); `system`: the directory must be one
+/// this user cannot write.
+fn drop_ins_in(dir: &Path, candidate: bool, system: bool) -> Result<Vec<PathBuf>, ConfigError> {
     let cannot = |e: io::Error| {
         ConfigError(format!(
             "{}: cannot read the drop-in directory: {e}",
@@ -2020,7 +2032,7 @@ fn drop_in_files(dir: &Path, candidate: bool) -> Result<Vec<PathBuf>, ConfigErro
         Err(e) if e.kind() == io::ErrorKind::NotFound && !candidate => return Ok(Vec::new()),
         Err(e) => return Err(cannot(e)),
     };
-    if !candidate {
+    if system {
         check_system_place(dir)?;
     }
     let mut names = Vec::new();
@@ -2177,6 +2189,23 @@ pub fn file_layers(
                             path.display()
                         )));
                     }
+                }
+            }
+        }
+        // The user layer's drop-ins (what `gate import` writes), after the user file,
+        // each a user file of its own; a named user file (--config, GATE_CONFIG) is the
+        // whole user layer.
+        if required.is_none() {
+            if let Some(dir) = crate::xdg::config_home(env.var).map(|d| user_drop_ins(&d)) {
+                for path in drop_ins_in(&dir, false, false)? {
+                    let text = read_optional(&path)?.ok_or_else(|| {
+                        ConfigError(format!(
+                            "{}: cannot read it: it vanished or is a link to nothing",
+                            path.display()
+                        ))
+                    })?;
+                    layers.push(parse_file(&path, &text, FileKind::User, home.as_deref())?);
+                    files.push(path);
                 }
             }
         }
