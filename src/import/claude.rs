@@ -160,9 +160,7 @@ fn pattern(spec: &str) -> Pattern<'_> {
 fn split_rule(rule: &str) -> Option<(&str, Option<&str>)> {
     match rule.split_once('(') {
         None => Some((rule.trim(), None)),
-        Some((tool, rest)) => rest
-            .strip_suffix(')')
-            .map(|spec| (tool.trim(), Some(spec))),
+        Some((tool, rest)) => rest.strip_suffix(')').map(|spec| (tool.trim(), Some(spec))),
     }
 }
 
@@ -258,14 +256,14 @@ fn allow_outcome(pattern: &Pattern<'_>) -> Outcome {
         }
     };
     match *pattern {
-        Pattern::All => dropped(
-            "it allows every command: that is gate's level `full`, not a rule".into(),
-        ),
+        Pattern::All => {
+            dropped("it allows every command: that is gate's level `full`, not a rule".into())
+        }
         Pattern::Words(words) => checked(words, false, None),
         Pattern::Exact(command) => checked(command, true, None),
-        Pattern::Text(text) if text.ends_with([' ', '\t']) || text.trim().is_empty() => dropped(
-            "a prefix gate cannot read as words".into(),
-        ),
+        Pattern::Text(text) if text.ends_with([' ', '\t']) || text.trim().is_empty() => {
+            dropped("a prefix gate cannot read as words".into())
+        }
         Pattern::Text(text) => checked(
             text,
             false,
@@ -456,7 +454,12 @@ mod tests {
     #[test]
     fn other_tools_are_dropped_whatever_the_list() {
         for kind in [RuleKind::Allow, RuleKind::Ask, RuleKind::Deny] {
-            for spec in ["Read(./.env)", "Edit(src/**)", "WebFetch(domain:x.org)", "mcp__x"] {
+            for spec in [
+                "Read(./.env)",
+                "Edit(src/**)",
+                "WebFetch(domain:x.org)",
+                "mcp__x",
+            ] {
                 match one(spec, kind) {
                     Ok(Outcome::Dropped { why }) => assert!(why.contains("not a shell rule")),
                     other => panic!("{spec}: {other:?}"),
@@ -496,7 +499,11 @@ mod tests {
   },
   "env": { "allow": ["Bash(x:*)"] }
 }"#;
-        let files = [(PathBuf::from("/h/.claude/settings.json"), Scope::User, text.into())];
+        let files = [(
+            PathBuf::from("/h/.claude/settings.json"),
+            Scope::User,
+            text.into(),
+        )];
         let entries = read(&files).unwrap();
         let got: Vec<_> = entries
             .iter()

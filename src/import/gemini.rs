@@ -141,7 +141,9 @@ fn strings(value: &DeValue<'_>, key: &str) -> Result<Vec<String>, String> {
         return Ok(vec![s.to_owned()]);
     }
     let Some(list) = value.as_array() else {
-        return Err(format!("`{key}` is neither a string nor an array of strings"));
+        return Err(format!(
+            "`{key}` is neither a string nor an array of strings"
+        ));
     };
     list.iter()
         .map(|v| {
@@ -189,13 +191,14 @@ fn read_rule(rule: &DeTable<'_>, options: Options) -> Result<Vec<(RuleKind, Outc
         let value = value.get_ref();
         match key {
             "toolName" | "decision" | "priority" | "commandPrefix" | "commandRegex"
-            | "argsPattern" | "mcpName" | "denyMessage" | "deny_message"
-            | "allowRedirection" | "allow_redirection" => {}
+            | "argsPattern" | "mcpName" | "denyMessage" | "deny_message" | "allowRedirection"
+            | "allow_redirection" => {}
             "modes" => {
                 let modes = strings(value, key)?;
-                if !modes.is_empty() && !modes.iter().any(|m| m == "default") {
-                    only_when.push(format!("only in the modes {}", modes.join(", ")));
-                } else if !modes.is_empty() && said != RuleKind::Allow {
+                // An allow that holds in the default mode is kept; any mode list limits
+                // a deny or ask, so gate's always-on rule is broader.
+                let in_default = modes.iter().any(|m| m == "default");
+                if !modes.is_empty() && (!in_default || said != RuleKind::Allow) {
                     only_when.push(format!("only in the modes {}", modes.join(", ")));
                 }
             }
@@ -231,10 +234,12 @@ fn read_rule(rule: &DeTable<'_>, options: Options) -> Result<Vec<(RuleKind, Outc
                       these commands at level ask"
                     .into(),
             }),
-            _ => Err("a regular expression (commandRegex or argsPattern) in a deny or ask \
+            _ => Err(
+                "a regular expression (commandRegex or argsPattern) in a deny or ask \
                       rule: no gate rule is provably broader short of refusing every \
                       command; rewrite it with commandPrefix"
-                .into()),
+                    .into(),
+            ),
         };
     }
     let Some(prefixes) = get("commandPrefix") else {
@@ -254,12 +259,7 @@ fn read_rule(rule: &DeTable<'_>, options: Options) -> Result<Vec<(RuleKind, Outc
     for prefix in prefixes {
         out.push((
             said,
-            prefix_outcome(
-                &prefix,
-                said,
-                options,
-                broadened_by_conditions.as_deref(),
-            )?,
+            prefix_outcome(&prefix, said, options, broadened_by_conditions.as_deref())?,
         ));
     }
     Ok(out)
@@ -325,7 +325,10 @@ fn prefix_outcome(
         rule,
         why: match broadened {
             Some(why) => format!("{why}; {quote}"),
-            None => format!("gate refuses `{}` in any spelling of its options and inside other commands; {quote}", words.escape_debug()),
+            None => format!(
+                "gate refuses `{}` in any spelling of its options and inside other commands; {quote}",
+                words.escape_debug()
+            ),
         },
     })
 }
@@ -336,7 +339,11 @@ mod tests {
 
     fn read_text(text: &str, whole_words: bool) -> Result<Vec<Entry>, ImportError> {
         read_with(
-            &[(PathBuf::from("/h/.gemini/policies/p.toml"), Scope::User, text.into())],
+            &[(
+                PathBuf::from("/h/.gemini/policies/p.toml"),
+                Scope::User,
+                text.into(),
+            )],
             Options { whole_words },
         )
     }
@@ -383,7 +390,10 @@ mod tests {
             .collect();
         assert_eq!(
             rules,
-            [rule(RuleKind::Deny, "git push"), rule(RuleKind::Deny, "rm -rf")]
+            [
+                rule(RuleKind::Deny, "git push"),
+                rule(RuleKind::Deny, "rm -rf")
+            ]
         );
     }
 
