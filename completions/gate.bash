@@ -34,6 +34,9 @@ _gate() {
             gate,doctor)
                 cmd="gate__subcmd__doctor"
                 ;;
+            gate,import)
+                cmd="gate__subcmd__import"
+                ;;
             gate,pending)
                 cmd="gate__subcmd__pending"
                 ;;
@@ -56,7 +59,7 @@ _gate() {
 
     case "${cmd}" in
         gate)
-            opts="-c --help --version --level --allow --deny --ask --unsandboxed --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --readonly-rules --write --deny-read --net --net-connect --net-bind --allow-domain --deny-domain --resolve --unix-sockets --best-effort check doctor rules trust serve pending approve deny watch ask completions"
+            opts="-c --help --version --level --allow --deny --ask --unsandboxed --shell --config --no-config --audit-log --timeout --session --socket --no-tty --compound --readonly --readonly-rules --write --deny-read --net --net-connect --net-bind --allow-domain --deny-domain --resolve --unix-sockets --best-effort check doctor rules trust import serve pending approve deny watch ask completions"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -557,6 +560,39 @@ _gate() {
                     ;;
                 --resolve)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        gate__subcmd__import)
+            opts="--help --save --print --project --whole-words --system-drop-ins --config claude gemini"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --system-drop-ins)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 *)

@@ -60,6 +60,7 @@ complete -c gate -n "__fish_gate_needs_command" -a "check" -d 'Print the decisio
 complete -c gate -n "__fish_gate_needs_command" -a "doctor" -d 'Report what this machine can enforce; exit 0 when safe can be fully enforced'
 complete -c gate -n "__fish_gate_needs_command" -a "rules" -d 'List the rules in force, each with where it came from, and what the lock lets later layers change'
 complete -c gate -n "__fish_gate_needs_command" -a "trust" -d 'Trust a project\'s .gate.toml, so that it may loosen as well as tighten; say what that grants'
+complete -c gate -n "__fish_gate_needs_command" -a "import" -d 'Read the rules an agent already has (Claude Code, Gemini CLI) and write them as gate rules, never widening'
 complete -c gate -n "__fish_gate_needs_command" -a "serve" -d 'Run the approval broker: hold the requests of gates at level ask until an approver answers'
 complete -c gate -n "__fish_gate_needs_command" -a "pending" -d 'List the requests waiting in the broker: id, command, directory, session, age'
 complete -c gate -n "__fish_gate_needs_command" -a "approve" -d 'Approve a waiting request; prints answered, already settled or not found (exit 0, 3, 4)'
@@ -171,6 +172,13 @@ complete -c gate -n "__fish_gate_using_subcommand trust" -l config -d 'Read FILE
 complete -c gate -n "__fish_gate_using_subcommand trust" -l help -d 'Print this help'
 complete -c gate -n "__fish_gate_using_subcommand trust" -l revoke -d 'Remove the trust record of FILE (or of the project file in force here)'
 complete -c gate -n "__fish_gate_using_subcommand trust" -l list -d 'List the trusted project files, and whether each is unchanged since'
+complete -c gate -n "__fish_gate_using_subcommand import" -l system-drop-ins -d 'Write administrators\' rules to DIR instead of /etc/gate/config.d (as root), and load it to check them' -r
+complete -c gate -n "__fish_gate_using_subcommand import" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
+complete -c gate -n "__fish_gate_using_subcommand import" -l help -d 'Print this help'
+complete -c gate -n "__fish_gate_using_subcommand import" -l save -d 'Write the imported rules to gate\'s import file for the agent (without it, nothing is written)'
+complete -c gate -n "__fish_gate_using_subcommand import" -l print -d 'Print the files an import writes on stdout (the table goes to stderr)'
+complete -c gate -n "__fish_gate_using_subcommand import" -l project -d 'Import the allow rules of this directory\'s project files too (their deny and ask rules always are)'
+complete -c gate -n "__fish_gate_using_subcommand import" -l whole-words -d 'Gemini CLI: accept gate\'s whole-word reading of a deny or ask rule\'s commandPrefix'
 complete -c gate -n "__fish_gate_using_subcommand serve" -l requests-socket -d 'Also take requests (never answers) on PATH, open to every user: for an approver who is another user, or on another machine (docs/approvals.md)' -r -F
 complete -c gate -n "__fish_gate_using_subcommand serve" -l config -d 'Read FILE instead of the user configuration file [env: GATE_CONFIG]' -r -F
 complete -c gate -n "__fish_gate_using_subcommand serve" -l socket -d 'Approver socket [env: GATE_SOCKET]' -r -F

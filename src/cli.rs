@@ -271,6 +271,35 @@ pub const TRUST_OPTIONS: &[OptionSpec] = &[
     },
 ];
 
+/// Options that only `gate import` takes.
+pub const IMPORT_OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        name: "--save",
+        value: None,
+        help: "Write the imported rules to gate's import file for the agent (without it, nothing is written)",
+    },
+    OptionSpec {
+        name: "--print",
+        value: None,
+        help: "Print the files an import writes on stdout (the table goes to stderr)",
+    },
+    OptionSpec {
+        name: "--project",
+        value: None,
+        help: "Import the allow rules of this directory's project files too (their deny and ask rules always are)",
+    },
+    OptionSpec {
+        name: "--whole-words",
+        value: None,
+        help: "Gemini CLI: accept gate's whole-word reading of a deny or ask rule's commandPrefix",
+    },
+    OptionSpec {
+        name: "--system-drop-ins",
+        value: Some("DIR"),
+        help: "Write administrators' rules to DIR instead of /etc/gate/config.d (as root), and load it to check them",
+    },
+];
+
 /// Options that only `gate check` takes.
 pub const CHECK_OPTIONS: &[OptionSpec] = &[
     OptionSpec {
@@ -371,6 +400,25 @@ its bytes, in $XDG_STATE_HOME/gate/trusted (~/.local/state/gate/trusted): any ch
 the file makes it untrusted again. A command gate ran cannot trust a file.
 
 Exit status: 0 done, 125 an error (nothing was recorded).",
+        ),
+    },
+    SubcommandSpec {
+        name: "import",
+        about: "Read the rules an agent already has (Claude Code, Gemini CLI) and write them as gate rules, never widening",
+        usage: "gate import AGENT [FILE...] [--save] [--print] [--project] [--whole-words] [--system-drop-ins DIR]",
+        own: IMPORT_OPTIONS,
+        shared: Shared::Only(&["--config"]),
+        after_help: Some(
+            "\
+Without FILE, the agent's own files are read where the agent reads them; named files are
+read as the person's own. The table says what became of each rule (imported, narrowed,
+broadened, asked, dropped) and why, with its file and line. Nothing is written without
+--save; then gate replaces its own file for the agent, $XDG_CONFIG_HOME/gate/config.d/
+import-AGENT.toml (administrators' rules: /etc/gate/config.d/import-AGENT.toml, as root),
+and never edits a file you wrote. See docs/import.md.
+
+Exit status: 0 imported (or a dry run), 125 a rule gate cannot import without letting
+through what the agent refused, a file the agent could not read, or a usage error.",
         ),
     },
     SubcommandSpec {
@@ -522,6 +570,19 @@ impl SubcommandSpec {
                 .required(false)
                 .value_hint(ValueHint::FilePath),
             ),
+            "import" => command
+                .arg(
+                    operand("agent", "AGENT", "The agent whose rules to read")
+                        .value_parser(unchecked(crate::import::apply::Agent::NAMES.to_vec())),
+                )
+                .arg(
+                    Arg::new("files")
+                        .value_name("FILE")
+                        .num_args(0..)
+                        .value_parser(unchecked(Vec::new()))
+                        .value_hint(ValueHint::FilePath)
+                        .help("The agent's files to read instead of its own places"),
+                ),
             "completions" => command.arg(
                 operand(
                     "shell",
@@ -749,8 +810,10 @@ pub struct SubcommandArgs {
     /// Each option given, its own and gate's, with its value (none for a flag), in the
     /// order of the definition and, for one option, in the order given.
     pub options: Vec<(&'static OptionSpec, Option<OsString>)>,
-    /// The operand of `approve`, `deny`, `ask`, `completions` and `trust`.
+    /// The operand of `approve`, `deny`, `ask`, `completions`, `trust` and `import`.
     pub operand: Option<OsString>,
+    /// The files after `import`'s agent.
+    pub files: Vec<OsString>,
 }
 
 /// Parse the arguments after a subcommand's name (not `gate check`'s: see
@@ -788,7 +851,15 @@ fn collect(sub: &SubcommandSpec, matches: &ArgMatches) -> SubcommandArgs {
             }
         }
     }
-    parsed.operand = ["id", "question", "shell", "file"]
+    parsed.files = matches
+        .try_get_raw("files")
+        .ok()
+        .flatten()
+        .into_iter()
+        .flatten()
+        .map(OsStr::to_owned)
+        .collect();
+    parsed.operand = ["id", "question", "shell", "file", "agent"]
         .iter()
         .find_map(|id| matches.try_get_raw(id).ok().flatten())
         .and_then(|mut values| values.next())

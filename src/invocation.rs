@@ -153,6 +153,8 @@ pub enum Action {
     },
     /// `gate watch`: approve on this terminal as requests arrive.
     Watch,
+    /// `gate import AGENT [FILE...]`: an agent's rules as gate rules.
+    Import(crate::import::apply::ImportArgs),
     /// `gate completions SHELL`: print a completion script.
     Completions {
         shell: String,
@@ -404,7 +406,7 @@ fn parse_subcommand(
             own.push((spec.name, value));
         }
     }
-    subcommand_action(sub.name, &own, parsed.operand)
+    subcommand_action(sub.name, &own, parsed.operand, parsed.files)
 }
 
 /// `gate help [SUBCOMMAND]`.
@@ -434,6 +436,7 @@ fn subcommand_action(
     name: &str,
     own: &[(&'static str, Option<OsString>)],
     operand: Option<OsString>,
+    files: Vec<OsString>,
 ) -> Result<Action, UsageError> {
     let text = |v: OsString, what: &str| -> Result<String, UsageError> {
         v.into_string()
@@ -472,6 +475,14 @@ fn subcommand_action(
             Action::Serve { requests_socket }
         }
         "watch" => Action::Watch,
+        "import" => Action::Import(crate::import::apply::ImportArgs {
+            agent: operand("agent")?,
+            files: files.into_iter().map(std::path::PathBuf::from).collect(),
+            project: flag("--project"),
+            write: flag("--save"),
+            print: flag("--print"),
+            whole_words: flag("--whole-words"),
+        }),
         "pending" => Action::Pending {
             json: flag("--json"),
         },

@@ -48,6 +48,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         Action::Check { target, json } => check(&inv, target, *json),
         Action::Doctor { json } => crate::doctor::run(&inv, *json),
         Action::Rules { json } => crate::rules_report::run(&inv, *json),
+        Action::Import(args) => crate::import::apply::run(&inv, args),
         Action::Completions { shell } => crate::completions::run(shell),
         Action::Trust { action, file } => {
             crate::project::command::run(&inv, *action, file.as_deref())

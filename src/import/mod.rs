@@ -14,6 +14,11 @@
 use std::fmt;
 use std::path::PathBuf;
 
+pub mod apply;
+pub mod claude;
+pub mod gemini;
+pub mod plan;
+
 pub use crate::policy::{Expect, RuleKind};
 
 /// Where an agent's rule was written: its file, the 1-based line, and the rule's text as
