@@ -96,7 +96,12 @@ pub fn places(
             for path in listing(Path::new("/etc/gemini-cli/policies"), "toml")? {
                 out.push((path, Scope::Managed));
             }
-            for path in listing(&need_home()?.join(".gemini/policies"), "toml")? {
+            // Gemini CLI's home is GEMINI_CLI_HOME when that is set.
+            let home = match var("GEMINI_CLI_HOME").map(PathBuf::from) {
+                Some(dir) if dir.is_absolute() => dir,
+                _ => need_home()?,
+            };
+            for path in listing(&home.join(".gemini/policies"), "toml")? {
                 out.push((path, Scope::User));
             }
         }

@@ -109,12 +109,15 @@ fn read_file(
         let Some(rule) = item.get_ref().as_table() else {
             return Err(error(Some(line), "a `rule` that is not a table".into()));
         };
-        let source_text = text
-            .get(item.span())
-            .unwrap_or_default()
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        // The rule as written, on one line: each key with its value's own text.
+        let mut keys: Vec<_> = rule.iter().collect();
+        keys.sort_by_key(|(k, _)| k.span().start);
+        let source_text = keys
+            .into_iter()
+            .map(|(k, v)| {
+                let value = text.get(v.span()).unwrap_or("…").replace('\n', " ");
+                format!("{} = {value}", k.get_ref())
+            })
             .collect::<Vec<_>>()
             .join("; ");
         let source = Source {
