@@ -672,6 +672,87 @@ for_each_user! {
 
 /// The control for every test here: the same session through plain bash (no gate)
 /// runs everything, so a refusal above is gate's.
+/// The rules a person had in Claude Code, imported with `gate import claude --save` (as
+/// that person), are what gate applies to Claude Code at level ask once Claude Code hands
+/// every Bash call to gate: the imported allow rule and the imported exact rule run
+/// unasked, the imported deny rule refuses by itself (not for want of an approver), and a
+/// command no imported rule allows waits for an approver (none here: refused at once).
+fn an_imported_claude_policy_decides_as_the_rules_said(user: User) {
+    let s = Setup::new(
+        user,
+        "level = \"ask\"\nshell = \"/bin/bash\"\n\n[approval]\ntty = false\n",
+    );
+    let settings = s.t.home.join(".claude/settings.json");
+    let before = r#"{
+  "permissions": {
+    "allow": ["Bash(echo imported:*)", "Bash(pwd)", "Bash(git * main)"],
+    "deny": ["Bash(touch denied:*)"]
+  }
+}"#;
+    fs::write(&settings, before).unwrap();
+    let out = s.gate(&["import", "claude", "--save"]);
+    out.assert_code(0);
+    assert!(
+        out.stdout()
+            .contains("4 rules found: 3 imported, 0 narrowed, 0 broadened, 0 asked, 1 dropped"),
+        "{}",
+        out.report()
+    );
+    // The recipe: Claude Code's own settings hand every Bash call to gate.
+    fs::write(&settings, r#"{"permissions": {"allow": ["Bash"]}}"#).unwrap();
+    chown_tree(&s.t.home, uid_of(user));
+    let model = s.model(&[
+        "echo imported hello",
+        "pwd",
+        "touch denied proof-ran",
+        "touch other-ran",
+    ]);
+    let done = s.run(&model);
+    let results = model.tool_results();
+    assert_eq!(results.len(), 4, "{}", done.report(&model));
+    assert_eq!(
+        results[0].trim(),
+        "imported hello",
+        "{}",
+        done.report(&model)
+    );
+    assert_eq!(
+        Path::new(results[1].trim()),
+        s.t.work.as_path(),
+        "{}",
+        done.report(&model)
+    );
+    assert!(
+        results[2].contains("the deny rule `touch denied`") && results[2].contains("126"),
+        "{:?}",
+        results[2]
+    );
+    for file in ["denied", "proof-ran", "other-ran"] {
+        assert!(!s.t.file(file).exists(), "{file} was made");
+    }
+    let records = s.audit();
+    let decided = |command: &str| {
+        let found = records_for(&records, command);
+        assert_eq!(found.len(), 1, "{command}: {records:#?}");
+        found[0]["decided_by"].as_str().unwrap_or("").to_owned()
+    };
+    assert_eq!(decided("echo imported hello"), "rule");
+    assert_eq!(decided("pwd"), "rule");
+    assert_eq!(decided("touch denied proof-ran"), "deny-rule");
+    assert_eq!(decided("touch other-ran"), "no-approver");
+    assert_no_key(&results);
+}
+
+#[test]
+fn an_imported_claude_policy_decides_as_the_rules_said_for_the_user() {
+    an_imported_claude_policy_decides_as_the_rules_said(User::Current);
+}
+
+#[test]
+fn an_imported_claude_policy_decides_as_the_rules_said_for_an_unprivileged_user() {
+    an_imported_claude_policy_decides_as_the_rules_said(User::Unprivileged);
+}
+
 #[test]
 fn control_without_gate_everything_runs_and_the_key_is_readable() {
     let s = Setup::new(User::Current, RECIPE);
