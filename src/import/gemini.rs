@@ -181,6 +181,22 @@ fn read_rule(rule: &DeTable<'_>, options: Options) -> Result<Vec<(RuleKind, Outc
         None => return Err("the rule has no `toolName` (Gemini CLI requires one)".into()),
     };
     let one = |outcome| Ok(vec![(said, outcome)]);
+    let command_condition = get("commandPrefix").is_some() || get("commandRegex").is_some();
+    if command_condition
+        && said == RuleKind::Allow
+        && (get("toolName").and_then(DeValue::as_str) != Some(SHELL_TOOL)
+            || get("argsPattern").is_some()
+            || (get("commandPrefix").is_some() && get("commandRegex").is_some()))
+    {
+        // Gemini CLI reports such a rule as invalid; whether it then applies it is not
+        // something to bet an allow on.
+        return one(Outcome::Dropped {
+            why: "commandPrefix or commandRegex needs toolName = \"run_shell_command\" \
+                  alone and no other command condition; Gemini CLI reports this rule as \
+                  invalid"
+                .into(),
+        });
+    }
     if get("mcpName").is_some() || !tools.iter().any(|t| t == SHELL_TOOL || t == "*") {
         return one(Outcome::Dropped {
             why: format!("not a shell rule (the tool {})", tools.join(", ")),
@@ -450,6 +466,20 @@ mod tests {
                 assert!(why.contains("only in the modes yolo"), "{why}");
             }
             o => panic!("{o:?}"),
+        }
+    }
+
+    #[test]
+    fn an_allow_gemini_cli_reports_as_invalid_is_dropped() {
+        for text in [
+            "[[rule]]\ntoolName = \"*\"\ncommandPrefix = \"ls\"\ndecision = \"allow\"\npriority = 1\n",
+            "[[rule]]\ntoolName = [\"run_shell_command\"]\ncommandPrefix = \"ls\"\ndecision = \"allow\"\npriority = 1\n",
+            "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"ls\"\ncommandRegex = \"ls\"\ndecision = \"allow\"\npriority = 1\n",
+        ] {
+            match &read_text(text, false).unwrap()[0].outcome {
+                Outcome::Dropped { why } => assert!(why.contains("invalid"), "{why}"),
+                o => panic!("{text}: {o:?}"),
+            }
         }
     }
 

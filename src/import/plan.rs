@@ -118,11 +118,88 @@ fn check(entry: &Entry) -> Result<(), ImportError> {
     Ok(())
 }
 
+/// The never-widening check, through gate's own decision: the whole imported policy
+/// (every rule written, both layers), at each level that runs commands, must not allow
+/// what a source's deny or ask rule matched: the rule's own words, with an argument,
+/// and the examples the source gave it to match.
+fn never_widens(entries: &[Entry]) -> Result<(), ImportError> {
+    use crate::policy::{
+        AllowRules, AskRules, CommandText, Decision, DenyRules, Level, Origin, Policy, Remembered,
+        Request, decide, readonly::Files,
+    };
+    let mut allow = AllowRules::new();
+    let mut deny = DenyRules::new();
+    let mut ask = AskRules::new();
+    for entry in entries {
+        let Some(rule) = written(&entry.outcome) else {
+            continue;
+        };
+        // Each rule was validated by `check`.
+        let _ = match (rule.kind, rule.exact) {
+            (RuleKind::Allow, true) => allow.add_exact(&rule.text, Origin::BuiltIn),
+            (RuleKind::Allow | RuleKind::AllowExact, _) => allow.add(&rule.text, Origin::BuiltIn),
+            (RuleKind::Deny, _) => deny.add(&rule.text, Origin::BuiltIn),
+            (RuleKind::Ask, _) => ask.add(&rule.text, Origin::BuiltIn),
+        };
+    }
+    let files = Files::new(Vec::new());
+    for level in [Level::Ask, Level::Safe, Level::Full] {
+        let policy = Policy {
+            level,
+            level_origin: Origin::BuiltIn,
+            allow: allow.clone(),
+            deny: deny.clone(),
+            ask: ask.clone(),
+            unsandboxed: AllowRules::new(),
+            // The switches that let more through, on: the promise holds with them too.
+            compound: true,
+            readonly: true,
+            readonly_rules: false,
+        };
+        for entry in entries {
+            if entry.said == RuleKind::Allow {
+                continue;
+            }
+            let Some(rule) = written(&entry.outcome) else {
+                continue;
+            };
+            let probes = [rule.text.clone(), format!("{} x", rule.text)]
+                .into_iter()
+                .chain(
+                    rule.examples
+                        .iter()
+                        .filter(|(_, e)| *e == super::Expect::Match)
+                        .map(|(text, _)| text.clone()),
+                );
+            for probe in probes {
+                let text = CommandText::new(probe.as_str());
+                let decision = decide(&policy, &Remembered::new(), Request::Command(&text), &files);
+                if matches!(decision, Decision::Allow(_)) {
+                    return Err(error(
+                        &entry.source,
+                        format!(
+                            "the imported rules would allow `{}` at level {level}, which this \
+                             {} rule holds back; nothing was written (a bug in gate: please \
+                             report it)",
+                            probe.escape_debug(),
+                            said_word(entry.said)
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Check every entry and sort the rules into layers.
 pub fn plan(entries: Vec<Entry>, choices: Choices) -> Result<Plan, ImportError> {
+    for entry in &entries {
+        check(entry)?;
+    }
+    never_widens(&entries)?;
     let mut plan = Plan::default();
     for mut entry in entries {
-        check(&entry)?;
         let project = matches!(entry.scope, Scope::Project | Scope::Local);
         if project
             && entry.said == RuleKind::Allow
@@ -351,6 +428,34 @@ mod tests {
             )
             .is_ok()
         );
+    }
+
+    #[test]
+    fn the_whole_imported_policy_is_checked_through_gates_decision() {
+        // An allow that the entry's own check would have caught, given to the decision
+        // check alone: the rule's words would be allowed at level ask.
+        let widened = entry(
+            Scope::User,
+            RuleKind::Deny,
+            Outcome::Imported(rule(RuleKind::Allow, "rm -rf")),
+        );
+        let e = never_widens(&[widened]).unwrap_err();
+        assert!(e.why.contains("would allow `rm -rf` at level ask"), "{e}");
+        // An ask source kept as an ask beside an allow of the same words: asked, not
+        // allowed, at every level.
+        let entries = [
+            entry(
+                Scope::User,
+                RuleKind::Allow,
+                Outcome::Imported(rule(RuleKind::Allow, "git")),
+            ),
+            entry(
+                Scope::User,
+                RuleKind::Ask,
+                Outcome::Imported(rule(RuleKind::Ask, "git push")),
+            ),
+        ];
+        assert!(never_widens(&entries).is_ok());
     }
 
     #[test]
