@@ -39,6 +39,29 @@ pub fn read(files: &[(PathBuf, Scope, String)]) -> Result<Vec<Entry>, ImportErro
     for (path, scope, text) in files {
         read_file(path, *scope, text, &mut entries)?;
     }
+    // Managed settings may say that only their own permission rules count
+    // (`allowManagedPermissionRulesOnly`): Claude Code then ignores every other file's
+    // rules, so their allow rules are not imported (their deny and ask rules still are:
+    // they only tighten).
+    let managed_only = files.iter().any(|(_, scope, text)| {
+        *scope == Scope::Managed
+            && serde_json::from_str::<Value>(text)
+                .is_ok_and(|v| v.get("allowManagedPermissionRulesOnly") == Some(&Value::Bool(true)))
+    });
+    if managed_only {
+        for entry in &mut entries {
+            if entry.scope != Scope::Managed
+                && entry.said == RuleKind::Allow
+                && !matches!(entry.outcome, Outcome::Dropped { .. })
+            {
+                entry.outcome = Outcome::Dropped {
+                    why: "the managed settings say allowManagedPermissionRulesOnly, so Claude \
+                          Code ignores this rule"
+                        .into(),
+                };
+            }
+        }
+    }
     Ok(entries)
 }
 
@@ -518,6 +541,38 @@ mod tests {
                 (8, RuleKind::Deny, "Bash(rm -rf:*)"),
             ]
         );
+    }
+
+    #[test]
+    fn managed_rules_only_drops_every_other_files_allow_rules() {
+        let managed = r#"{"allowManagedPermissionRulesOnly": true,
+            "permissions": {"allow": ["Bash(make:*)"]}}"#;
+        let user = r#"{"permissions": {"allow": ["Bash(ls:*)"], "deny": ["Bash(rm:*)"]}}"#;
+        let files = [
+            (
+                PathBuf::from("/etc/claude-code/managed-settings.json"),
+                Scope::Managed,
+                managed.into(),
+            ),
+            (
+                PathBuf::from("/h/.claude/settings.json"),
+                Scope::User,
+                user.into(),
+            ),
+        ];
+        let entries = read(&files).unwrap();
+        let outcomes: Vec<_> = entries
+            .iter()
+            .map(|e| (&e.source.text[..], &e.outcome))
+            .collect();
+        assert!(matches!(
+            outcomes[0],
+            ("Bash(make:*)", Outcome::Imported(_))
+        ));
+        assert!(
+            matches!(outcomes[1], ("Bash(ls:*)", Outcome::Dropped { why }) if why.contains("allowManagedPermissionRulesOnly"))
+        );
+        assert!(matches!(outcomes[2], ("Bash(rm:*)", Outcome::Imported(_))));
     }
 
     #[test]
