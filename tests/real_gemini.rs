@@ -337,6 +337,70 @@ fn at_full_deny_rules_still_refuse() {
     assert!(a.env.file("full-ran").exists(), "{results:?}");
 }
 
+/// The person's Gemini CLI policy, imported with `gate import gemini --save
+/// --whole-words` and then taken out of Gemini CLI's way: the imported allow runs
+/// unasked, the imported deny refuses by itself, and a command no rule allows is refused
+/// at once without an approver.
+#[test]
+fn an_imported_gemini_policy_decides_as_its_rules_said() {
+    let a = Agent::new("level = \"ask\"\n\n[approval]\ntty = false\n");
+    let policy = a.env.home.join(".gemini/policies/mine.toml");
+    fs::create_dir_all(policy.parent().unwrap()).unwrap();
+    fs::write(
+        &policy,
+        "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"touch imported\"\n\
+         decision = \"allow\"\npriority = 100\n\n[[rule]]\ntoolName = \"run_shell_command\"\n\
+         commandPrefix = \"touch refused\"\ndecision = \"deny\"\npriority = 200\n",
+    )
+    .unwrap();
+    let out = a
+        .env
+        .gate()
+        .env_remove("XDG_CONFIG_HOME")
+        .args(["import", "gemini", "--save", "--whole-words"])
+        .run();
+    out.assert_code(0);
+    assert!(
+        out.stdout()
+            .contains("2 rules found: 0 imported, 1 narrowed, 1 broadened, 0 asked, 0 dropped"),
+        "{}",
+        out.report()
+    );
+    assert!(
+        a.env
+            .home
+            .join(".config/gate/config.d/import-gemini.toml")
+            .exists()
+    );
+    // gate decides now, not Gemini CLI's own policy.
+    fs::remove_file(&policy).unwrap();
+    let (_, results) = a.run(&["touch imported ran-a", "touch refused ran-b", "touch ran-c"]);
+    assert_not_refused(&results[0]);
+    assert!(a.env.file("ran-a").exists(), "{results:?}");
+    assert!(
+        results[1].contains("gate: refused `touch refused ran-b`: the deny rule `touch refused`"),
+        "{results:?}"
+    );
+    assert!(
+        results[2].contains("gate: refused `touch ran-c`"),
+        "{results:?}"
+    );
+    for file in ["refused", "ran-b", "ran-c"] {
+        assert!(!a.env.file(file).exists(), "{file} was made");
+    }
+    let records = a.audit();
+    let decided = |command: &str| {
+        records
+            .iter()
+            .filter(|r| r["command"] == command)
+            .map(|r| r["decided_by"].as_str().unwrap_or("").to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(decided("touch imported ran-a"), ["rule"]);
+    assert_eq!(decided("touch refused ran-b"), ["deny-rule"]);
+    assert_eq!(decided("touch ran-c"), ["no-approver"]);
+}
+
 /// Gemini CLI starts no shell of its own: nothing reaches gate before the model's first
 /// command (so there is no start-up call to answer), and a run without commands leaves
 /// no record.
