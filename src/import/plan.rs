@@ -145,16 +145,13 @@ fn never_widens(entries: &[Entry]) -> Result<(), ImportError> {
     let files = Files::new(Vec::new());
     for level in [Level::Ask, Level::Safe, Level::Full] {
         let policy = Policy {
-            level,
-            level_origin: Origin::BuiltIn,
             allow: allow.clone(),
             deny: deny.clone(),
             ask: ask.clone(),
-            unsandboxed: AllowRules::new(),
             // The switches that let more through, on: the promise holds with them too.
             compound: true,
             readonly: true,
-            readonly_rules: false,
+            ..Policy::at(level, Origin::BuiltIn)
         };
         for entry in entries {
             if entry.said == RuleKind::Allow {
