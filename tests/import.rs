@@ -444,6 +444,13 @@ fn named_files_are_read_instead_and_must_be_there() {
     let out = t.gate().args(["import", "claude"]).run();
     out.assert_code(GATE_ERROR);
     out.assert_stderr_contains("none of claude's files is here");
+    // A FIFO where a project's settings file would be: refused at once, not waited on.
+    fs::create_dir_all(t.work.join(".claude")).unwrap();
+    let fifo = t.work.join(".claude/settings.json");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
+    let out = t.gate().args(["import", "claude"]).run();
+    out.assert_code(GATE_ERROR);
+    out.assert_stderr_contains(&format!("{}: not a regular file", fifo.display()));
     let out = t.gate().args(["import", "aider"]).run();
     out.assert_code(GATE_ERROR);
     out.assert_stderr_contains("gate imports from claude, gemini, not aider");

@@ -138,11 +138,25 @@ fn read_all(
     named: bool,
 ) -> Result<Vec<(PathBuf, Scope, String)>, String> {
     use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
     let mut out = Vec::new();
     for (path, scope) in places {
-        let file = match std::fs::File::open(&path) {
-            Ok(file) => file,
+        // Look before opening, so that a FIFO a repository put in place of a settings
+        // file cannot make the import wait; opening cannot wait either.
+        match std::fs::metadata(&path) {
+            Ok(meta) if !meta.is_file() => {
+                return Err(format!("{}: not a regular file", path.display()));
+            }
+            Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !named => continue,
+            Err(e) => return Err(format!("{}: cannot read it: {e}", path.display())),
+        }
+        let file = match std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(&path)
+        {
+            Ok(file) => file,
             Err(e) => return Err(format!("{}: cannot read it: {e}", path.display())),
         };
         let meta = file
