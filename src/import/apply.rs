@@ -331,17 +331,28 @@ fn finish(
 ) -> i32 {
     let targets = targets(agent, inv);
     let mut notes = Vec::new();
+    // Only root writes the system layer. Run as anyone else, an administrator's deny and
+    // ask rules still hold, from the user layer (they only tighten, which even a lock
+    // allows); their allow rules are left to root (`--print` shows the file they would
+    // be in), since an allow is the administrator's to grant in the administrator's layer.
+    let mut left_to_root = Vec::new();
     if !targets.root && !plan.system.is_empty() {
-        notes.push(format!(
-            "{} managed rule(s) go to the user layer: only root writes the system layer ({})",
-            plan.system.len(),
-            targets.system.display()
-        ));
-        let system = std::mem::take(&mut plan.system);
-        for planned in system {
-            if !plan.user.iter().any(|p| p.rule == planned.rule) {
-                plan.user.push(planned);
-            }
+        let moved;
+        (moved, left_to_root) = plan.without_the_system_layer();
+        if moved > 0 {
+            notes.push(format!(
+                "{moved} deny or ask rule(s) of the administrator's go to the user layer: only \
+                 root writes the system layer ({})",
+                targets.system.display()
+            ));
+        }
+        if !left_to_root.is_empty() {
+            notes.push(format!(
+                "{} allow rule(s) of the administrator's are not written: they belong in the \
+                 system layer ({}), which only root writes (--print shows them)",
+                left_to_root.len(),
+                targets.system.display()
+            ));
         }
     }
     let Some(user_path) = targets.user.clone() else {
@@ -363,6 +374,13 @@ fn finish(
         for (path, rules, _) in &files {
             out.push_str(&format!("# {}\n", path.display()));
             out.push_str(&plan::toml(agent.name(), rules, sources));
+        }
+        if !left_to_root.is_empty() {
+            out.push_str(&format!(
+                "# {} (not written: only root writes the system layer)\n",
+                targets.system.display()
+            ));
+            out.push_str(&plan::toml(agent.name(), &left_to_root, sources));
         }
         let code = print_out(&out);
         if code != 0 || !args.write {

@@ -35,6 +35,26 @@ pub struct Plan {
     pub user: Vec<Planned>,
 }
 
+impl Plan {
+    /// For a user who cannot write the system layer: the administrator's deny and ask
+    /// rules move to the user layer (they only tighten, which even a lock allows); their
+    /// allow rules are taken out and returned, to be left to root. Also returns how many
+    /// rules moved.
+    pub fn without_the_system_layer(&mut self) -> (usize, Vec<Planned>) {
+        let mut moved = 0;
+        let mut allows = Vec::new();
+        for planned in std::mem::take(&mut self.system) {
+            if planned.rule.kind == RuleKind::Allow {
+                allows.push(planned);
+            } else if !self.user.iter().any(|p| p.rule == planned.rule) {
+                self.user.push(planned);
+                moved += 1;
+            }
+        }
+        (moved, allows)
+    }
+}
+
 /// The person's choices that change a plan.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Choices {
@@ -492,6 +512,41 @@ mod tests {
         assert_eq!(p.system.len(), 1);
         let p = plan(entries, Choices { project: true }).unwrap();
         assert_eq!(p.user.len(), 2);
+    }
+
+    #[test]
+    fn without_root_the_administrators_denies_move_to_the_user_and_allows_wait() {
+        let entries = vec![
+            entry(
+                Scope::Managed,
+                RuleKind::Deny,
+                Outcome::Imported(rule(RuleKind::Deny, "rm")),
+            ),
+            entry(
+                Scope::Managed,
+                RuleKind::Ask,
+                Outcome::Imported(rule(RuleKind::Ask, "git push")),
+            ),
+            entry(
+                Scope::Managed,
+                RuleKind::Allow,
+                Outcome::Imported(rule(RuleKind::Allow, "make")),
+            ),
+            entry(
+                Scope::User,
+                RuleKind::Deny,
+                Outcome::Imported(rule(RuleKind::Deny, "rm")),
+            ),
+        ];
+        let mut p = plan(entries, Choices::default()).unwrap();
+        assert_eq!(p.system.len(), 3);
+        let (moved, allows) = p.without_the_system_layer();
+        assert_eq!(moved, 1, "`rm` was in the user layer already");
+        assert!(p.system.is_empty());
+        let user: Vec<_> = p.user.iter().map(|p| p.rule.text.as_str()).collect();
+        assert_eq!(user, ["rm", "git push"]);
+        assert_eq!(allows.len(), 1);
+        assert_eq!(allows[0].rule, rule(RuleKind::Allow, "make"));
     }
 
     #[test]
