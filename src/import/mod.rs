@@ -16,6 +16,7 @@ use std::path::PathBuf;
 
 pub mod apply;
 pub mod claude;
+pub mod codex;
 pub mod gemini;
 pub mod plan;
 

@@ -1,0 +1,766 @@
+//! Codex CLI's own command rules, read as Codex reads them and turned into gate rules.
+//!
+//! Codex reads every `*.rules` file in the `rules` folder of each of its configuration
+//! layers (`$CODEX_HOME`, by default `~/.codex`; a trusted project's `.codex`; the
+//! system's) and the `[rules]` table of the administrator's `requirements.toml`. A rule
+//! is `prefix_rule(pattern = [...], decision = ..., match = [...], not_match = [...])`:
+//! the command's argv starts with the pattern's words (a word may be a list of
+//! alternatives), and the strictest decision of all the rules that match wins
+//! (`forbidden` over `prompt` over `allow`). A rule without `decision` allows.
+//!
+//! Each rule becomes gate rules of its kind (`allow` → allow, `prompt` → ask,
+//! `forbidden` → deny), one for each choice of alternatives, with its words quoted as
+//! a shell reads them ([`words`]). Gate's deny and ask rules already win over its allow
+//! rules, which is Codex's order. The rule's `match` and `not_match` examples are
+//! checked here with gate's own matcher, and carried on the rules so that gate checks
+//! them again whenever it loads them.
+//!
+//! The files are Starlark, a programming language; only its literal subset is read
+//! ([`starlark`]), never executed.
+
+mod requirements;
+mod starlark;
+mod words;
+
+use std::path::{Path, PathBuf};
+
+use super::{Entry, Expect, GateRule, ImportError, Outcome, RuleKind, Scope, Source};
+use crate::policy::Alone;
+use starlark::{Arg, Call, Value};
+use words::{RuleWord, Unwritable};
+
+/// The most gate rules one Codex rule may expand into (the product of its alternatives).
+pub const MAX_EXPANSION: usize = 64;
+
+/// A Codex decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Decision {
+    Allow,
+    Prompt,
+    Forbidden,
+}
+
+impl Decision {
+    fn parse(text: &str) -> Option<Decision> {
+        match text {
+            "allow" => Some(Decision::Allow),
+            "prompt" => Some(Decision::Prompt),
+            "forbidden" => Some(Decision::Forbidden),
+            _ => None,
+        }
+    }
+
+    fn kind(self) -> RuleKind {
+        match self {
+            Decision::Allow => RuleKind::Allow,
+            Decision::Prompt => RuleKind::Ask,
+            Decision::Forbidden => RuleKind::Deny,
+        }
+    }
+}
+
+/// A pattern: for each position, the words that may stand there.
+type Pattern = Vec<Vec<String>>;
+
+/// One Codex prefix rule, from either kind of file.
+#[derive(Debug, Clone)]
+struct CodexRule {
+    line: u32,
+    /// The rule as the table shows it.
+    text: String,
+    pattern: Pattern,
+    decision: Decision,
+    /// `decision` was not written: Codex's default.
+    defaulted: bool,
+    matches: Vec<Vec<String>>,
+    not_matches: Vec<Vec<String>>,
+    /// `canonical_matching = True`: Codex compares the words in any capitalisation.
+    any_case: bool,
+}
+
+/// Byte offsets of line starts, to turn TOML spans into line numbers.
+struct Lines(Vec<usize>);
+
+impl Lines {
+    fn new(text: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        Lines(starts)
+    }
+
+    fn line_of(&self, offset: usize) -> u32 {
+        let line = match self.0.binary_search(&offset) {
+            Ok(i) => i + 1,
+            Err(i) => i,
+        };
+        u32::try_from(line).unwrap_or(u32::MAX)
+    }
+}
+
+/// Whether a file is a `requirements.toml` (read as TOML) rather than a `.rules` file.
+fn is_requirements(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "toml")
+}
+
+/// Read Codex's rule files — `(path, scope, text)`, `.rules` files and
+/// `requirements.toml` — into what each of their rules becomes in gate. Rules from a
+/// `requirements.toml` are the administrator's ([`Scope::Managed`]) whatever scope the
+/// caller gave. Any file that cannot be read exactly as Codex reads it, a rule whose
+/// examples gate's matcher disagrees with, and a deny or ask rule gate cannot express
+/// even more broadly fail the whole import.
+pub fn read(files: &[(PathBuf, Scope, String)]) -> Result<Vec<Entry>, ImportError> {
+    // Codex leaves the person's and the projects' files out when the administrator says
+    // so: their allow rules are not in force, so they are not imported.
+    let ignored = files
+        .iter()
+        .any(|(path, _, text)| is_requirements(path) && requirements::ignores_rules(text));
+    let mut entries = Vec::new();
+    for (path, scope, text) in files {
+        let error = |line: Option<u32>, why: String| ImportError {
+            path: path.clone(),
+            line,
+            why,
+        };
+        if is_requirements(path) {
+            let rules = requirements::rules(text).map_err(|m| error(m.line, m.why))?;
+            for rule in &rules {
+                entries.extend(convert(rule, path, Scope::Managed, false)?);
+            }
+            continue;
+        }
+        let calls = starlark::parse(text).map_err(|e| error(Some(e.line), e.why))?;
+        let drop_allows = ignored && *scope != Scope::Managed;
+        for call in &calls {
+            match call.name.as_str() {
+                "prefix_rule" => {
+                    let rule = prefix_rule(call).map_err(|why| error(Some(call.line), why))?;
+                    entries.extend(convert(&rule, path, *scope, drop_allows)?);
+                }
+                "network_rule" => {
+                    entries.push(
+                        network_rule(call, path, *scope)
+                            .map_err(|why| error(Some(call.line), why))?,
+                    );
+                }
+                "host_executable" => {
+                    host_executable(call).map_err(|why| error(Some(call.line), why))?;
+                }
+                other => {
+                    return Err(error(
+                        Some(call.line),
+                        format!(
+                            "`{other}(...)` is not one of Codex's rule functions (prefix_rule, \
+                             network_rule, host_executable)"
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(entries)
+}
+
+/// A call's arguments by name: positional ones take the names in `positional`, in
+/// order; a name outside `known`, a missing `required` one, or more positional ones
+/// than `positional` has is an error.
+fn arguments<'c>(
+    call: &'c Call,
+    positional: &[&'static str],
+    known: &[&'static str],
+    required: &[&'static str],
+) -> Result<Vec<(&'c str, &'c Value)>, String> {
+    let mut out: Vec<(&str, &Value)> = Vec::new();
+    for (i, Arg { name, value }) in call.args.iter().enumerate() {
+        let name: &str = match name {
+            Some(n) => n,
+            None => positional.get(i).copied().ok_or_else(|| {
+                format!(
+                    "{} positional arguments to {}(...) (write them as keywords: {})",
+                    call.args.iter().filter(|a| a.name.is_none()).count(),
+                    call.name,
+                    known.join(", ")
+                )
+            })?,
+        };
+        if !known.contains(&name) {
+            return Err(format!(
+                "{}(...) has no argument `{name}` (it takes {})",
+                call.name,
+                known.join(", ")
+            ));
+        }
+        if out.iter().any(|(n, _)| *n == name) {
+            return Err(format!("the argument `{name}` is given twice"));
+        }
+        out.push((name, value));
+    }
+    for name in required {
+        if !out.iter().any(|(n, _)| n == name) {
+            return Err(format!("{}(...) without `{name}`", call.name));
+        }
+    }
+    Ok(out)
+}
+
+fn string_arg<'v>(name: &str, value: &'v Value) -> Result<&'v str, String> {
+    match value {
+        Value::Str(s) => Ok(s),
+        other => Err(format!(
+            "`{name}` must be a string, not {}",
+            other.type_name()
+        )),
+    }
+}
+
+fn justification(value: &Value) -> Result<(), String> {
+    if string_arg("justification", value)?.trim().is_empty() {
+        return Err("an empty justification, which Codex refuses".into());
+    }
+    Ok(())
+}
+
+/// A `prefix_rule(...)` call, checked as Codex checks it.
+fn prefix_rule(call: &Call) -> Result<CodexRule, String> {
+    let args = arguments(
+        call,
+        &["pattern", "decision"],
+        &[
+            "pattern",
+            "decision",
+            "match",
+            "not_match",
+            "justification",
+            "canonical_matching",
+        ],
+        &["pattern"],
+    )?;
+    let mut rule = CodexRule {
+        line: call.line,
+        text: String::new(),
+        pattern: Vec::new(),
+        decision: Decision::Allow,
+        defaulted: true,
+        matches: Vec::new(),
+        not_matches: Vec::new(),
+        any_case: false,
+    };
+    let mut shown = Vec::new();
+    for (name, value) in args {
+        match name {
+            "pattern" => {
+                rule.pattern = pattern(value)?;
+                shown.push(format!("pattern={value}"));
+            }
+            "decision" => {
+                let text = string_arg(name, value)?;
+                rule.decision = Decision::parse(text).ok_or_else(|| {
+                    format!("decision \"{text}\" is not one Codex knows (allow, prompt, forbidden)")
+                })?;
+                rule.defaulted = false;
+                shown.push(format!("decision={value}"));
+            }
+            "match" => rule.matches = examples(value)?,
+            "not_match" => rule.not_matches = examples(value)?,
+            "justification" => justification(value)?,
+            "canonical_matching" => match value {
+                Value::Bool(b) => {
+                    rule.any_case = *b;
+                    if *b {
+                        shown.push("canonical_matching=True".into());
+                    }
+                }
+                other => {
+                    return Err(format!(
+                        "`canonical_matching` must be True or False, not {}",
+                        other.type_name()
+                    ));
+                }
+            },
+            _ => unreachable!("arguments() admits only the names listed"),
+        }
+    }
+    rule.text = format!("prefix_rule({})", shown.join(", "));
+    if rule.defaulted {
+        rule.text
+            .push_str("  # no decision: Codex's default is allow");
+    }
+    Ok(rule)
+}
+
+fn pattern(value: &Value) -> Result<Pattern, String> {
+    let Value::List(items) = value else {
+        return Err(format!(
+            "`pattern` must be a list, not {}",
+            value.type_name()
+        ));
+    };
+    if items.is_empty() {
+        return Err("an empty pattern, which Codex refuses".into());
+    }
+    items
+        .iter()
+        .map(|item| match item {
+            Value::Str(s) => Ok(vec![s.clone()]),
+            Value::List(alts) if alts.is_empty() => {
+                Err("an empty list of alternatives in the pattern, which Codex refuses".into())
+            }
+            Value::List(alts) => alts
+                .iter()
+                .map(|a| match a {
+                    Value::Str(s) => Ok(s.clone()),
+                    other => Err(format!(
+                        "an alternative in the pattern must be a string, not {}",
+                        other.type_name()
+                    )),
+                })
+                .collect(),
+            other => Err(format!(
+                "a pattern word must be a string or a list of strings, not {}",
+                other.type_name()
+            )),
+        })
+        .collect()
+}
+
+/// `match` or `not_match`: each example a list of words, or a string split into words
+/// as a POSIX shell splits it (Codex uses `shlex`).
+fn examples(value: &Value) -> Result<Vec<Vec<String>>, String> {
+    let Value::List(items) = value else {
+        return Err(format!(
+            "examples must be a list, not {}",
+            value.type_name()
+        ));
+    };
+    items
+        .iter()
+        .map(|item| {
+            let words = match item {
+                Value::Str(s) => shell_words::split(s)
+                    .map_err(|_| format!("the example \"{s}\" is not valid shell words"))?,
+                Value::List(words) => words
+                    .iter()
+                    .map(|w| match w {
+                        Value::Str(s) => Ok(s.clone()),
+                        other => Err(format!(
+                            "an example's words must be strings, not {}",
+                            other.type_name()
+                        )),
+                    })
+                    .collect::<Result<_, String>>()?,
+                other => Err(format!(
+                    "an example must be a string or a list of strings, not {}",
+                    other.type_name()
+                ))?,
+            };
+            if words.is_empty() {
+                return Err("an empty example, which Codex refuses".into());
+            }
+            Ok(words)
+        })
+        .collect()
+}
+
+/// `network_rule(host, protocol, decision, justification)`: a rule for Codex's network
+/// proxy, not for commands. gate has no per-host rule of that kind, so it is dropped,
+/// saying what in gate comes nearest.
+fn network_rule(call: &Call, path: &Path, scope: Scope) -> Result<Entry, String> {
+    let args = arguments(
+        call,
+        &["host", "protocol", "decision", "justification"],
+        &["host", "protocol", "decision", "justification"],
+        &["host", "protocol", "decision"],
+    )?;
+    let mut said = RuleKind::Allow;
+    let mut host = "";
+    let mut shown = Vec::new();
+    for (name, value) in args {
+        match name {
+            "justification" => justification(value)?,
+            _ => {
+                let text = string_arg(name, value)?;
+                shown.push(format!("{name}={value}"));
+                if name == "host" {
+                    host = text;
+                }
+                if name == "decision" {
+                    said = match text {
+                        "allow" => RuleKind::Allow,
+                        "prompt" => RuleKind::Ask,
+                        "forbidden" | "deny" => RuleKind::Deny,
+                        other => {
+                            return Err(format!(
+                                "network_rule decision \"{other}\" is not one Codex knows"
+                            ));
+                        }
+                    };
+                }
+            }
+        }
+    }
+    Ok(Entry {
+        source: Source {
+            path: path.to_owned(),
+            line: call.line,
+            text: format!("network_rule({})", shown.join(", ")),
+        },
+        scope,
+        said,
+        outcome: Outcome::Dropped {
+            why: format!(
+                "a rule for Codex's network proxy (host {host}), not for commands: gate has no \
+                 per-host rule; the nearest are `[sandbox] allow_domains` and `deny_domains` \
+                 (docs/configuration.md)"
+            ),
+        },
+    })
+}
+
+/// `host_executable(name, paths)`: which absolute paths Codex lets stand for a program
+/// named in a rule. It makes no rule: gate's deny and ask rules match the program at any
+/// path, and its allow rules match the name as written.
+fn host_executable(call: &Call) -> Result<(), String> {
+    let args = arguments(
+        call,
+        &["name", "paths"],
+        &["name", "paths"],
+        &["name", "paths"],
+    )?;
+    for (name, value) in args {
+        match (name, value) {
+            ("name", Value::Str(n)) if !n.is_empty() && !n.contains('/') => {}
+            ("name", _) => return Err("host_executable's name must be a bare program name".into()),
+            ("paths", Value::List(paths))
+                if paths.iter().all(
+                    |p| matches!(p, Value::Str(s) if s.starts_with('/') || s.starts_with("~/")),
+                ) => {}
+            _ => {
+                return Err(
+                    "host_executable's paths must be a list of absolute (or ~/) paths".into(),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What one choice of alternatives became.
+enum Piece {
+    Written {
+        text: String,
+        /// Set when the rule matches fewer commands (allow) or more (deny, ask) than
+        /// Codex's, with what changed.
+        changed: Option<String>,
+    },
+    Dropped(String),
+}
+
+fn convert(
+    rule: &CodexRule,
+    path: &Path,
+    scope: Scope,
+    drop_allows: bool,
+) -> Result<Vec<Entry>, ImportError> {
+    let error = |why: String| ImportError {
+        path: path.to_owned(),
+        line: Some(rule.line),
+        why,
+    };
+    let kind = rule.decision.kind();
+    let count = rule
+        .pattern
+        .iter()
+        .try_fold(1usize, |n, alts| n.checked_mul(alts.len()))
+        .filter(|&n| n <= MAX_EXPANSION)
+        .ok_or_else(|| {
+            error(format!(
+                "its alternatives make more than {MAX_EXPANSION} gate rules; split it into \
+                 several rules"
+            ))
+        })?;
+    let mut pieces: Vec<(Piece, Vec<String>)> = Vec::with_capacity(count);
+    for argv in expand(&rule.pattern) {
+        let piece = if kind == RuleKind::Allow {
+            if drop_allows {
+                Piece::Dropped(
+                    "Codex's requirements.toml sets ignore_rules, so Codex does not use this \
+                     file's rules"
+                        .into(),
+                )
+            } else {
+                allow_piece(&argv, rule.any_case)
+            }
+        } else {
+            refusing_piece(kind, &argv, rule.any_case).map_err(error)?
+        };
+        pieces.push((piece, argv));
+    }
+    check_examples(rule, kind, &pieces).map_err(error)?;
+
+    let source = Source {
+        path: path.to_owned(),
+        line: rule.line,
+        text: rule.text.clone(),
+    };
+    let mut entries: Vec<Entry> = Vec::new();
+    for (piece, _) in pieces {
+        let outcome = match piece {
+            Piece::Dropped(why) => Outcome::Dropped { why },
+            Piece::Written { text, changed } => {
+                if entries
+                    .iter()
+                    .any(|e| written_text(&e.outcome) == Some(&text))
+                {
+                    continue;
+                }
+                let gate = GateRule {
+                    kind,
+                    examples: rule_examples(rule, kind, &text),
+                    text,
+                    exact: false,
+                };
+                match (changed, kind) {
+                    (None, _) => Outcome::Imported(gate),
+                    (Some(why), RuleKind::Allow) => Outcome::Narrowed { rule: gate, why },
+                    (Some(why), _) => Outcome::Broadened { rule: gate, why },
+                }
+            }
+        };
+        entries.push(Entry {
+            source: source.clone(),
+            scope,
+            said: kind,
+            outcome,
+        });
+    }
+    Ok(entries)
+}
+
+fn written_text(outcome: &Outcome) -> Option<&String> {
+    match outcome {
+        Outcome::Imported(r)
+        | Outcome::Narrowed { rule: r, .. }
+        | Outcome::Broadened { rule: r, .. }
+        | Outcome::Asked { rule: r, .. } => Some(&r.text),
+        Outcome::Dropped { .. } => None,
+    }
+}
+
+/// Every choice of one word from each position, in the order written.
+fn expand(pattern: &Pattern) -> Vec<Vec<String>> {
+    pattern.iter().fold(vec![Vec::new()], |acc, alts| {
+        acc.iter()
+            .flat_map(|prefix| {
+                alts.iter().map(move |w| {
+                    let mut next = prefix.clone();
+                    next.push(w.clone());
+                    next
+                })
+            })
+            .collect()
+    })
+}
+
+fn has_case(word: &str) -> bool {
+    word.to_lowercase() != word.to_uppercase()
+}
+
+/// An allow rule: written when gate can match a subset of what Codex matched, dropped
+/// otherwise (gate then asks, at `ask`, about what Codex allowed).
+fn allow_piece(argv: &[String], any_case: bool) -> Piece {
+    let mut spelled = Vec::new();
+    let mut quoted = Vec::new();
+    for (i, word) in argv.iter().enumerate() {
+        match words::rule_word(word, i == 0) {
+            Ok(RuleWord::Plain(w)) => spelled.push(w),
+            Ok(RuleWord::Quoted(w)) => {
+                quoted.push(w.clone());
+                spelled.push(w);
+            }
+            Err(Unwritable(c)) => {
+                return Piece::Dropped(format!(
+                    "the word {} holds the {}, which a gate rule cannot hold; `{}` is asked \
+                     about instead",
+                    words::command_word(word, false),
+                    crate::policy::describe_char(c),
+                    words::command(argv)
+                ));
+            }
+        }
+    }
+    let text = spelled.join(" ");
+    match Alone::new(RuleKind::Allow, &text) {
+        Ok(alone) if alone.matches(&text) => {}
+        Ok(_) => {
+            return Piece::Dropped(format!(
+                "gate's allow rule `{text}` would not match the command itself (gate \
+                 refuses it as a prefix: docs/rules.md)"
+            ));
+        }
+        Err(e) => return Piece::Dropped(format!("gate cannot take `{text}` as a rule: {e}")),
+    }
+    let mut changes = Vec::new();
+    if !quoted.is_empty() {
+        changes.push(format!(
+            "gate compares the quoted {} {} as written, so other spellings of the same words \
+             are asked about",
+            if quoted.len() == 1 { "word" } else { "words" },
+            quoted.join(" ")
+        ));
+    }
+    if any_case && argv.iter().any(|w| has_case(w)) {
+        changes.push(
+            "Codex matched these words in any capitalisation (canonical_matching); gate \
+             matches them as written"
+                .into(),
+        );
+    }
+    Piece::Written {
+        text,
+        changed: (!changes.is_empty()).then(|| changes.join("; ")),
+    }
+}
+
+/// A deny or ask rule: the pattern's words as a rule, or the longest prefix of them gate
+/// can write and that still matches the whole command Codex matched. Never narrower.
+fn refusing_piece(kind: RuleKind, argv: &[String], any_case: bool) -> Result<Piece, String> {
+    let full = words::command(argv);
+    // How far the words can be written at all.
+    let mut spelled = Vec::new();
+    let mut stop = None;
+    for (i, word) in argv.iter().enumerate() {
+        if any_case && has_case(word) {
+            stop = Some(format!(
+                "Codex matches {} in any capitalisation (canonical_matching), and gate's rules \
+                 compare words as written",
+                words::command_word(word, false)
+            ));
+            break;
+        }
+        match words::rule_word(word, i == 0) {
+            Ok(RuleWord::Plain(w) | RuleWord::Quoted(w)) => spelled.push(w),
+            Err(Unwritable(c)) => {
+                stop = Some(format!(
+                    "the word {} holds the {}, which a gate rule cannot hold",
+                    words::command_word(word, false),
+                    crate::policy::describe_char(c)
+                ));
+                break;
+            }
+        }
+    }
+    let what = if kind == RuleKind::Deny {
+        "refuses"
+    } else {
+        "asks about"
+    };
+    for len in (1..=spelled.len()).rev() {
+        let text = spelled[..len].join(" ");
+        let Ok(alone) = Alone::new(kind, &text) else {
+            continue;
+        };
+        if !alone.matches(&full) || !alone.matches(&format!("{full} x")) {
+            continue;
+        }
+        let changed = if len == argv.len() {
+            None
+        } else {
+            Some(format!(
+                "{}; gate {what} every `{text}` command instead",
+                stop.clone().unwrap_or_else(|| format!(
+                    "gate's rule `{}` would not match `{full}` itself",
+                    spelled.join(" ")
+                ))
+            ))
+        };
+        return Ok(Piece::Written { text, changed });
+    }
+    Err(format!(
+        "this {} rule cannot be imported without narrowing it: {}; a gate rule of its first \
+         word would not do either. Rewrite it in gate's own configuration (docs/rules.md)",
+        if kind == RuleKind::Deny {
+            "forbidden"
+        } else {
+            "prompt"
+        },
+        stop.unwrap_or_else(|| format!("gate's deny matcher does not match `{full}`"))
+    ))
+}
+
+/// Codex's examples, checked against the rules written for this Codex rule as Codex
+/// checks them against its own: each `match` example matched by at least one, each
+/// `not_match` example by none. An example only a dropped allow rule covered is not
+/// checked (nothing of that rule is imported).
+fn check_examples(
+    rule: &CodexRule,
+    kind: RuleKind,
+    pieces: &[(Piece, Vec<String>)],
+) -> Result<(), String> {
+    let written: Vec<(&str, Alone)> = pieces
+        .iter()
+        .filter_map(|(p, _)| match p {
+            Piece::Written { text, .. } => Some(text.as_str()),
+            Piece::Dropped(_) => None,
+        })
+        .map(|text| {
+            Alone::new(kind, text)
+                .map(|a| (text, a))
+                .map_err(|e| format!("gate refuses its own rule `{text}`: {e}"))
+        })
+        .collect::<Result<_, _>>()?;
+    let some_dropped = written.len() < pieces.len();
+    for example in &rule.matches {
+        let command = words::command(example);
+        if !some_dropped && !written.iter().any(|(_, a)| a.matches(&command)) {
+            return Err(format!(
+                "its `match` example `{command}` is not matched by gate's rule {}, so gate would \
+                 not do what the rule's author checked Codex does",
+                shown_rules(&written)
+            ));
+        }
+    }
+    for example in &rule.not_matches {
+        let command = words::command(example);
+        if let Some((text, _)) = written.iter().find(|(_, a)| a.matches(&command)) {
+            return Err(format!(
+                "its `not_match` example `{command}` is matched by gate's rule `{text}`{}",
+                if kind == RuleKind::Allow {
+                    ""
+                } else {
+                    " (gate's deny and ask rules match options in any order and position, and \
+                     the program at any path)"
+                }
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn shown_rules(written: &[(&str, Alone)]) -> String {
+    written
+        .iter()
+        .map(|(t, _)| format!("`{t}`"))
+        .collect::<Vec<_>>()
+        .join(" or ")
+}
+
+/// The examples a written rule carries: every `not_match` one, and the `match` ones it
+/// matches itself (another alternative's rule matches the others).
+fn rule_examples(rule: &CodexRule, kind: RuleKind, text: &str) -> Vec<(String, Expect)> {
+    let Ok(alone) = Alone::new(kind, text) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, Expect)> = Vec::new();
+    for example in &rule.matches {
+        let command = words::command(example);
+        if alone.matches(&command) {
+            out.push((command, Expect::Match));
+        }
+    }
+    for example in &rule.not_matches {
+        out.push((words::command(example), Expect::NotMatch));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
