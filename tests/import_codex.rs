@@ -49,7 +49,7 @@ fn toml_str(s: &str) -> String {
     serde_json::to_string(s).unwrap()
 }
 
-fn rule_table(rule: &GateRule) -> String {
+fn rule_table(rule: &GateRule, from: &str) -> String {
     let examples = |expect: Expect| {
         rule.examples
             .iter()
@@ -59,15 +59,16 @@ fn rule_table(rule: &GateRule) -> String {
             .join(", ")
     };
     format!(
-        "{{ rule = {}, match = [{}], not_match = [{}] }}",
+        "{{ rule = {}, from = {}, match = [{}], not_match = [{}] }}",
         toml_str(&rule.text),
+        toml_str(from),
         examples(Expect::Match),
         examples(Expect::NotMatch)
     )
 }
 
-/// The gate configuration the entries make: each written rule in its list, with its
-/// examples.
+/// The gate configuration the entries make: each written rule in its list, with where
+/// it came from and its examples.
 fn configuration(entries: &[Entry]) -> String {
     let mut lists: [(RuleKind, &str, Vec<String>); 3] = [
         (RuleKind::Allow, "allow", Vec::new()),
@@ -83,7 +84,7 @@ fn configuration(entries: &[Entry]) -> String {
             Outcome::Dropped { .. } => continue,
         };
         let list = lists.iter_mut().find(|(k, _, _)| *k == rule.kind).unwrap();
-        list.2.push(rule_table(rule));
+        list.2.push(rule_table(rule, &entry.source.to_string()));
     }
     lists
         .iter()
@@ -178,6 +179,23 @@ fn the_imported_rules_load_and_decide_as_codex_did() {
                 "{user:?} at {level}: {command}"
             );
         }
+    }
+}
+
+#[test]
+fn gate_rules_names_the_codex_file_and_line_of_each_imported_rule() {
+    let env = TestEnv::new();
+    let config = env.write("imported.toml", configuration(&imported()));
+    let out = env.gate().args(["rules", "--config"]).arg(&config).run();
+    out.assert_code(0);
+    let text = out.stdout();
+    for line in [
+        "rm -rf  ",
+        "(imported from /home/u/.codex/rules/default.rules:13)",
+        "(imported from /etc/codex/requirements.toml:3)",
+        "(imported from /home/u/.codex/rules/default.rules:6)",
+    ] {
+        assert!(text.contains(line), "{line}\n{text}");
     }
 }
 
