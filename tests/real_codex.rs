@@ -494,6 +494,88 @@ fn codex_at_full_with_a_deny_rule() {
     );
 }
 
+/// A person's own Codex rules, as `gate::import::codex` imports them: an allow rule
+/// without a decision (Codex's default), a prompt and a forbidden rule over it.
+const CODEX_RULES: &str = r#"prefix_rule(pattern = ["touch"])
+prefix_rule(pattern = ["touch", "imported-asked"], decision = "prompt")
+prefix_rule(pattern = ["touch", ["imported-denied", "also-denied"]], decision = "forbidden")
+"#;
+
+/// The gate configuration made of the imported rules, at level `ask`.
+fn imported_codex_config() -> String {
+    use gate::import::{Outcome, RuleKind, Scope};
+    let entries = gate::import::codex::read(&[(
+        PathBuf::from("/home/me/.codex/rules/default.rules"),
+        Scope::User,
+        CODEX_RULES.to_owned(),
+    )])
+    .unwrap();
+    let mut config = String::from("level = \"ask\"\nshell = \"/bin/bash\"\n");
+    for (kind, key) in [
+        (RuleKind::Allow, "allow"),
+        (RuleKind::Ask, "ask"),
+        (RuleKind::Deny, "deny"),
+    ] {
+        let rules: Vec<String> = entries
+            .iter()
+            .filter_map(|e| match &e.outcome {
+                Outcome::Imported(r) if r.kind == kind => Some(format!(
+                    "{{ rule = {}, from = {} }}",
+                    serde_json::to_string(&r.text).unwrap(),
+                    serde_json::to_string(&e.source.to_string()).unwrap()
+                )),
+                _ => None,
+            })
+            .collect();
+        config.push_str(&format!("{key} = [{}]\n", rules.join(", ")));
+    }
+    config
+}
+
+for_each_user! {
+    /// Codex with the person's Codex rules imported into gate (and Codex's own rules
+    /// off, as the recipe says): what they allowed runs unasked, what they forbade is
+    /// refused with the rule's origin, and what they prompted for is asked about even
+    /// though an allow rule matches it too (Codex's order: forbidden, prompt, allow).
+    fn codex_with_its_own_rules_imported(user) {
+        let c = Codex::new(user, &imported_codex_config());
+        let (out, results) = c.run(&script(&[
+            "touch imported-allowed",
+            "touch imported-denied",
+            "touch imported-asked",
+            "touch also-denied x",
+        ]));
+        session_ok(&out, &results, 4);
+        assert_eq!(exit_code(&results[0]), Some(0), "{results:?}");
+        assert!(c.t.file("imported-allowed").exists());
+        for (i, name) in [(1, "imported-denied"), (2, "imported-asked"), (3, "also-denied")] {
+            assert_eq!(exit_code(&results[i]), Some(126), "{results:?}");
+            assert!(!c.t.file(name).exists(), "{name} ran: {results:?}");
+        }
+        assert!(
+            results[1].contains("the deny rule `touch imported-denied`"),
+            "{results:?}"
+        );
+        let decided: Vec<(String, String)> = c
+            .commands_in_audit()
+            .into_iter()
+            .filter(|(command, _, _)| command.starts_with("touch "))
+            .map(|(command, by, _)| (command, by))
+            .collect();
+        for (command, by) in [
+            ("touch imported-allowed", "rule"),
+            ("touch imported-denied", "deny-rule"),
+            ("touch imported-asked", "no-approver"),
+            ("touch also-denied x", "deny-rule"),
+        ] {
+            assert!(
+                decided.contains(&(command.to_owned(), by.to_owned())),
+                "{command}: {decided:?}"
+            );
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Level safe, and what the model can choose in exec_command's arguments.
 
