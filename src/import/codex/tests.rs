@@ -405,3 +405,89 @@ fn every_imported_deny_and_ask_matches_the_commands_codex_matched() {
         assert!(caught, "{command}");
     }
 }
+
+/// Words of the kinds Codex rules hold: plain, options, and words with spaces, quotes,
+/// globs, shell characters, capitals and letters beyond ASCII.
+fn any_word() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    prop_oneof![
+        "[a-z]{1,5}",
+        "-[a-zA-Z]{1,3}",
+        "--[a-z]{2,5}(=[a-z0-9]{1,3})?",
+        "[a-zA-Z0-9 '\"$*?~#=;|&!()\\[\\]{}<>`\\\\._:/éÄ\t-]{0,5}",
+    ]
+}
+
+fn starlark_list(words: &[String]) -> String {
+    Value::List(words.iter().map(|w| Value::Str(w.clone())).collect()).to_string()
+}
+
+proptest::proptest! {
+    /// An imported allow rule matches only commands whose words start with the words
+    /// Codex's rule matched: whatever the words, their quoting never lets gate allow
+    /// a command Codex did not.
+    #[test]
+    fn an_imported_allow_rule_matches_only_what_codex_matched(
+        argv in proptest::collection::vec(any_word(), 1..4),
+        suffix in proptest::collection::vec(any_word(), 0..3),
+        noise in "[ -~]{0,10}",
+    ) {
+        let text = format!("prefix_rule(pattern={})\n", starlark_list(&argv));
+        let Ok(entries) = read(&[file("/r/default.rules", Scope::User, &text)]) else {
+            return Ok(());
+        };
+        for entry in &entries {
+            let Some(rule) = written_text(&entry.outcome) else { continue };
+            let alone = Alone::new(RuleKind::Allow, rule).unwrap();
+            let mut all = argv.clone();
+            all.extend(suffix.iter().cloned());
+            for command in [
+                words::command(&all),
+                format!("{rule} {noise}"),
+                format!("{rule}{noise}"),
+                format!("{} {noise}", words::command(&argv)),
+            ] {
+                // A text the shell cannot read (an unclosed quote) runs nothing.
+                if alone.matches(&command) && let Ok(split) = shell_words::split(&command) {
+                    proptest::prop_assert!(
+                        split.len() >= argv.len() && split[..argv.len()] == argv[..],
+                        "rule {rule:?} matches {command:?}, read as {split:?}, not starting with {argv:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// An imported deny or ask rule matches every command Codex's rule matched (its
+    /// words, then any others), or the import fails: never narrower.
+    #[test]
+    fn an_imported_deny_or_ask_rule_matches_all_that_codex_matched(
+        argv in proptest::collection::vec(any_word(), 1..4),
+        suffix in proptest::collection::vec(any_word(), 0..3),
+        deny in proptest::bool::ANY,
+    ) {
+        let decision = if deny { "forbidden" } else { "prompt" };
+        let text = format!("prefix_rule(pattern={}, decision=\"{decision}\")\n", starlark_list(&argv));
+        let Ok(entries) = read(&[file("/r/default.rules", Scope::User, &text)]) else {
+            return Ok(());
+        };
+        proptest::prop_assert_eq!(entries.len(), 1);
+        let kind = entries[0].said;
+        let rule = written_text(&entries[0].outcome).expect("a deny or ask rule is never dropped");
+        let mut all = argv.clone();
+        all.extend(suffix.iter().cloned());
+        let command = words::command(&all);
+        proptest::prop_assert!(
+            Alone::new(kind, rule).unwrap().matches(&command),
+            "{kind:?} rule {rule:?} misses {command:?}"
+        );
+    }
+
+    /// A string shown in Starlark's spelling reads back as the same string.
+    #[test]
+    fn a_shown_string_reads_back_the_same(s in "\\PC{0,12}|[\\x00-\\x1f\"'\\\\]{0,6}") {
+        let shown = Value::Str(s.clone()).to_string();
+        let calls = starlark::parse(&format!("f({shown})\n")).unwrap();
+        proptest::prop_assert_eq!(&calls[0].args[0].value, &Value::Str(s));
+    }
+}
