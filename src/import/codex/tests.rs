@@ -1,4 +1,7 @@
+use super::convert::written_text;
 use super::*;
+use crate::import::{Expect, GateRule};
+use crate::policy::Alone;
 
 fn file(name: &str, scope: Scope, text: &str) -> (PathBuf, Scope, String) {
     (PathBuf::from(name), scope, text.to_owned())
