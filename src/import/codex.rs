@@ -8,15 +8,15 @@
 //! alternatives), and the strictest decision of all the rules that match wins
 //! (`forbidden` over `prompt` over `allow`). A rule without `decision` allows.
 //!
-//! Each rule becomes gate rules of its kind ([`convert`]: `allow` → allow, `prompt` →
+//! Each rule becomes gate rules of its kind (`convert.rs`: `allow` → allow, `prompt` →
 //! ask, `forbidden` → deny), one for each choice of alternatives, with its words quoted as
-//! a shell reads them ([`words`]). Gate's deny and ask rules already win over its allow
+//! a shell reads them (`words.rs`). Gate's deny and ask rules already win over its allow
 //! rules, which is Codex's order. The rule's `match` and `not_match` examples are
 //! checked here with gate's own matcher, and carried on the rules so that gate checks
 //! them again whenever it loads them.
 //!
 //! The files are Starlark, a programming language; only its literal subset is read
-//! ([`starlark`]), never executed.
+//! (`starlark.rs`), never executed.
 
 mod convert;
 mod requirements;
