@@ -381,6 +381,22 @@ fn network_rule(call: &Call, path: &Path, scope: Scope) -> Result<Entry, String>
                 if name == "host" {
                     host = text;
                 }
+                if name == "protocol"
+                    && !matches!(
+                        text,
+                        "http"
+                            | "https"
+                            | "https_connect"
+                            | "http-connect"
+                            | "socks5_tcp"
+                            | "socks5_udp"
+                    )
+                {
+                    return Err(format!(
+                        "network_rule protocol \"{text}\" is not one Codex knows (http, https, \
+                         socks5_tcp, socks5_udp)"
+                    ));
+                }
                 if name == "decision" {
                     said = match text {
                         "allow" => RuleKind::Allow,
@@ -424,19 +440,29 @@ fn host_executable(call: &Call) -> Result<(), String> {
         &["name", "paths"],
         &["name", "paths"],
     )?;
+    let mut program = "";
+    let mut listed: &[Value] = &[];
     for (name, value) in args {
         match (name, value) {
-            ("name", Value::Str(n)) if !n.is_empty() && !n.contains('/') => {}
+            ("name", Value::Str(n)) if !n.is_empty() && !n.contains('/') => program = n,
             ("name", _) => return Err("host_executable's name must be a bare program name".into()),
-            ("paths", Value::List(paths))
-                if paths.iter().all(
-                    |p| matches!(p, Value::Str(s) if s.starts_with('/') || s.starts_with("~/")),
-                ) => {}
-            _ => {
-                return Err(
-                    "host_executable's paths must be a list of absolute (or ~/) paths".into(),
-                );
-            }
+            ("paths", Value::List(paths)) => listed = paths,
+            _ => return Err("host_executable's paths must be a list of strings".into()),
+        }
+    }
+    for path in listed {
+        let Value::Str(path) = path else {
+            return Err("host_executable's paths must be a list of strings".into());
+        };
+        if !(path.starts_with('/') || path.starts_with("~/")) {
+            return Err(format!(
+                "host_executable path `{path}` is neither absolute nor under ~/, which Codex refuses"
+            ));
+        }
+        if path.rsplit('/').next() != Some(program) {
+            return Err(format!(
+                "host_executable path `{path}` does not end in `{program}`, which Codex refuses"
+            ));
         }
     }
     Ok(())
