@@ -576,6 +576,60 @@ for_each_user! {
     }
 }
 
+/// Codex keeps its own rules beside gate's (docs/import-codex.md, "After the import"):
+/// with the recipe's `approval_policy = "never"`, a command its own `prompt` or
+/// `forbidden` rule matches is refused by Codex and never reaches gate, which is why the
+/// imported rules are best left to gate alone.
+#[test]
+fn codex_its_own_prompt_and_forbidden_rules_refuse_before_gate() {
+    let c = Codex::new(
+        User::Current,
+        "level = \"ask\"\nallow = [\"touch\"]\nshell = \"/bin/bash\"\n",
+    );
+    let rules = c.codex_home.join("rules");
+    fs::create_dir(&rules).unwrap();
+    fs::write(
+        rules.join("default.rules"),
+        "prefix_rule(pattern=[\"touch\", \"codex-prompted\"], decision=\"prompt\")\n\
+         prefix_rule(pattern=[\"touch\", \"codex-forbidden\"], decision=\"forbidden\")\n",
+    )
+    .unwrap();
+    let (out, results) = c.run(&script(&[
+        "touch codex-prompted",
+        "touch codex-forbidden",
+        "touch gate-allowed",
+    ]));
+    session_ok(&out, &results, 3);
+    assert!(
+        results[0].contains("approval required by policy, but AskForApproval is set to Never"),
+        "{results:?}"
+    );
+    assert!(
+        results[1].contains("policy forbids commands starting with `touch codex-forbidden`"),
+        "{results:?}"
+    );
+    assert!(c.t.file("gate-allowed").exists(), "{results:?}");
+    for name in ["codex-prompted", "codex-forbidden"] {
+        assert!(!c.t.file(name).exists(), "{name} ran: {results:?}");
+    }
+    // Refused by Codex: gate never saw them.
+    let commands: Vec<String> = c
+        .commands_in_audit()
+        .into_iter()
+        .map(|(c, _, _)| c)
+        .collect();
+    assert!(
+        commands.contains(&"touch gate-allowed".to_owned()),
+        "{commands:?}"
+    );
+    for command in ["touch codex-prompted", "touch codex-forbidden"] {
+        assert!(
+            !commands.iter().any(|c| c.contains(command)),
+            "{command}: {commands:?}"
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Level safe, and what the model can choose in exec_command's arguments.
 
