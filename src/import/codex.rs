@@ -73,7 +73,8 @@ struct CodexRule {
     defaulted: bool,
     matches: Vec<Vec<String>>,
     not_matches: Vec<Vec<String>>,
-    /// `canonical_matching = True`: Codex compares the words in any capitalisation.
+    /// `canonical_matching = True`: Codex compares the words in any capitalisation and
+    /// Unicode composition.
     any_case: bool,
 }
 

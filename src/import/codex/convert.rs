@@ -129,8 +129,11 @@ fn expand(pattern: &Pattern) -> Vec<Vec<String>> {
     })
 }
 
-fn has_case(word: &str) -> bool {
-    word.to_lowercase() != word.to_uppercase()
+/// Whether Codex's canonical matching could match `word` in another spelling: it has
+/// letters with case, or characters beyond ASCII (Codex also compares Unicode
+/// compositions alike: `e` with a combining accent matches `é`).
+fn has_other_forms(word: &str) -> bool {
+    !word.is_ascii() || word.to_lowercase() != word.to_uppercase()
 }
 
 /// An allow rule: written when gate can match a subset of what Codex matched, dropped
@@ -176,10 +179,10 @@ fn allow_piece(argv: &[String], any_case: bool) -> Piece {
             quoted.join(" ")
         ));
     }
-    if any_case && argv.iter().any(|w| has_case(w)) {
+    if any_case && argv.iter().any(|w| has_other_forms(w)) {
         changes.push(
-            "Codex matched these words in any capitalisation (canonical_matching); gate \
-             matches them as written"
+            "Codex matched these words in any capitalisation and Unicode composition \
+             (canonical_matching); gate matches them as written"
                 .into(),
         );
     }
@@ -197,9 +200,10 @@ fn refusing_piece(kind: RuleKind, argv: &[String], any_case: bool) -> Result<Pie
     let mut spelled = Vec::new();
     let mut stop = None;
     for (i, word) in argv.iter().enumerate() {
-        if any_case && has_case(word) {
+        if any_case && has_other_forms(word) {
             stop = Some(format!(
-                "Codex matches {} in any capitalisation (canonical_matching), and gate's rules \
+                "Codex matches {} in any capitalisation and Unicode composition \
+                 (canonical_matching), and gate's rules \
                  compare words as written",
                 words::command_word(word, false)
             ));

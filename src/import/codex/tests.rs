@@ -276,6 +276,12 @@ fn any_capitalisation_narrows_an_allow_and_cannot_be_a_deny() {
         "{}",
         e.why
     );
+    // Codex also matches other Unicode compositions: a word beyond ASCII is cut off a
+    // deny rule, which is broadened to the words before it.
+    let s = summary(&user(
+        "prefix_rule(pattern=[\"7\", \"caf\\u00e9\"], decision=\"forbidden\", canonical_matching=True)\n",
+    ));
+    assert_eq!(s, vec![(1, RuleKind::Deny, "broadened", "7".into())]);
     // No letters in a word: nothing to narrow there.
     let s = summary(&user(
         "prefix_rule(pattern=[\"7\"], canonical_matching=False)\n",
