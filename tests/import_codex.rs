@@ -35,6 +35,7 @@ prefix_rule(pattern = ["echo", "$HOME"], decision = "allow")
 prefix_rule(pattern = ["curl", "-H", "Authorization: $TOKEN"], decision = "forbidden")
 prefix_rule(pattern = ["npm", "publish"], decision = "prompt", canonical_matching = False)
 host_executable(name = "git", paths = ["/usr/bin/git"])
+prefix_rule(pattern = ["make", "lint"], canonical_matching = True)
 "#;
 
 const REQUIREMENTS: &str = r#"[rules]
@@ -308,6 +309,8 @@ fn beside_the_real_codex_gate_never_allows_more_and_never_refuses_less() {
         &["npm", "publish"],
         &["npm", "publish", "--dry-run"],
         &["NPM", "publish"],
+        &["make", "lint"],
+        &["MAKE", "Lint", "-j"],
     ];
     let mut seen = [0usize; 4];
     for argv in commands {
