@@ -109,44 +109,66 @@ fn is_requirements(path: &Path) -> bool {
 /// examples gate's matcher disagrees with, and a deny or ask rule gate cannot express
 /// even more broadly fail the whole import.
 pub fn read(files: &[(PathBuf, Scope, String)]) -> Result<Vec<Entry>, ImportError> {
+    let error = |path: &Path, line: Option<u32>, why: String| ImportError {
+        path: path.to_owned(),
+        line,
+        why,
+    };
+    // Every file is read first: a `host_executable` anywhere changes what a rule for
+    // that program matches in Codex.
+    let mut parsed = Vec::with_capacity(files.len());
+    let mut hosts = convert::Hosts::new();
+    for (path, scope, text) in files {
+        if is_requirements(path) {
+            let rules = requirements::rules(text).map_err(|m| error(path, m.line, m.why))?;
+            parsed.push((path, Scope::Managed, Parsed::Requirements(rules)));
+            continue;
+        }
+        let calls = starlark::parse(text).map_err(|e| error(path, Some(e.line), e.why))?;
+        for call in calls.iter().filter(|c| c.name == "host_executable") {
+            let (name, paths) =
+                host_executable(call).map_err(|why| error(path, Some(call.line), why))?;
+            hosts.entry(name).or_default().extend(paths);
+        }
+        parsed.push((path, *scope, Parsed::Rules(calls)));
+    }
     // Codex leaves the person's and the projects' files out when the administrator says
     // so: their allow rules are not in force, so they are not imported.
     let ignored = files
         .iter()
         .any(|(path, _, text)| is_requirements(path) && requirements::ignores_rules(text));
     let mut entries = Vec::new();
-    for (path, scope, text) in files {
-        let error = |line: Option<u32>, why: String| ImportError {
-            path: path.clone(),
-            line,
-            why,
+    for (path, scope, file) in parsed {
+        let cx = convert::Context {
+            drop_allows: ignored && scope != Scope::Managed,
+            hosts: &hosts,
         };
-        if is_requirements(path) {
-            let rules = requirements::rules(text).map_err(|m| error(m.line, m.why))?;
-            for rule in &rules {
-                entries.extend(convert::entries(rule, path, Scope::Managed, false)?);
+        let calls = match file {
+            Parsed::Requirements(rules) => {
+                for rule in &rules {
+                    entries.extend(convert::entries(rule, path, scope, &cx)?);
+                }
+                continue;
             }
-            continue;
-        }
-        let calls = starlark::parse(text).map_err(|e| error(Some(e.line), e.why))?;
-        let drop_allows = ignored && *scope != Scope::Managed;
+            Parsed::Rules(calls) => calls,
+        };
         for call in &calls {
             match call.name.as_str() {
                 "prefix_rule" => {
-                    let rule = prefix_rule(call).map_err(|why| error(Some(call.line), why))?;
-                    entries.extend(convert::entries(&rule, path, *scope, drop_allows)?);
+                    let rule =
+                        prefix_rule(call).map_err(|why| error(path, Some(call.line), why))?;
+                    entries.extend(convert::entries(&rule, path, scope, &cx)?);
                 }
                 "network_rule" => {
                     entries.push(
-                        network_rule(call, path, *scope)
-                            .map_err(|why| error(Some(call.line), why))?,
+                        network_rule(call, path, scope)
+                            .map_err(|why| error(path, Some(call.line), why))?,
                     );
                 }
-                "host_executable" => {
-                    host_executable(call).map_err(|why| error(Some(call.line), why))?;
-                }
+                "host_executable" => {}
                 other => {
                     return Err(error(
+                        path,
                         Some(call.line),
                         format!(
                             "`{other}(...)` is not one of Codex's rule functions (prefix_rule, \
@@ -158,6 +180,12 @@ pub fn read(files: &[(PathBuf, Scope, String)]) -> Result<Vec<Entry>, ImportErro
         }
     }
     Ok(entries)
+}
+
+/// A file, read.
+enum Parsed {
+    Requirements(Vec<CodexRule>),
+    Rules(Vec<Call>),
 }
 
 /// A call's arguments by name: positional ones take the names in `positional`, in
@@ -432,9 +460,10 @@ fn network_rule(call: &Call, path: &Path, scope: Scope) -> Result<Entry, String>
 }
 
 /// `host_executable(name, paths)`: which absolute paths Codex lets stand for a program
-/// named in a rule. It makes no rule: gate's deny and ask rules match the program at any
-/// path, and its allow rules match the name as written.
-fn host_executable(call: &Call) -> Result<(), String> {
+/// named in a rule, and nothing else (without one, any path does). It makes no rule:
+/// gate's deny and ask rules match the program at any path (which the table says, for
+/// such a program), and its allow rules match the name as written.
+fn host_executable(call: &Call) -> Result<(String, Vec<String>), String> {
     let args = arguments(
         call,
         &["name", "paths"],
@@ -451,6 +480,7 @@ fn host_executable(call: &Call) -> Result<(), String> {
             _ => return Err("host_executable's paths must be a list of strings".into()),
         }
     }
+    let mut paths = Vec::new();
     for path in listed {
         let Value::Str(path) = path else {
             return Err("host_executable's paths must be a list of strings".into());
@@ -465,8 +495,9 @@ fn host_executable(call: &Call) -> Result<(), String> {
                 "host_executable path `{path}` does not end in `{program}`, which Codex refuses"
             ));
         }
+        paths.push(path.clone());
     }
-    Ok(())
+    Ok((program.to_owned(), paths))
 }
 
 #[cfg(test)]

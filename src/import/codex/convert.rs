@@ -3,6 +3,7 @@
 //! matched, each deny or ask rule kept whole or broadened (never narrowed), and the
 //! rule's examples checked with gate's matcher.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::words::{self, RuleWord, Unwritable};
@@ -21,13 +22,22 @@ enum Piece {
     Dropped(String),
 }
 
-/// The entries one Codex rule makes. `drop_allows`: Codex does not use the file's
-/// rules (`ignore_rules`), so its allow rules are dropped.
+/// The paths `host_executable` lets stand for each program it names.
+pub(super) type Hosts = BTreeMap<String, Vec<String>>;
+
+/// What the other files say about one file's rules.
+pub(super) struct Context<'a> {
+    /// Codex does not use the file's rules (`ignore_rules`): its allow rules are dropped.
+    pub drop_allows: bool,
+    pub hosts: &'a Hosts,
+}
+
+/// The entries one Codex rule makes.
 pub(super) fn entries(
     rule: &CodexRule,
     path: &Path,
     scope: Scope,
-    drop_allows: bool,
+    cx: &Context<'_>,
 ) -> Result<Vec<Entry>, ImportError> {
     let error = |why: String| ImportError {
         path: path.to_owned(),
@@ -49,7 +59,7 @@ pub(super) fn entries(
     let mut pieces: Vec<(Piece, Vec<String>)> = Vec::with_capacity(count);
     for argv in expand(&rule.pattern) {
         let piece = if kind == RuleKind::Allow {
-            if drop_allows {
+            if cx.drop_allows {
                 Piece::Dropped(
                     "Codex's requirements.toml sets ignore_rules, so Codex does not use this \
                      file's rules"
@@ -59,7 +69,8 @@ pub(super) fn entries(
                 allow_piece(&argv, rule.any_case)
             }
         } else {
-            refusing_piece(kind, &argv, rule.any_case).map_err(error)?
+            let piece = refusing_piece(kind, &argv, rule.any_case).map_err(error)?;
+            at_any_path(piece, kind, &argv[0], cx.hosts)
         };
         pieces.push((piece, argv));
     }
@@ -257,6 +268,35 @@ fn refusing_piece(kind: RuleKind, argv: &[String], any_case: bool) -> Result<Pie
         },
         stop.unwrap_or_else(|| format!("gate's deny matcher does not match `{full}`"))
     ))
+}
+
+/// A deny or ask rule for a program `host_executable` ties to some paths: Codex's rule
+/// holds only for those, gate's for the program at any path, which the table says.
+fn at_any_path(piece: Piece, kind: RuleKind, program: &str, hosts: &Hosts) -> Piece {
+    let (Piece::Written { text, changed }, Some(paths)) = (&piece, hosts.get(program)) else {
+        return piece;
+    };
+    let what = if kind == RuleKind::Deny {
+        "refuses"
+    } else {
+        "asks about"
+    };
+    let listed = if paths.is_empty() {
+        "none".to_owned()
+    } else {
+        paths.join(", ")
+    };
+    let note = format!(
+        "gate {what} `{program}` at any path; Codex only by its name and at the paths its \
+         host_executable lists ({listed})"
+    );
+    Piece::Written {
+        text: text.clone(),
+        changed: Some(match changed {
+            Some(why) => format!("{why}; {note}"),
+            None => note,
+        }),
+    }
 }
 
 /// Codex's examples, checked against the rules written for this Codex rule as Codex

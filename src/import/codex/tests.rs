@@ -79,8 +79,17 @@ fn a_realistic_rules_file_is_imported_narrowed_broadened_and_dropped_as_gate_can
     let s = summary(&entries);
     use RuleKind::*;
     assert_eq!(s[0], (4, Allow, "imported", "cargo test".into()));
-    assert_eq!(s[1], (6, Ask, "imported", "git push".into()));
-    assert_eq!(s[2], (6, Ask, "imported", "git fetch".into()));
+    // The file ties `git` to two paths (host_executable); gate asks about git at any.
+    assert_eq!(s[1], (6, Ask, "broadened", "git push".into()));
+    assert_eq!(s[2], (6, Ask, "broadened", "git fetch".into()));
+    match &entries[1].outcome {
+        Outcome::Broadened { why, .. } => assert_eq!(
+            why,
+            "gate asks about `git` at any path; Codex only by its name and at the paths its \
+             host_executable lists (/usr/bin/git, ~/.local/bin/git)"
+        ),
+        other => panic!("{other:?}"),
+    }
     assert_eq!(s[3], (14, Deny, "imported", "rm -rf".into()));
     assert_eq!(s[4], (14, Deny, "imported", "rm -fr".into()));
     assert_eq!(
@@ -97,6 +106,30 @@ fn a_realistic_rules_file_is_imported_narrowed_broadened_and_dropped_as_gate_can
     assert_eq!((s[8].0, s[8].1, s[8].2), (19, Deny, "dropped"));
     assert!(s[8].3.contains("example.com"), "{}", s[8].3);
     assert_eq!(s.len(), 9);
+}
+
+#[test]
+fn a_host_executable_in_another_file_still_counts() {
+    let entries = read(&[
+        file(
+            "/etc/codex/rules/paths.rules",
+            Scope::Managed,
+            "host_executable(name=\"rm\", paths=[])\n",
+        ),
+        file(
+            "/home/u/.codex/rules/default.rules",
+            Scope::User,
+            "prefix_rule(pattern=[\"rm\", \"-rf\"], decision=\"forbidden\")\nprefix_rule(pattern=[\"ls\"], decision=\"forbidden\")\n",
+        ),
+    ])
+    .unwrap();
+    let s = summary(&entries);
+    assert_eq!(s[0], (1, RuleKind::Deny, "broadened", "rm -rf".into()));
+    assert_eq!(s[1], (2, RuleKind::Deny, "imported", "ls".into()));
+    match &entries[0].outcome {
+        Outcome::Broadened { why, .. } => assert!(why.ends_with("lists (none)"), "{why}"),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
