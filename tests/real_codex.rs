@@ -519,11 +519,18 @@ fn imported_codex_config() -> String {
         let rules: Vec<String> = entries
             .iter()
             .filter_map(|e| match &e.outcome {
-                Outcome::Imported(r) if r.kind == kind => Some(format!(
-                    "{{ rule = {}, from = {} }}",
-                    serde_json::to_string(&r.text).unwrap(),
-                    serde_json::to_string(&e.source.to_string()).unwrap()
-                )),
+                Outcome::Imported(r)
+                | Outcome::Narrowed { rule: r, .. }
+                | Outcome::Broadened { rule: r, .. }
+                | Outcome::Asked { rule: r, .. }
+                    if r.kind == kind =>
+                {
+                    Some(format!(
+                        "{{ rule = {}, from = {} }}",
+                        serde_json::to_string(&r.text).unwrap(),
+                        serde_json::to_string(&e.source.to_string()).unwrap()
+                    ))
+                }
                 _ => None,
             })
             .collect();
