@@ -75,7 +75,7 @@ struct CodexRule {
     not_matches: Vec<Vec<String>>,
     /// `canonical_matching = True`: Codex compares the words in any capitalisation and
     /// Unicode composition.
-    any_case: bool,
+    canonical: bool,
 }
 
 /// Byte offsets of line starts, to turn TOML spans into line numbers.
@@ -270,7 +270,7 @@ fn prefix_rule(call: &Call) -> Result<CodexRule, String> {
         defaulted: true,
         matches: Vec::new(),
         not_matches: Vec::new(),
-        any_case: false,
+        canonical: false,
     };
     let mut shown = Vec::new();
     for (name, value) in args {
@@ -292,7 +292,7 @@ fn prefix_rule(call: &Call) -> Result<CodexRule, String> {
             "justification" => justification(value)?,
             "canonical_matching" => match value {
                 Value::Bool(b) => {
-                    rule.any_case = *b;
+                    rule.canonical = *b;
                     if *b {
                         shown.push("canonical_matching=True".into());
                     }

@@ -56,7 +56,7 @@ pub(super) fn entries(
                  several rules"
             ))
         })?;
-    let mut pieces: Vec<(Piece, Vec<String>)> = Vec::with_capacity(count);
+    let mut pieces: Vec<Piece> = Vec::with_capacity(count);
     for argv in expand(&rule.pattern) {
         let piece = if kind == RuleKind::Allow {
             if cx.drop_allows {
@@ -66,13 +66,13 @@ pub(super) fn entries(
                         .into(),
                 )
             } else {
-                allow_piece(&argv, rule.any_case)
+                allow_piece(&argv, rule.canonical)
             }
         } else {
-            let piece = refusing_piece(kind, &argv, rule.any_case).map_err(error)?;
+            let piece = refusing_piece(kind, &argv, rule.canonical).map_err(error)?;
             at_any_path(piece, kind, &argv[0], cx.hosts)
         };
-        pieces.push((piece, argv));
+        pieces.push(piece);
     }
     check_examples(rule, kind, &pieces).map_err(error)?;
 
@@ -82,7 +82,7 @@ pub(super) fn entries(
         text: rule.text.clone(),
     };
     let mut entries: Vec<Entry> = Vec::new();
-    for (piece, _) in pieces {
+    for piece in pieces {
         let outcome = match piece {
             Piece::Dropped(why) => Outcome::Dropped { why },
             Piece::Written { text, changed } => {
@@ -149,7 +149,7 @@ fn has_other_forms(word: &str) -> bool {
 
 /// An allow rule: written when gate can match a subset of what Codex matched, dropped
 /// otherwise (gate then asks, at `ask`, about what Codex allowed).
-fn allow_piece(argv: &[String], any_case: bool) -> Piece {
+fn allow_piece(argv: &[String], canonical: bool) -> Piece {
     let mut spelled = Vec::new();
     let mut quoted = Vec::new();
     for (i, word) in argv.iter().enumerate() {
@@ -190,7 +190,7 @@ fn allow_piece(argv: &[String], any_case: bool) -> Piece {
             quoted.join(" ")
         ));
     }
-    if any_case && argv.iter().any(|w| has_other_forms(w)) {
+    if canonical && argv.iter().any(|w| has_other_forms(w)) {
         changes.push(
             "Codex matched these words in any capitalisation and Unicode composition \
              (canonical_matching); gate matches them as written"
@@ -205,17 +205,16 @@ fn allow_piece(argv: &[String], any_case: bool) -> Piece {
 
 /// A deny or ask rule: the pattern's words as a rule, or the longest prefix of them gate
 /// can write and that still matches the whole command Codex matched. Never narrower.
-fn refusing_piece(kind: RuleKind, argv: &[String], any_case: bool) -> Result<Piece, String> {
+fn refusing_piece(kind: RuleKind, argv: &[String], canonical: bool) -> Result<Piece, String> {
     let full = words::command(argv);
     // How far the words can be written at all.
     let mut spelled = Vec::new();
     let mut stop = None;
     for (i, word) in argv.iter().enumerate() {
-        if any_case && has_other_forms(word) {
+        if canonical && has_other_forms(word) {
             stop = Some(format!(
                 "Codex matches {} in any capitalisation and Unicode composition \
-                 (canonical_matching), and gate's rules \
-                 compare words as written",
+                 (canonical_matching), and gate's rules compare words as written",
                 words::command_word(word, false)
             ));
             break;
@@ -303,14 +302,10 @@ fn at_any_path(piece: Piece, kind: RuleKind, program: &str, hosts: &Hosts) -> Pi
 /// checks them against its own: each `match` example matched by at least one, each
 /// `not_match` example by none. An example only a dropped allow rule covered is not
 /// checked (nothing of that rule is imported).
-fn check_examples(
-    rule: &CodexRule,
-    kind: RuleKind,
-    pieces: &[(Piece, Vec<String>)],
-) -> Result<(), String> {
+fn check_examples(rule: &CodexRule, kind: RuleKind, pieces: &[Piece]) -> Result<(), String> {
     let written: Vec<(&str, Alone)> = pieces
         .iter()
-        .filter_map(|(p, _)| match p {
+        .filter_map(|p| match p {
             Piece::Written { text, .. } => Some(text.as_str()),
             Piece::Dropped(_) => None,
         })

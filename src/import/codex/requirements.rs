@@ -83,7 +83,7 @@ fn rule(item: &Spanned<DeValue<'_>>, line: u32) -> Result<CodexRule, Mistake> {
     let mut pattern = None;
     let mut decision = None;
     let mut reviewer = None;
-    let mut any_case = false;
+    let mut canonical = false;
     let mut shown = Vec::new();
     for (key, value) in table {
         let name: &str = key.get_ref();
@@ -130,10 +130,10 @@ fn rule(item: &Spanned<DeValue<'_>>, line: u32) -> Result<CodexRule, Mistake> {
             }
             "reviewer" => reviewer = Some(string("reviewer")?),
             "canonical_matching" => {
-                any_case = v
+                canonical = v
                     .as_bool()
                     .ok_or_else(|| at(line, "`canonical_matching` must be true or false"))?;
-                if any_case {
+                if canonical {
                     shown.push("canonical_matching = true".to_owned());
                 }
             }
@@ -169,7 +169,7 @@ fn rule(item: &Spanned<DeValue<'_>>, line: u32) -> Result<CodexRule, Mistake> {
         defaulted: false,
         matches: Vec::new(),
         not_matches: Vec::new(),
-        any_case,
+        canonical,
     })
 }
 
