@@ -97,6 +97,22 @@ impl Lines {
     }
 }
 
+/// The administrator's file, on Linux.
+pub const REQUIREMENTS: &str = "/etc/codex/requirements.toml";
+
+/// The folders whose `*.rules` files Codex reads, each with who wrote them: the
+/// system's, the person's (`codex_home`: `$CODEX_HOME`, by default `~/.codex`) and the
+/// project's (`project`: the directory Codex works in; Codex reads it only when the
+/// person trusts the project). Listing them, and reading [`REQUIREMENTS`], is the
+/// caller's.
+pub fn rule_folders(codex_home: &Path, project: &Path) -> [(PathBuf, Scope); 3] {
+    [
+        (PathBuf::from("/etc/codex/rules"), Scope::Managed),
+        (codex_home.join("rules"), Scope::User),
+        (project.join(".codex/rules"), Scope::Project),
+    ]
+}
+
 /// Whether a file is a `requirements.toml` (read as TOML) rather than a `.rules` file.
 fn is_requirements(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "toml")
