@@ -140,7 +140,16 @@ pub fn read(files: &[(PathBuf, Scope, String)]) -> Result<Vec<Entry>, ImportErro
             parsed.push((path, Scope::Managed, Parsed::Requirements(rules)));
             continue;
         }
-        let calls = starlark::parse(text).map_err(|e| error(path, Some(e.line), e.why))?;
+        let calls = starlark::parse(text).map_err(|e| {
+            error(
+                path,
+                Some(e.line),
+                format!(
+                    "not understood: {}; gate reads the file without running it",
+                    e.why
+                ),
+            )
+        })?;
         for call in calls.iter().filter(|c| c.name == "host_executable") {
             let (name, paths) =
                 host_executable(call).map_err(|why| error(path, Some(call.line), why))?;
