@@ -537,3 +537,19 @@ proptest::proptest! {
         proptest::prop_assert_eq!(&calls[0].args[0].value, &Value::Str(s));
     }
 }
+
+proptest::proptest! {
+    /// The line Codex's TUI appends when a person chooses "always allow" (each word
+    /// JSON-quoted) reads back as the same words, whatever they hold.
+    #[test]
+    fn a_line_codex_appends_reads_back_as_its_words(
+        argv in proptest::collection::vec("\\PC{0,6}|[\\x00-\\x1f\"\\\\]{0,3}", 1..4),
+    ) {
+        let quoted: Vec<String> = argv.iter().map(|w| serde_json::to_string(w).unwrap()).collect();
+        let line = format!("prefix_rule(pattern=[{}], decision=\"allow\")\n", quoted.join(", "));
+        let calls = starlark::parse(&line).unwrap();
+        let rule = prefix_rule(&calls[0]).unwrap();
+        let words: Vec<String> = rule.pattern.into_iter().flatten().collect();
+        proptest::prop_assert_eq!(words, argv);
+    }
+}
