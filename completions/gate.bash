@@ -570,7 +570,7 @@ _gate() {
             return 0
             ;;
         gate__subcmd__import)
-            opts="--help --save --print --project --whole-words --system-drop-ins --config claude gemini"
+            opts="--help --save --print --project --whole-words --system-drop-ins --config claude codex gemini"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -453,7 +453,7 @@ fn named_files_are_read_instead_and_must_be_there() {
     out.assert_stderr_contains(&format!("{}: not a regular file", fifo.display()));
     let out = t.gate().args(["import", "aider"]).run();
     out.assert_code(GATE_ERROR);
-    out.assert_stderr_contains("gate imports from claude, gemini, not aider");
+    out.assert_stderr_contains("gate imports from claude, codex, gemini, not aider");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -338,3 +338,87 @@ fn beside_the_real_codex_gate_never_allows_more_and_never_refuses_less() {
     // The commands above reach every decision, so no branch above is left untested.
     assert!(seen.iter().all(|&n| n > 0), "{seen:?}");
 }
+
+/// `gate import codex` end to end: Codex's files found where Codex reads them
+/// (`$CODEX_HOME/rules`, the project's `.codex/rules`), the table, `--save`, and the
+/// saved rules in force for the next command, as root and as uid 65534.
+#[test]
+fn gate_import_codex_finds_codexs_files_and_saves_what_they_say() {
+    for user in [User::Current, User::Unprivileged] {
+        let env = TestEnv::new();
+        let codex_home = env.root.join("codex-home");
+        std::fs::create_dir_all(codex_home.join("rules")).unwrap();
+        std::fs::write(codex_home.join("rules/default.rules"), RULES).unwrap();
+        let project = env.work.join(".codex/rules");
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::write(
+            project.join("repo.rules"),
+            "prefix_rule(pattern=[\"make\", \"deploy\"])\nprefix_rule(pattern=[\"make\", \"clean\"], decision=\"forbidden\")\n",
+        )
+        .unwrap();
+        for dir in [&env.root.join("codex-home"), &env.work.join(".codex")] {
+            let status = Command::new("chmod")
+                .arg("-R")
+                .arg("a+rX")
+                .arg(dir)
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+        let dry = env
+            .gate()
+            .user(user)
+            .env("CODEX_HOME", &codex_home)
+            .args(["import", "codex"])
+            .run();
+        dry.assert_code(0);
+        let table = dry.stdout() + &dry.stderr();
+        for needle in [
+            "# no decision: Codex's default is allow",
+            "as ask git push",
+            "as deny rm -rf",
+            "narrowed   allow prefix_rule(pattern=[\"git\", \"commit\", \"-m\", \"wip: save\"]",
+            "repo.rules:1",
+        ] {
+            assert!(table.contains(needle), "{needle}\n{table}");
+        }
+        let config_dir = env.config.join("gate");
+        std::fs::create_dir_all(&config_dir).unwrap();
+        std::fs::set_permissions(
+            &config_dir,
+            std::os::unix::fs::PermissionsExt::from_mode(0o777),
+        )
+        .unwrap();
+        env.gate()
+            .user(user)
+            .env("CODEX_HOME", &codex_home)
+            .args(["import", "codex", "--save"])
+            .run()
+            .assert_code(0);
+        // The saved rules are in force: no --config, the user layer's drop-in.
+        let decide = |command: &str| {
+            let out = env
+                .gate()
+                .user(user)
+                .args([
+                    "check",
+                    "--json",
+                    "--audit-log",
+                    "off",
+                    "--level",
+                    "full",
+                    "-c",
+                    command,
+                ])
+                .run();
+            let v: serde_json::Value = serde_json::from_str(&out.stdout())
+                .unwrap_or_else(|e| panic!("{e}: {}", out.report()));
+            v["decision"].as_str().unwrap_or_default().to_owned()
+        };
+        assert_eq!(decide("rm -rf /"), "deny", "{user:?}");
+        assert_eq!(decide("git push origin main"), "ask", "{user:?}");
+        // The project's deny rule is imported; its allow rule waits for --project.
+        assert_eq!(decide("make clean"), "deny", "{user:?}");
+        assert_eq!(decide("echo fine"), "allow", "{user:?}");
+    }
+}

@@ -22,15 +22,17 @@ use crate::output::{fail, print_out, say};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Agent {
     Claude,
+    Codex,
     Gemini,
 }
 
 impl Agent {
-    pub const NAMES: [&str; 2] = ["claude", "gemini"];
+    pub const NAMES: [&str; 3] = ["claude", "codex", "gemini"];
 
     pub fn parse(name: &str) -> Option<Agent> {
         match name {
             "claude" => Some(Agent::Claude),
+            "codex" => Some(Agent::Codex),
             "gemini" => Some(Agent::Gemini),
             _ => None,
         }
@@ -39,6 +41,7 @@ impl Agent {
     pub fn name(self) -> &'static str {
         match self {
             Agent::Claude => "claude",
+            Agent::Codex => "codex",
             Agent::Gemini => "gemini",
         }
     }
@@ -91,6 +94,20 @@ pub fn places(
             out.push((user_dir.join("settings.json"), Scope::User));
             out.push((cwd.join(".claude/settings.json"), Scope::Project));
             out.push((cwd.join(".claude/settings.local.json"), Scope::Local));
+        }
+        Agent::Codex => {
+            // Codex's home is CODEX_HOME when that is set; its layers are read system
+            // first, then the person's, then the project's.
+            let codex_home = match var("CODEX_HOME").map(PathBuf::from) {
+                Some(dir) if dir.is_absolute() => dir,
+                _ => need_home()?.join(".codex"),
+            };
+            for (dir, scope) in super::codex::rule_folders(&codex_home, cwd) {
+                for path in listing(&dir, "rules")? {
+                    out.push((path, scope));
+                }
+            }
+            out.push((PathBuf::from(super::codex::REQUIREMENTS), Scope::Managed));
         }
         Agent::Gemini => {
             for path in listing(Path::new("/etc/gemini-cli/policies"), "toml")? {
@@ -272,6 +289,7 @@ pub fn run(inv: &crate::invocation::Invocation, args: &ImportArgs) -> i32 {
     }
     let entries = match agent {
         Agent::Claude => super::claude::read(&files),
+        Agent::Codex => super::codex::read(&files),
         Agent::Gemini => super::gemini::read_with(
             &files,
             super::gemini::Options {
