@@ -322,23 +322,44 @@ pub enum FileKind {
 /// watch`, which the broker writes (docs/approvals.md#always-allow).
 pub const ALWAYS_FILE: &str = "always.toml";
 
-/// Byte offsets of line starts, to turn spans into line numbers cheaply.
-struct Lines(Vec<usize>);
+/// Byte offsets of line starts, to turn TOML spans into 1-based line numbers (in gate's
+/// files, and in the agents' files `gate import` reads).
+pub struct Lines(Vec<usize>);
 
 impl Lines {
-    fn new(text: &str) -> Self {
+    pub fn new(text: &str) -> Self {
         let mut starts = vec![0];
         starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         Lines(starts)
     }
 
-    fn line_of(&self, offset: usize) -> u32 {
+    /// The 1-based line of the byte at `offset`.
+    pub fn line_of(&self, offset: usize) -> u32 {
         let line = match self.0.binary_search(&offset) {
             Ok(i) => i + 1,
             Err(i) => i,
         };
         u32::try_from(line).unwrap_or(u32::MAX)
     }
+}
+
+/// `text` as a TOML basic string, for the files gate writes (imported rules, lasting
+/// approvals, trust records): quotes, backslashes, tabs and other control characters
+/// escaped, so the file reads back as exactly `text`.
+pub fn toml_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 struct FileCx<'a> {

@@ -98,27 +98,13 @@ pub fn entry(rule: &str, exact: bool, note: &str) -> String {
         .chars()
         .map(|c| if c.is_control() { '?' } else { c })
         .collect();
-    let mut out = format!("# {note}\n[[allow]]\nrule = {}\n", toml_string(rule));
+    let mut out = format!(
+        "# {note}\n[[allow]]\nrule = {}\n",
+        crate::config::toml_string(rule)
+    );
     if exact {
         out.push_str("exact = true\n");
     }
-    out
-}
-
-/// `text` as a TOML basic string.
-fn toml_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
     out
 }
 

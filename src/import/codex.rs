@@ -26,6 +26,7 @@ mod words;
 use std::path::{Path, PathBuf};
 
 use super::{Entry, ImportError, Outcome, RuleKind, Scope, Source};
+use crate::config::Lines;
 use starlark::{Arg, Call, Value};
 
 /// The most gate rules one Codex rule may expand into (the product of its alternatives).
@@ -76,25 +77,6 @@ struct CodexRule {
     /// `canonical_matching = True`: Codex compares the words in any capitalisation and
     /// Unicode composition.
     canonical: bool,
-}
-
-/// Byte offsets of line starts, to turn TOML spans into line numbers.
-struct Lines(Vec<usize>);
-
-impl Lines {
-    fn new(text: &str) -> Self {
-        let mut starts = vec![0];
-        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        Lines(starts)
-    }
-
-    fn line_of(&self, offset: usize) -> u32 {
-        let line = match self.0.binary_search(&offset) {
-            Ok(i) => i + 1,
-            Err(i) => i,
-        };
-        u32::try_from(line).unwrap_or(u32::MAX)
-    }
 }
 
 /// The administrator's file, on Linux.

@@ -58,18 +58,6 @@ pub fn read_with(
     Ok(entries)
 }
 
-struct Lines(Vec<usize>);
-
-impl Lines {
-    fn of(&self, offset: usize) -> u32 {
-        let i = match self.0.binary_search(&offset) {
-            Ok(i) => i + 1,
-            Err(i) => i,
-        };
-        u32::try_from(i).unwrap_or(u32::MAX)
-    }
-}
-
 fn read_file(
     path: &Path,
     scope: Scope,
@@ -77,16 +65,14 @@ fn read_file(
     options: Options,
     entries: &mut Vec<Entry>,
 ) -> Result<(), ImportError> {
-    let mut starts = vec![0];
-    starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-    let lines = Lines(starts);
+    let lines = crate::config::Lines::new(text);
     let error = |line: Option<u32>, why: String| ImportError {
         path: path.to_owned(),
         line,
         why,
     };
     let table = DeTable::parse(text).map_err(|e| {
-        let line = e.span().map(|s| lines.of(s.start));
+        let line = e.span().map(|s| lines.line_of(s.start));
         error(
             line,
             format!(
@@ -100,12 +86,12 @@ fn read_file(
     };
     let Some(rules) = rules.get_ref().as_array() else {
         return Err(error(
-            Some(lines.of(rules.span().start)),
+            Some(lines.line_of(rules.span().start)),
             "`rule` is not an array of tables ([[rule]])".into(),
         ));
     };
     for item in rules.iter() {
-        let line = lines.of(item.span().start);
+        let line = lines.line_of(item.span().start);
         let Some(rule) = item.get_ref().as_table() else {
             return Err(error(Some(line), "a `rule` that is not a table".into()));
         };

@@ -247,25 +247,6 @@ pub fn plan(entries: Vec<Entry>, choices: Choices) -> Result<Plan, ImportError> 
     Ok(plan)
 }
 
-/// A TOML basic string.
-fn toml_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04X}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 /// The configuration file for one layer's rules: a header saying what wrote it, then
 /// `allow`, `ask` and `deny`, each rule a table with `from` (and `exact`). A source's
 /// examples were checked by [`plan`] and are not written: every command loads this file,
@@ -288,14 +269,18 @@ pub fn toml(agent: &str, rules: &[Planned], sources: &[&Path]) -> String {
         let _ = writeln!(out, "{key} = [");
         for planned in rules.iter().filter(|p| p.rule.kind == kind) {
             let rule = &planned.rule;
-            let _ = write!(out, "  {{ rule = {}", toml_string(&rule.text));
+            let _ = write!(
+                out,
+                "  {{ rule = {}",
+                crate::config::toml_string(&rule.text)
+            );
             if rule.exact {
                 out.push_str(", exact = true");
             }
             let _ = writeln!(
                 out,
                 ", from = {} }},",
-                toml_string(&planned.from.to_string())
+                crate::config::toml_string(&planned.from.to_string())
             );
         }
         out.push_str("]\n");

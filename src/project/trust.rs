@@ -166,7 +166,7 @@ impl Store {
              path = {}\n\
              sha256 = \"{sha256}\"\n\
              trusted_at = \"{}\"\n",
-            toml_string(text),
+            crate::config::toml_string(text),
             crate::audit::rfc3339(now)
         );
         std::fs::DirBuilder::new()
@@ -240,22 +240,6 @@ fn is_record_name(name: &OsStr) -> bool {
         && name
             .iter()
             .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
-}
-
-/// A TOML basic string holding `text`.
-fn toml_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// Read the record at `at`: `Ok(None)` when there is none; `Err` says why one cannot be
