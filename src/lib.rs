@@ -39,6 +39,7 @@ pub mod output;
 pub mod policy;
 pub mod project;
 pub mod random;
+pub mod replace;
 pub mod rules_report;
 pub mod run;
 pub mod sandbox;

@@ -13,9 +13,9 @@
 //! the old file or the new one, never a part.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
@@ -83,7 +83,8 @@ pub fn add(path: &Path, rule: &str, exact: bool, note: &str) -> Result<Added, St
     {
         return Err("the file would not hold the rule as written; nothing was added".into());
     }
-    replace(path, dir, text.as_bytes())?;
+    crate::replace::replace(path, text.as_bytes(), 0o600)
+        .map_err(|e| format!("cannot write {}: {e}; nothing was added", path.display()))?;
     let _ = locked.sync_all();
     Ok(Added {
         line,
@@ -187,27 +188,6 @@ fn read(path: &Path) -> Result<String, String> {
         .read_to_string(&mut text)
         .map_err(|e| format!("cannot read {shown}: {e}"))?;
     Ok(text)
-}
-
-/// Write `bytes` under a temporary name in `dir`, sync, and rename over `path`.
-fn replace(path: &Path, dir: &Path, bytes: &[u8]) -> Result<(), String> {
-    let temp: PathBuf = dir.join(format!(".always.toml.{}.tmp", std::process::id()));
-    let _ = fs::remove_file(&temp);
-    let written = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&temp)
-        .and_then(|mut f| {
-            f.write_all(bytes)?;
-            f.sync_all()
-        })
-        .and_then(|()| fs::rename(&temp, path));
-    written.map_err(|e| {
-        let _ = fs::remove_file(&temp);
-        format!("cannot write {}: {e}; nothing was added", path.display())
-    })
 }
 
 #[cfg(test)]

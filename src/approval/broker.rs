@@ -30,7 +30,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -239,7 +239,8 @@ impl Endpoint {
         check_existing(&socket)?;
         let token = new_token()?;
         let token_path = token_path(&socket);
-        write_private(&token_path, format!("{token}\n").as_bytes())?;
+        crate::replace::replace(&token_path, format!("{token}\n").as_bytes(), 0o600)
+            .map_err(|e| format!("cannot write {}: {e}", token_path.display()))?;
         match bind_socket(dir, name.as_encoded_bytes(), &socket) {
             Ok((listener, bound)) => Ok(Endpoint {
                 socket,
@@ -416,30 +417,6 @@ fn check_existing(socket: &Path) -> Result<(), String> {
 /// 32 random bytes from the kernel (getrandom(2)), as hex.
 fn new_token() -> Result<String, String> {
     crate::random::hex(32).map_err(|e| format!("cannot make the token: getrandom failed: {e}"))
-}
-
-/// Write `path` (mode 0600) whole or not at all: a new file under a temporary name,
-/// then renamed over the old one.
-fn write_private(path: &Path, contents: &[u8]) -> Result<(), String> {
-    let mut name = path.as_os_str().to_owned();
-    name.push(format!(".{}.tmp", std::process::id()));
-    let temp = PathBuf::from(name);
-    let _ = fs::remove_file(&temp);
-    let written = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&temp)
-        .and_then(|mut f| {
-            f.write_all(contents)?;
-            f.sync_all()
-        })
-        .and_then(|()| fs::rename(&temp, path));
-    written.map_err(|e| {
-        let _ = fs::remove_file(&temp);
-        format!("cannot write {}: {e}", path.display())
-    })
 }
 
 /// Bind a socket under a temporary name in `dir`, make it 0600, listen, and rename it to

@@ -10,7 +10,6 @@
 //! and into the user file otherwise (the table says which).
 
 use std::ffi::OsString;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::plan::{self, Choices, Plan, Planned};
@@ -204,7 +203,7 @@ pub fn file_name(agent: Agent) -> String {
 /// Replace `path` with `text`: a hidden temporary file in the same directory (which no
 /// loader reads), synced, then renamed over it. Returns what was there before.
 fn replace(path: &Path, text: &str) -> Result<Option<Vec<u8>>, String> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    use std::os::unix::fs::DirBuilderExt;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::DirBuilder::new()
         .recursive(true)
@@ -216,26 +215,8 @@ fn replace(path: &Path, text: &str) -> Result<Option<Vec<u8>>, String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(format!("{}: cannot read it: {e}", path.display())),
     };
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-    let temp = dir.join(format!(
-        ".{}.{}.tmp",
-        name.unwrap_or_default(),
-        std::process::id()
-    ));
-    let written = (|| {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o644)
-            .open(&temp)?;
-        file.write_all(text.as_bytes())?;
-        file.sync_all()?;
-        std::fs::rename(&temp, path)
-    })();
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&temp);
-        return Err(format!("{}: cannot write it: {e}", path.display()));
-    }
+    crate::replace::replace(path, text.as_bytes(), 0o644)
+        .map_err(|e| format!("{}: cannot write it: {e}", path.display()))?;
     Ok(before)
 }
 

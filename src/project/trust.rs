@@ -12,7 +12,7 @@
 #![forbid(unsafe_code)]
 
 use std::ffi::OsStr;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -174,22 +174,8 @@ impl Store {
             .mode(0o700)
             .create(&self.dir)?;
         let target = self.record_path(path);
-        let temporary = self.dir.join(format!(".new-{}", crate::random::hex(8)?));
-        let written = (|| {
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&temporary)?;
-            file.write_all(record.as_bytes())?;
-            file.sync_all()?;
-            std::fs::rename(&temporary, &target)?;
-            std::fs::File::open(&self.dir)?.sync_all()
-        })();
-        if written.is_err() {
-            let _ = std::fs::remove_file(&temporary);
-        }
-        written.map(|()| target)
+        crate::replace::replace(&target, record.as_bytes(), 0o600)?;
+        Ok(target)
     }
 
     /// Remove the record for `path`: `Ok(false)` when there was none.
