@@ -60,7 +60,7 @@ complete -c gate -n "__fish_gate_needs_command" -a "check" -d 'Print the decisio
 complete -c gate -n "__fish_gate_needs_command" -a "doctor" -d 'Report what this machine can enforce; exit 0 when safe can be fully enforced'
 complete -c gate -n "__fish_gate_needs_command" -a "rules" -d 'List the rules in force, each with where it came from, and what the lock lets later layers change'
 complete -c gate -n "__fish_gate_needs_command" -a "trust" -d 'Trust a project\'s .gate.toml, so that it may loosen as well as tighten; say what that grants'
-complete -c gate -n "__fish_gate_needs_command" -a "import" -d 'Read the rules an agent already has (Claude Code, Gemini CLI) and write them as gate rules, never widening'
+complete -c gate -n "__fish_gate_needs_command" -a "import" -d 'Read the rules an agent already has (Claude Code, Codex CLI, Gemini CLI) and write them as gate rules, never widening'
 complete -c gate -n "__fish_gate_needs_command" -a "serve" -d 'Run the approval broker: hold the requests of gates at level ask until an approver answers'
 complete -c gate -n "__fish_gate_needs_command" -a "pending" -d 'List the requests waiting in the broker: id, command, directory, session, age'
 complete -c gate -n "__fish_gate_needs_command" -a "approve" -d 'Approve a waiting request; prints answered, already settled or not found (exit 0, 3, 4)'

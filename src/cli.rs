@@ -404,7 +404,7 @@ Exit status: 0 done, 125 an error (nothing was recorded).",
     },
     SubcommandSpec {
         name: "import",
-        about: "Read the rules an agent already has (Claude Code, Gemini CLI) and write them as gate rules, never widening",
+        about: "Read the rules an agent already has (Claude Code, Codex CLI, Gemini CLI) and write them as gate rules, never widening",
         usage: "gate import AGENT [FILE...] [--save] [--print] [--project] [--whole-words] [--system-drop-ins DIR]",
         own: IMPORT_OPTIONS,
         shared: Shared::Only(&["--config"]),
