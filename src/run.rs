@@ -350,16 +350,34 @@ struct Trail<'a> {
 }
 
 impl<'a> Trail<'a> {
-    fn new(settings: &'a Settings, judged: &'a Judged) -> Trail<'a> {
+    /// `system`: the system log, when it was opened (and primed) already.
+    fn new(
+        settings: &'a Settings,
+        judged: &'a Judged,
+        system: Option<audit::journal::SystemLog>,
+    ) -> Trail<'a> {
         Trail {
             settings,
             judged,
             call_id: std::cell::OnceCell::new(),
             file: std::cell::RefCell::new(None),
-            system: std::cell::RefCell::new(None),
+            system: std::cell::RefCell::new(system),
             sandbox: std::cell::RefCell::new(None),
         }
     }
+}
+
+/// With `audit.journal` on, the system log opened at once and primed
+/// ([`audit::journal::SystemLog::prime`]), so that journald reads who gate is while gate
+/// decides, rather than gate waiting for it before the exec. `None` when it is off, or
+/// cannot be opened: the record opens it again then, and reports why it cannot.
+fn system_log_primed(settings: &Settings) -> Option<audit::journal::SystemLog> {
+    if settings.audit_journal == AuditJournal::Off {
+        return None;
+    }
+    let log = audit::journal::open(settings.audit_journal).ok().flatten()?;
+    log.prime();
+    Some(log)
 }
 
 impl Trail<'_> {
@@ -493,7 +511,8 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
-    if let Some(code) = agent_startup(target, &settings) {
+    let mut system_log = system_log_primed(&settings);
+    if let Some(code) = agent_startup(target, &settings, &mut system_log) {
         return code;
     }
     let mut judged = Judged::of(target, inv.gate == invocation::GateArgs::default(), &|| {
@@ -510,14 +529,14 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
     if let Decision::Deny(crate::policy::Denied::Rule(_))
     | Decision::Ask(crate::policy::Asked::Rule(_)) = &decision
     {
-        if let Some(code) = startup_checked_at_exec(inv, target, &settings) {
+        if let Some(code) = startup_checked_at_exec(inv, target, &settings, &mut system_log) {
             return code;
         }
     }
     let mut explanation = explain::explain(&decision, policy, judged.text.as_ref(), &files);
     judged.annotate(&mut explanation);
     tracing::debug!(?decision, reason = %explanation.reason, "decided");
-    let trail = Trail::new(&settings, &judged);
+    let trail = Trail::new(&settings, &judged, system_log);
     let subject = explain::subject(judged.text.as_ref());
 
     match &decision {
@@ -543,9 +562,13 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
 /// a prompt and later wrappers source a file gate knows. (The scripts source the user's
 /// start-up files and hold text of the moment, so they cannot be checked; a forged one
 /// gets an empty snapshot, nothing more.)
-fn agent_startup(target: &Target, settings: &Settings) -> Option<i32> {
+fn agent_startup(
+    target: &Target,
+    settings: &Settings,
+    system_log: &mut Option<audit::journal::SystemLog>,
+) -> Option<i32> {
     let (call, judged, e) = recognise_startup(target, settings)?;
-    let trail = Trail::new(settings, &judged);
+    let trail = Trail::new(settings, &judged, system_log.take());
     Some(match crate::agents::answer_startup(&call) {
         Ok(()) => {
             if let Err(line) = trail.record("allow", &e, None) {
@@ -572,7 +595,12 @@ fn agent_startup(target: &Target, settings: &Settings) -> Option<i32> {
 /// matches it), so it runs, and with deny rules each program it starts is judged at exec
 /// instead. (Ask rules read the text only: what the start-up files run is not asked
 /// about, as a script's programs are not.)
-fn startup_checked_at_exec(inv: &Invocation, target: &Target, settings: &Settings) -> Option<i32> {
+fn startup_checked_at_exec(
+    inv: &Invocation,
+    target: &Target,
+    settings: &Settings,
+    system_log: &mut Option<audit::journal::SystemLog>,
+) -> Option<i32> {
     let policy = &settings.policy;
     if policy.level != crate::policy::Level::Full
         || (policy.deny.is_empty() && policy.ask.is_empty())
@@ -611,7 +639,7 @@ fn startup_checked_at_exec(inv: &Invocation, target: &Target, settings: &Setting
             )
         },
     };
-    let trail = Trail::new(settings, &judged);
+    let trail = Trail::new(settings, &judged, system_log.take());
     Some(run_allowed(
         inv,
         target,

@@ -39,12 +39,23 @@ pub const FACILITY: u8 = 10;
 /// How long a send may wait for a journald that does not read: then the record is not
 /// written, rather than gate waiting without end.
 pub const SEND_TIMEOUT: Duration = Duration::from_secs(2);
-/// How long gate waits, after sending a record, for journald to take it (see
-/// [`SystemLog::settle`]). Past this the record still goes in; only what journald
-/// reads about the sender may then describe the command instead of gate. Taking a
-/// record takes journald tens of microseconds, but its first in a new journal file
-/// took more than 20 ms here.
+/// How long gate waits for the system log to take what it sent (see
+/// [`SystemLog::settle`]): for journald, the priming datagrams before the record; for
+/// syslog, the record. Past this the record still goes in; only what journald reads
+/// about the sender may then describe the command instead of gate. Taking a datagram
+/// takes journald tens of microseconds, but its first in a new journal file took more
+/// than 20 ms here.
 pub const SETTLE_MAX: Duration = Duration::from_millis(250);
+/// How long a priming stays good for gate (see [`SystemLog::prime`]). journald uses
+/// what it read about a pid without reading it again for 1 s (`REFRESH_USEC` in its
+/// `journald-context.c`, the same from systemd 236 to today), counted from when it read
+/// it, which is after gate sent the priming. A record sent within half of that leaves
+/// journald the other half to get to it; a record sent later is primed again first.
+pub const PRIME_FRESH: Duration = Duration::from_millis(500);
+/// The priming datagram: one empty line, which journald's native protocol reads as the
+/// end of an entry that has no field, so no entry is written. journald still reads the
+/// sender's `/proc` files for it, as for any datagram that is not empty.
+pub const PRIMING: &[u8] = b"\n";
 /// The longest `MESSAGE`; the whole command is in `GATE_COMMAND`.
 pub const MAX_SUMMARY_BYTES: usize = 256;
 
@@ -179,6 +190,8 @@ pub struct SystemLog {
     socket: OwnedFd,
     kind: Kind,
     path: PathBuf,
+    /// When gate last sent the priming datagrams ([`SystemLog::prime`]).
+    primed: std::cell::Cell<Option<std::time::Instant>>,
 }
 
 /// Why the system log could not be reached or written, with the socket's path.
@@ -269,6 +282,7 @@ pub fn connect_to(path: &Path, kind: Kind) -> Result<SystemLog, SendError> {
         socket,
         kind,
         path: path.to_owned(),
+        primed: std::cell::Cell::new(None),
     })
 }
 
@@ -277,8 +291,33 @@ impl SystemLog {
         self.kind
     }
 
+    /// Have journald read who gate is now, before the record: send [`PRIMING`] and an
+    /// empty datagram. journald reads the sender's `/proc` files (`_EXE`, `_COMM`,
+    /// `_CMDLINE`, ...) for the first, keeps them for that pid for a second, and ignores
+    /// the second datagram, which it takes only once it is done with the first. Sent as
+    /// soon as gate knows the journal is on, so journald does that work while gate
+    /// decides; [`SystemLog::send`] then only checks that it is done. Nothing for
+    /// syslog (a syslog daemon could log the line). A priming that cannot be sent is
+    /// not an error here: the record's own send reports the socket's failure.
+    pub fn prime(&self) {
+        if self.kind != Kind::Journal {
+            return;
+        }
+        // Taken before the send: journald cannot read gate any earlier than this.
+        let sent = std::time::Instant::now();
+        if self.send_datagram(PRIMING).is_ok() {
+            self.primed.set(Some(sent));
+            let _ = self.send_datagram(b"");
+        }
+    }
+
     /// Send one record, given as its JSON object (for journald) and its JSON line (for
     /// syslog); `pid` is the process the record is about.
+    ///
+    /// To journald, once it has taken the priming (sent again first if it is older than
+    /// [`PRIME_FRESH`]): the record then carries what journald read about gate, even
+    /// when journald gets to it after gate has exec'd the command, so gate does not wait
+    /// for it. To syslog, gate waits until the receiver has taken the message.
     pub fn send(
         &self,
         record: &Map<String, Value>,
@@ -291,21 +330,22 @@ impl SystemLog {
         };
         match self.kind {
             Kind::Journal => {
-                self.send_native(&native(&fields(record))).map_err(fail)?;
-                // An empty datagram, which journald ignores: it reads it only once it is
-                // done with the record, so when this one is gone too, journald has read
-                // the sender's `_EXE` and `_COMM` (see `settle`).
-                let _ = self.send_datagram(b"");
+                if !self
+                    .primed
+                    .get()
+                    .is_some_and(|sent| sent.elapsed() < PRIME_FRESH)
+                {
+                    self.prime();
+                }
                 self.settle(SETTLE_MAX);
-                Ok(())
+                self.send_native(&native(&fields(record))).map_err(fail)
             }
             Kind::Syslog => {
                 let decision = record.get("decision").and_then(Value::as_str).unwrap_or("");
                 self.send_datagram(&syslog(decision, pid, line))
                     .map_err(fail)?;
-                // Where journald is the receiver, it too reads the sender from /proc
-                // once it has the message (no empty datagram here: a syslog daemon
-                // may log one).
+                // Where journald is the receiver, it reads the sender from /proc once it
+                // has the message (no priming here: a syslog daemon may log it).
                 self.settle(SETTLE_MAX);
                 Ok(())
             }
@@ -324,10 +364,10 @@ impl SystemLog {
     }
 
     /// Wait (at most `max`) until the system log has taken every datagram sent on this
-    /// socket. journald learns who sent a record from the kernel (`_PID`, `_UID`) and
+    /// socket. journald learns who sent a datagram from the kernel (`_PID`, `_UID`) and
     /// then reads the rest from `/proc/PID` (`_EXE`, `_COMM`, `_CMDLINE`) when it gets
-    /// to the record: were gate to exec the command first, those fields would describe
-    /// the command, or nothing once gate had exited. `false` when `max` passed.
+    /// to it: were gate to exec the command first, those fields would describe the
+    /// command, or nothing once gate had exited. `false` when `max` passed.
     pub fn settle(&self, max: Duration) -> bool {
         let start = std::time::Instant::now();
         loop {
