@@ -375,7 +375,9 @@ fn system_log_primed(settings: &Settings) -> Option<audit::journal::SystemLog> {
     if settings.audit_journal == AuditJournal::Off {
         return None;
     }
-    let log = audit::journal::open(settings.audit_journal).ok().flatten()?;
+    let log = audit::journal::open(settings.audit_journal)
+        .ok()
+        .flatten()?;
     log.prime();
     Some(log)
 }
