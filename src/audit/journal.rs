@@ -330,10 +330,10 @@ impl SystemLog {
         };
         match self.kind {
             Kind::Journal => {
-                if !self
+                if self
                     .primed
                     .get()
-                    .is_some_and(|sent| sent.elapsed() < PRIME_FRESH)
+                    .is_none_or(|sent| sent.elapsed() >= PRIME_FRESH)
                 {
                     self.prime();
                 }
@@ -614,6 +614,41 @@ mod tests {
         });
         assert!(log.settle(Duration::from_secs(5)));
         assert_eq!(reader.join().unwrap(), 4);
+    }
+
+    #[test]
+    fn a_record_follows_the_priming_which_is_sent_again_only_when_stale() {
+        let dir = tempfile::tempdir().unwrap();
+        let (rx, path) = receiver(dir.path(), 65536);
+        rx.set_nonblocking(true).unwrap();
+        let drain = || {
+            let mut got = Vec::new();
+            let mut buf = vec![0u8; 65536];
+            while let Ok(n) = rx.recv(&mut buf) {
+                got.push(buf[..n].to_vec());
+            }
+            got
+        };
+        let log = connect_to(&path, Kind::Journal).unwrap();
+        log.prime();
+        assert_eq!(drain(), [PRIMING.to_vec(), Vec::new()]);
+        let record = record();
+        log.send(&record, b"", 42).unwrap();
+        let sent = drain();
+        assert_eq!(sent.len(), 1, "a fresh priming is not sent again");
+        assert!(sent[0].starts_with(b"MESSAGE=deny by deny-rule"));
+        // Stale (as after an approval): primed again before the record. Nobody reads
+        // here, so gate gives up waiting for it after SETTLE_MAX and sends the record.
+        log.primed
+            .set(Some(std::time::Instant::now() - PRIME_FRESH));
+        log.send(&record, b"", 42).unwrap();
+        let sent = drain();
+        assert_eq!(sent.len(), 3);
+        assert_eq!(sent[..2], [PRIMING.to_vec(), Vec::new()]);
+        // Syslog gets no priming: a syslog daemon could log it.
+        let syslog = connect_to(&path, Kind::Syslog).unwrap();
+        syslog.prime();
+        assert!(drain().is_empty());
     }
 
     #[test]
