@@ -14,6 +14,11 @@
 
 #![forbid(unsafe_code)]
 
+pub mod quoting;
+pub mod words;
+
+pub use quoting::{ANY_SHELL, Quoting, SHELL_CHARS};
+
 /// The language of a shell's command text, as far as gate's scanner tells them apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
@@ -30,6 +35,23 @@ pub enum Dialect {
     /// A shell whose language gate does not read (csh, tcsh, rc, PowerShell, nushell
     /// …): every argument word is read as a command text, the best guess there is.
     Opaque,
+}
+
+impl Dialect {
+    /// The readings of a text this shell runs ([`Quoting`]): bash's first, for every
+    /// shell (the reading gate has always taken), then each other one this dialect may
+    /// read it with, which a reader takes where the text holds a form it reads
+    /// differently ([`Quoting::differs_in`]). A POSIX `sh` may be dash, busybox or bash
+    /// (Fedora's), and the Korn shells and the languages gate does not read are not
+    /// measured, so they take every reading.
+    pub fn readings(self) -> &'static [Quoting] {
+        match self {
+            Dialect::Bash => &[Quoting::BASH],
+            Dialect::Zsh => &[Quoting::BASH, Quoting::BUSYBOX],
+            Dialect::Fish => &[Quoting::BASH, Quoting::FISH],
+            Dialect::Posix | Dialect::Ksh | Dialect::Opaque => ANY_SHELL,
+        }
+    }
 }
 
 /// A shell's start-up files: which it reads and how to start it without them (see

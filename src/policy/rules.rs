@@ -19,11 +19,8 @@ use std::fmt;
 
 use super::{Origin, RuleHashBuilder};
 
-/// Characters that make a command more than one plain program invocation: separators,
-/// pipes, redirections, substitutions, grouping, escapes and the newline.
-pub const SHELL_CHARS: [char; 13] = [
-    ';', '&', '|', '<', '>', '$', '`', '(', ')', '{', '}', '\\', '\n',
-];
+/// The shell characters live with the other shell facts.
+pub use crate::shells::SHELL_CHARS;
 
 /// The first shell character in `text`, if any.
 pub fn first_shell_char(text: &str) -> Option<char> {

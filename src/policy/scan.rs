@@ -14,7 +14,7 @@
 //! it cannot tell it errs towards finding more commands. Deny rules are a safety net;
 //! the `safe` level's sandbox is the boundary.
 
-use crate::shells;
+use crate::shells::{self, ANY_SHELL, Quoting};
 
 /// One word of a simple command, after quote removal.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,26 +97,21 @@ pub fn candidate_commands(text: &str) -> Result<Vec<SimpleCommand>, TooComplex> 
 /// same order, as it is found. When the text turns out too complex, the commands
 /// visited so far are only part of it, and the answer is `Err`.
 ///
-/// Where bash and a POSIX shell (dash, gate's default `/bin/sh`) read the same text
-/// differently, both readings are taken: dash has no `$'…'` strings (`$` is a plain
-/// character and `'` opens an ordinary quote, so the quote can end where bash's does
-/// not), and reads `&>` as `&` (the command before it runs in the background) then a
-/// `>` redirection. A text with either form is read a second time as dash reads it, and
-/// the commands of both readings are candidates (the whole text one way, then the
-/// whole text the other: a nested shell of the other kind inside is read as its outer
-/// text is).
+/// Where shells read the same text differently ([`Quoting`]: dash has no `$'…'` or
+/// `$"…"` strings, so its quote can end where bash's does not, and reads `&>` as `&`
+/// then `>`; busybox sh and zsh have `$'…'` but no `$"…"`), every reading counts. The
+/// text is read as bash reads it, then again in each reading that reads a form in it
+/// differently, and the commands of every reading are candidates. gate's own `-c`
+/// string may go to any shell, so it takes every reading ([`ANY_SHELL`]); a string
+/// handed to a shell by name (`dash -c …`) takes that shell's readings
+/// ([`shells::Dialect::readings`]), whatever reading found it.
 pub fn for_each_candidate(text: &str, mut visit: impl FnMut(&[Word])) -> Result<(), TooComplex> {
     let mut out = Candidates {
         visit: &mut visit,
         words: 0,
         budget: Budget::default(),
     };
-    collect(text, 0, &mut out)?;
-    if text.contains("$'") || text.contains("&>") {
-        out.budget.posix = true;
-        collect(text, 0, &mut out)?;
-    }
-    Ok(())
+    collect_readings(text, ANY_SHELL, 0, &mut out)
 }
 
 struct Candidates<'v> {
@@ -137,17 +132,25 @@ impl Candidates<'_> {
 }
 
 /// The work the lexer may still do for one text, shared by everything it reads again.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Budget {
     work: usize,
     exceeded: bool,
-    /// Read as a POSIX shell (dash, `sh`) reads: no `$'…'` strings, and `&>` is `&`
-    /// then `>` (see [`for_each_candidate`]).
-    posix: bool,
-    /// Read single quotes as fish reads them: `\'` and `\\` inside are escapes.
-    fish: bool,
+    /// The reading the lexer takes now (see [`for_each_candidate`]).
+    quoting: Quoting,
     /// Character buffers for [`lex_in`] to reuse.
     spare_chars: Vec<Vec<char>>,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            work: 0,
+            exceeded: false,
+            quoting: Quoting::BASH,
+            spare_chars: Vec::new(),
+        }
+    }
 }
 
 impl Budget {
@@ -159,6 +162,30 @@ impl Budget {
         }
         !self.exceeded
     }
+}
+
+/// Read `text` in the first of `readings`, then in each other one that reads a form in
+/// it differently ([`Quoting::differs_in`]).
+fn collect_readings(
+    text: &str,
+    readings: &[Quoting],
+    depth: usize,
+    out: &mut Candidates,
+) -> Result<(), TooComplex> {
+    let outer = out.budget.quoting;
+    let mut read = Ok(());
+    for (n, &reading) in readings.iter().enumerate() {
+        if n > 0 && !reading.differs_in(readings[0], text) {
+            continue;
+        }
+        out.budget.quoting = reading;
+        read = collect(text, depth, out);
+        if read.is_err() {
+            break;
+        }
+    }
+    out.budget.quoting = outer;
+    read
 }
 
 fn collect(text: &str, depth: usize, out: &mut Candidates) -> Result<(), TooComplex> {
@@ -215,14 +242,12 @@ fn expand_candidates(
             if !out.budget.spend(text.text.len()) {
                 return Err(TooComplex);
             }
-            collect(&text.text, depth + 1, out)?;
-            if text.fish && text.text.contains("\\'") && !out.budget.fish {
-                // fish ends a single quote where bash does not (`'a\'' ; rm x #'`):
-                // both readings count.
-                out.budget.fish = true;
-                let read = collect(&text.text, depth + 1, out);
-                out.budget.fish = false;
-                read?;
+            match text.readings {
+                // `eval`: read again by the same shell, in the same reading.
+                None => collect(&text.text, depth + 1, out)?,
+                // fish ends a single quote where bash does not (`'a\'' ; rm x #'`),
+                // dash a `$'…'` string where bash does not: each reading counts.
+                Some(readings) => collect_readings(&text.text, readings, depth + 1, out)?,
             }
         }
         for tail in tails {
@@ -321,22 +346,25 @@ struct NestedText {
     dynamic: bool,
     /// How the words it came from are shown ([`Word::shown`]).
     shown: String,
-    /// The shell that reads it is fish, whose single quotes have escapes.
-    fish: bool,
+    /// The readings of the shell that reads it ([`shells::Dialect::readings`]);
+    /// `None` for the shell that read the text it came from (`eval`).
+    readings: Option<&'static [Quoting]>,
 }
 
 impl NestedText {
-    fn of(word: &Word) -> NestedText {
+    /// The word, for a shell that reads it with `readings`.
+    fn of(word: &Word, readings: &'static [Quoting]) -> NestedText {
         NestedText {
             text: word.text.clone(),
             dynamic: word.dynamic,
             shown: word.shown().to_owned(),
-            fish: false,
+            readings: Some(readings),
         }
     }
 
-    /// Words joined with spaces, as `eval` and `watch` join them.
-    fn joined(words: &[Word]) -> NestedText {
+    /// Words joined with spaces, as `eval` and `watch` join them, for a shell that
+    /// reads them with `readings` (`None`: the same shell, as for `eval`).
+    fn joined(words: &[Word], readings: Option<&'static [Quoting]>) -> NestedText {
         let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
         let shown: Vec<&str> = words.iter().map(Word::shown).collect();
         NestedText {
@@ -344,7 +372,7 @@ impl NestedText {
             // A glob may become other words before the string is read again.
             dynamic: words.iter().any(|w| w.dynamic || w.pattern.is_some()),
             shown: shown.join(" "),
-            fish: false,
+            readings,
         }
     }
 }
@@ -380,7 +408,7 @@ fn nested_shell_text(words: &[Word]) -> Result<Vec<NestedText>, TooComplex> {
                 _ => args,
             };
             if !args.is_empty() {
-                found.push(NestedText::joined(args));
+                found.push(NestedText::joined(args, None));
             }
         }
         // `watch` hands its arguments, joined with spaces, to `sh -c` (unless `-x`,
@@ -388,8 +416,10 @@ fn nested_shell_text(words: &[Word]) -> Result<Vec<NestedText>, TooComplex> {
         "watch" => {
             for rest in strip_wrapper(words)? {
                 match rest {
-                    Unwrapped::Tail(at) => found.push(NestedText::joined(&words[at..])),
-                    Unwrapped::New(rest) => found.push(NestedText::joined(&rest)),
+                    Unwrapped::Tail(at) => {
+                        found.push(NestedText::joined(&words[at..], Some(ANY_SHELL)))
+                    }
+                    Unwrapped::New(rest) => found.push(NestedText::joined(&rest, Some(ANY_SHELL))),
                 }
             }
         }
@@ -401,11 +431,10 @@ fn nested_shell_text(words: &[Word]) -> Result<Vec<NestedText>, TooComplex> {
             let computed = |i: usize| args[i].dynamic || args[i].pattern.is_some();
             for at in shells::command_strings(shell.options, args, computed) {
                 let word = &args[at.word];
-                let mut text = NestedText::of(word);
+                let mut text = NestedText::of(word, shell.dialect.readings());
                 if at.from > 0 {
                     text.text = word.text.get(at.from..).unwrap_or_default().to_owned();
                 }
-                text.fish = shell.dialect == shells::Dialect::Fish;
                 found.push(text);
             }
         }
@@ -415,7 +444,8 @@ fn nested_shell_text(words: &[Word]) -> Result<Vec<NestedText>, TooComplex> {
             let mut want_next = false;
             for word in args {
                 if want_next {
-                    found.push(NestedText::of(word));
+                    // su and runuser hand it to the user's shell, flock to `sh`.
+                    found.push(NestedText::of(word, ANY_SHELL));
                     want_next = false;
                     continue;
                 }
@@ -441,7 +471,7 @@ fn nested_shell_text(words: &[Word]) -> Result<Vec<NestedText>, TooComplex> {
                                 text: cmd.to_owned(),
                                 dynamic: word.dynamic,
                                 shown: word.shown().to_owned(),
-                                fish: false,
+                                readings: Some(ANY_SHELL),
                             }),
                             None => want_next = true,
                         }
@@ -1494,7 +1524,9 @@ fn lex_chars(chars: &[char], budget: &mut Budget, depth: usize) -> Vec<SimpleCom
                 '\\' => {
                     match next {
                         Some('\n') => {}
-                        Some(n @ ('$' | '`' | '"' | '\\')) => frame.word.push(n, true),
+                        Some(n) if shells::quoting::escapes_in_double_quotes(n) => {
+                            frame.word.push(n, true)
+                        }
                         Some(n) => {
                             frame.word.push('\\', true);
                             frame.word.push(n, true);
@@ -1504,7 +1536,7 @@ fn lex_chars(chars: &[char], budget: &mut Budget, depth: usize) -> Vec<SimpleCom
                     i += 1;
                 }
                 '$' => {
-                    i = dollar(chars, i, &mut stack, budget.posix);
+                    i = dollar(chars, i, &mut stack, budget.quoting);
                     continue;
                 }
                 '`' => {
@@ -1537,25 +1569,17 @@ fn lex_chars(chars: &[char], budget: &mut Budget, depth: usize) -> Vec<SimpleCom
             }
             '\'' => {
                 frame.word.started = true;
-                let mut j = i + 1;
-                while j < chars.len() && chars[j] != '\'' {
-                    if budget.fish
-                        && chars[j] == '\\'
-                        && matches!(chars.get(j + 1), Some('\'' | '\\'))
-                    {
-                        j += 1;
-                    }
-                    frame.word.push(chars[j], true);
-                    j += 1;
-                }
-                i = j;
+                let word = &mut frame.word;
+                i = shells::quoting::single_quoted(chars, i + 1, budget.quoting, |c| {
+                    word.push(c, true)
+                });
             }
             '"' => {
                 frame.word.started = true;
                 frame.in_double_quotes = true;
             }
             '$' => {
-                i = dollar(chars, i, &mut stack, budget.posix);
+                i = dollar(chars, i, &mut stack, budget.quoting);
                 continue;
             }
             '`' => i = backtick(chars, i, &mut stack, &mut out, budget, depth),
@@ -1566,7 +1590,7 @@ fn lex_chars(chars: &[char], budget: &mut Budget, depth: usize) -> Vec<SimpleCom
                 }
             }
             '|' | '&' => {
-                if c == '&' && next == Some('>') && !budget.posix {
+                if c == '&' && next == Some('>') && budget.quoting.amp_redirect {
                     // `&>` / `&>>`: redirect both streams.
                     frame.finish_word(budget);
                     frame.redirect_target = true;
@@ -1741,7 +1765,7 @@ fn is_word_end(next: Option<char>) -> bool {
 }
 
 /// Handle a `$` at `chars[i]`; returns the index of the next character to read.
-fn dollar(chars: &[char], i: usize, stack: &mut Vec<Frame>, posix: bool) -> usize {
+fn dollar(chars: &[char], i: usize, stack: &mut Vec<Frame>, quoting: Quoting) -> usize {
     let next = chars.get(i + 1).copied();
     let frame = stack.last_mut().expect("a frame");
     match next {
@@ -1757,14 +1781,19 @@ fn dollar(chars: &[char], i: usize, stack: &mut Vec<Frame>, posix: bool) -> usiz
             stack.push(Frame::new(FrameKind::Brace, i));
             i + 2
         }
-        Some('\'') if !frame.in_double_quotes && posix => {
+        Some('\'') if !frame.in_double_quotes && !quoting.ansi_c => {
             // dash: a plain `$`, then an ordinary quote (read next).
+            frame.word.push('$', false);
+            i + 1
+        }
+        Some('"') if !frame.in_double_quotes && !quoting.locale => {
+            // dash, zsh, busybox sh: a plain `$`, then a double quote (read next).
             frame.word.push('$', false);
             i + 1
         }
         Some('\'') if !frame.in_double_quotes => {
             // ANSI-C quoting: decode it, so `$'\x72m'` is seen as `rm`.
-            let (decoded, end) = ansi_c_string(chars, i + 2);
+            let (decoded, end) = shells::quoting::ansi_c_string(chars, i + 2);
             frame.word.started = true;
             for c in decoded.chars() {
                 frame.word.push(c, true);
@@ -1853,86 +1882,6 @@ fn close_frame(
         .get(frame.start..end.min(chars.len()))
         .unwrap_or_default();
     outer.word.computed(source);
-}
-
-/// Decode the body of `$'…'` starting at `start`; returns the text and the index of the
-/// closing quote (or the end). Like bash, `\NNN` and `\xHH` are bytes (an octal value
-/// past 255 keeps its low 8 bits: `\562` is `r`), and the bytes are then read as UTF-8.
-fn ansi_c_string(chars: &[char], start: usize) -> (String, usize) {
-    let mut bytes: Vec<u8> = Vec::new();
-    let push_char = |bytes: &mut Vec<u8>, c: char| {
-        let mut buf = [0u8; 4];
-        bytes.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-    };
-    let mut i = start;
-    while i < chars.len() && chars[i] != '\'' {
-        if chars[i] == '\\' && i + 1 < chars.len() {
-            i += 1;
-            let simple = match chars[i] {
-                'n' => Some(b'\n'),
-                't' => Some(b'\t'),
-                'r' => Some(b'\r'),
-                'a' => Some(0x07),
-                'b' => Some(0x08),
-                'e' | 'E' => Some(0x1b),
-                'f' => Some(0x0c),
-                'v' => Some(0x0b),
-                _ => None,
-            };
-            if let Some(b) = simple {
-                bytes.push(b);
-                i += 1;
-                continue;
-            }
-            match chars[i] {
-                'x' => {
-                    let (value, used) = digits(chars, i + 1, 2, 16);
-                    match value {
-                        Some(v) => bytes.push(v as u8),
-                        None => bytes.extend_from_slice(b"\\x"),
-                    }
-                    i += 1 + used;
-                }
-                'u' | 'U' => {
-                    let max = if chars[i] == 'u' { 4 } else { 8 };
-                    let (value, used) = digits(chars, i + 1, max, 16);
-                    match value.and_then(char::from_u32) {
-                        Some(c) => push_char(&mut bytes, c),
-                        None => push_char(&mut bytes, '\u{fffd}'),
-                    }
-                    i += 1 + used;
-                }
-                '0'..='7' => {
-                    let (value, used) = digits(chars, i, 3, 8);
-                    bytes.push((value.unwrap_or(0) & 0xff) as u8);
-                    i += used;
-                }
-                'c' if i + 1 < chars.len() => {
-                    // `\cX`: a control character.
-                    bytes.push((chars[i + 1] as u32 & 0x1f) as u8);
-                    i += 2;
-                }
-                other => {
-                    push_char(&mut bytes, other);
-                    i += 1;
-                }
-            }
-            continue;
-        }
-        push_char(&mut bytes, chars[i]);
-        i += 1;
-    }
-    (String::from_utf8_lossy(&bytes).into_owned(), i)
-}
-
-/// Up to `max` digits in `radix` from `chars[start]`: their value and how many.
-fn digits(chars: &[char], start: usize, max: usize, radix: u32) -> (Option<u32>, usize) {
-    let digits: String = chars[start.min(chars.len())..]
-        .iter()
-        .take(max)
-        .take_while(|c| c.is_digit(radix))
-        .collect();
-    (u32::from_str_radix(&digits, radix).ok(), digits.len())
 }
 
 /// Brace expansion of one word (`{rm,-rf}` → `rm`, `-rf`; `a{b,c}d` → `abd`, `acd`;
@@ -2264,6 +2213,54 @@ mod tests {
         assert!(candidates(r"$'\x72m' x").iter().any(|c| c == "rm x"));
         // Text without either form is read once.
         assert_eq!(candidates("ls; rm x"), ["ls", "rm x"]);
+    }
+
+    /// A string handed to a shell by name is read as that shell reads it, whatever
+    /// reading of the outer text found it. (Before, one reading held for the whole text,
+    /// nested strings included, and each of these removed the victim under dash past
+    /// `--deny rm`: dash's `-c` string written with backslashes holds no `$'` for the
+    /// outer text to be read twice; bash's string found only in dash's reading of the
+    /// outer text was read as dash; `$"…"` is `$` then a quote to dash, so dash hands
+    /// bash a `$'…'` string.)
+    #[test]
+    fn a_nested_string_is_read_as_its_own_shell_reads_it() {
+        for text in [
+            r"dash -c \e\c\h\o\ \$\'\\\'\ \;\ \r\m\ \v\i\c\t\i\m\ \;\ \#\'",
+            r#"echo $'\' ; bash -c "\$'\\x72m' victim" ; #'"#,
+            r#"bash -c $"'\\x72m' victim""#,
+            r#"sh -c $"'\\x72m' victim""#,
+        ] {
+            let found = candidates(text);
+            assert!(
+                found.iter().any(|c| c == "rm victim"),
+                "{text:?}: {found:?}"
+            );
+        }
+        // The control: bash, whose reading these texts were read with alone before,
+        // finds no `rm` in them.
+        let mut bash_alone = Vec::new();
+        for text in [
+            r"dash -c \e\c\h\o\ \$\'\\\'\ \;\ \r\m\ \v\i\c\t\i\m\ \;\ \#\'",
+            r#"echo $'\' ; bash -c "\$'\\x72m' victim" ; #'"#,
+            r#"bash -c $"'\\x72m' victim""#,
+        ] {
+            for command in lex(text) {
+                bash_alone.push(texts(&command).join(" "));
+            }
+        }
+        assert!(
+            !bash_alone.iter().any(|c| c.starts_with("rm")),
+            "{bash_alone:?}"
+        );
+        // A string for bash by name takes bash's reading only.
+        // (The outer text holds `$"` and `&>`, so it is read three ways; the string
+        // for bash is read as bash reads it in each.)
+        for found in candidates(r#"bash -c 'echo $"a" &> f'"#) {
+            assert!(
+                [r#"bash -c echo $"a" &> f"#, "echo a"].contains(&found.as_str()),
+                "{found:?}"
+            );
+        }
     }
 
     #[test]
