@@ -40,6 +40,8 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 use super::{describe_char, first_unmatchable_char};
+use crate::shells::Quoting;
+use crate::shells::words::Unread;
 
 pub mod files;
 
@@ -1265,90 +1267,83 @@ fn is_pattern_char(c: char) -> bool {
     matches!(c, '*' | '?' | '[' | '^' | '~')
 }
 
-/// Split like `shell_words::split`, remembering which characters were quoted. The text
-/// has no backslash, `$` or backquote (the caller refused those), so quoting is only
-/// `'…'` and `"…"`. Words in a comment are kept, marked: if a shell did not read the
-/// comment as one, they would be arguments. `None` when a quote is not closed, or when
-/// the result disagrees with `shell_words::split`.
+/// The words of `text`, read by the shell's word reader ([`crate::shells::words`]),
+/// with what the shell may do to each. The text has no backslash, `$` or backquote (the
+/// caller refused those), so quoting is only `'…'` and `"…"`. Words in a comment are
+/// kept, marked: if a shell did not read the comment as one, they would be arguments.
+/// `None` when a quote is not closed, or when the reader stops at anything else.
 pub(super) fn split_words(text: &str) -> Option<Vec<Word>> {
     let mut words = Vec::new();
-    let mut chars = text.chars().peekable();
     let mut in_comment = false;
-    'words: loop {
-        while matches!(chars.peek(), Some(' ' | '\t' | '\n')) {
-            chars.next();
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    loop {
+        while matches!(bytes.get(at), Some(b' ' | b'\t' | b'\n')) {
+            at += 1;
         }
-        let Some(&start) = chars.peek() else { break };
-        let mut word = Word {
-            text: String::new(),
-            expands: false,
-            glob: false,
-            tilde: false,
-            option_like: false,
-            comment: start == '#' && !in_comment,
-        };
-        in_comment |= word.comment;
-        // Where the first pattern character is, in the text.
-        let mut first_pattern: Option<usize> = None;
-        let mut at_source_start = true;
-        while let Some(&c) = chars.peek() {
-            match c {
-                ' ' | '\t' | '\n' => break,
-                '\'' | '"' => {
-                    chars.next();
-                    loop {
-                        match chars.next() {
-                            // In a comment, an open quote is harmless: a shell that reads
-                            // the comment ignores it, and one that does not fails.
-                            None if in_comment => {
-                                words.push(word);
-                                break 'words;
-                            }
-                            None => return None,
-                            Some(q) if q == c => break,
-                            Some(inner) => word.text.push(inner),
-                        }
-                    }
-                }
-                _ => {
-                    chars.next();
-                    let pattern =
-                        is_pattern_char(c) || (c == '#' && !at_source_start && !word.comment);
-                    if pattern {
-                        word.expands = true;
-                        first_pattern.get_or_insert(word.text.len());
-                        if c == '~' && at_source_start {
-                            word.tilde = true;
-                        } else {
-                            word.glob = true;
-                        }
-                    }
-                    word.text.push(c);
-                }
-            }
-            at_source_start = false;
+        if at == bytes.len() {
+            break;
         }
-        // Every name a pattern becomes starts with the text before it: `src/*.rs` stays an
-        // operand, and `--glob=*.rs` stays the option `--glob` with a value. A word that
-        // starts with the pattern, or with `-` and no `--name=` before the pattern,
-        // could become any option.
-        word.option_like = match first_pattern {
-            None => false,
-            Some(0) => true,
-            Some(at) => {
-                let before = &word.text[..at];
-                before.starts_with('-') && !(before.starts_with("--") && before.contains('='))
+        let comment = bytes[at] == b'#' && !in_comment;
+        in_comment |= comment;
+        let (read, stop) = crate::shells::words::read_word(text, at, Quoting::BASH);
+        match stop {
+            None if read.end > at => {}
+            // In a comment, an open quote is harmless: a shell that reads the comment
+            // ignores it, and one that does not fails.
+            Some(Unread::OpenQuote) if in_comment => {
+                words.push(word(text, read, comment));
+                break;
             }
-        };
-        words.push(word);
-    }
-    // The same words as shell-words up to a comment, which it drops.
-    let uncommented = words.iter().take_while(|w| !w.comment).map(|w| &w.text);
-    let reference = shell_words::split(text).ok()?;
-    if !uncommented.eq(reference.iter()) {
-        return None;
+            _ => return None,
+        }
+        at = read.end;
+        words.push(word(text, read, comment));
     }
     Some(words)
+}
+
+/// The preset's view of one word the reader read.
+fn word(text: &str, read: crate::shells::words::Word, comment: bool) -> Word {
+    let mut word = Word {
+        text: String::new(),
+        expands: false,
+        glob: false,
+        tilde: false,
+        option_like: false,
+        comment,
+    };
+    // Where the first pattern character is, in the value.
+    let mut first_pattern: Option<usize> = None;
+    for (k, (c, &quoted)) in read.value.chars().zip(&read.quoted).enumerate() {
+        // The first character of the word as written, unquoted (not after `''`).
+        let at_source_start = k == 0 && !quoted && text[read.start..].starts_with(c);
+        let pattern =
+            !quoted && (is_pattern_char(c) || (c == '#' && !at_source_start && !word.comment));
+        if pattern {
+            word.expands = true;
+            first_pattern.get_or_insert(word.text.len());
+            if c == '~' && at_source_start {
+                word.tilde = true;
+            } else {
+                word.glob = true;
+            }
+        }
+        word.text.push(c);
+    }
+    // Every name a pattern becomes starts with the text before it: `src/*.rs` stays an
+    // operand, and `--glob=*.rs` stays the option `--glob` with a value. A word that
+    // starts with the pattern, or with `-` and no `--name=` before the pattern,
+    // could become any option.
+    word.option_like = match first_pattern {
+        None => false,
+        Some(0) => true,
+        Some(at) => {
+            let before = &word.text[..at];
+            before.starts_with('-') && !(before.starts_with("--") && before.contains('='))
+        }
+    };
+    word
 }
 
 /// `NAME=…` with a valid shell variable name.
@@ -3231,6 +3226,16 @@ mod tests {
     use super::super::SHELL_CHARS;
 
     proptest! {
+        /// The shell's word reader, which the preset splits with, reads the preset's
+        /// language (no `\`, `$`, `` ` ``, comment) as `shell_words::split` does.
+        #[test]
+        fn the_words_are_the_ones_shell_words_splits(
+            text in "[ab '\"*~é\t]{0,24}",
+        ) {
+            let ours = split_words(&text).map(|w| w.into_iter().map(|w| w.text).collect::<Vec<_>>());
+            prop_assert_eq!(ours, shell_words::split(&text).ok(), "{:?}", text);
+        }
+
         #[test]
         fn an_unmatchable_char_anywhere_is_never_read_only(
             i in 0..ALLOWED.len(),
