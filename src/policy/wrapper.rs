@@ -808,7 +808,7 @@ fn match_template<'a>(template: &'static Template, text: &'a str) -> Option<Unwr
         bookkeeping.sources = Some(path);
         bookkeeping.sources_home = Some(home_of(path, CLAUDE_SNAPSHOT_DIR)?);
     }
-    let inner = inner?.into_cow();
+    let inner = inner?.into_cow()?;
     if inner.is_empty() || (appended_stdin && !appending_stdin_is_neutral(&inner)) {
         return None;
     }
@@ -1334,26 +1334,28 @@ fn is_claude_bare_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"_./:@%+,=-".contains(&b)
 }
 
-/// A decoded word, built only once the whole template has matched.
+/// A word whose shape a template accepted, decoded only once the whole template has
+/// matched.
 enum Value<'a> {
+    /// The value itself: a bare word, or the inside of quotes with nothing to undo.
     Borrowed(&'a str),
-    /// The inside of a single-quoted word with `'"'"'` for each `'`.
-    Escaped(&'a str),
-    Owned(String),
+    /// The word as written, with quotes or escapes the shell's word reader undoes
+    /// ([`crate::shells::words`]), as bash does.
+    Quoted(&'a str),
 }
 
 impl<'a> Value<'a> {
-    fn into_cow(self) -> Cow<'a, str> {
+    /// The value; `None` (nothing is unwrapped) if the shell's reader does not read the
+    /// word as the one word the template's shape says it is.
+    fn into_cow(self) -> Option<Cow<'a, str>> {
         match self {
-            Value::Borrowed(s) => Cow::Borrowed(s),
-            Value::Escaped(s) => Cow::Owned(unescape_quotes(s)),
-            Value::Owned(s) => Cow::Owned(s),
+            Value::Borrowed(s) => Some(Cow::Borrowed(s)),
+            Value::Quoted(s) => {
+                crate::shells::words::one_word(s, crate::shells::Quoting::BASH).map(Cow::Owned)
+            }
         }
     }
 }
-
-/// How a `'` inside a single-quoted word is written: close, `"'"`, reopen.
-const ESCAPED_QUOTE_IN: &str = "'\"'\"'";
 
 /// `'seg'` followed by any number of `"'"'seg'`: the segments joined by `'`.
 fn decode_single_quoted(rest: &str) -> Option<(Value<'_>, usize)> {
@@ -1369,51 +1371,28 @@ fn decode_single_quoted(rest: &str) -> Option<(Value<'_>, usize)> {
             open = close + AFTER_CLOSE.len();
             continue;
         }
-        let inside = &rest[1..close];
         let value = if open == 0 {
-            Value::Borrowed(inside)
+            Value::Borrowed(&rest[1..close])
         } else {
-            Value::Escaped(inside)
+            Value::Quoted(&rest[..close + 1])
         };
         return Some((value, close + 1));
     }
 }
 
-/// The inside of a scanned single-quoted word with each `'"'"'` made `'`. Every `'` in
-/// it starts such an escape (the scan checked), so a search for `'` finds them all.
-fn unescape_quotes(inside: &str) -> String {
-    let mut out = String::with_capacity(inside.len());
-    let mut rest = inside;
-    while let Some(at) = rest.find('\'') {
-        out.push_str(&rest[..at]);
-        out.push('\'');
-        rest = &rest[at + ESCAPED_QUOTE_IN.len()..];
-    }
-    out.push_str(rest);
-    out
-}
-
 /// npm shell-quote's double-quoted form.
 fn decode_npm_double(rest: &str) -> Option<(Value<'_>, usize)> {
     let bytes = rest.as_bytes();
-    let mut value = String::new();
     let mut i = 1;
-    let mut run = 1;
     loop {
         match *bytes.get(i)? {
-            b'"' => {
-                value.push_str(&rest[run..i]);
-                return Some((Value::Owned(value), i + 1));
-            }
+            b'"' => return Some((Value::Quoted(&rest[..i + 1]), i + 1)),
             b'\\' => {
                 let escaped = *bytes.get(i + 1)?;
                 if !matches!(escaped, b'"' | b'\\' | b'$' | b'`') {
                     return None;
                 }
-                value.push_str(&rest[run..i]);
-                value.push(char::from(escaped));
                 i += 2;
-                run = i;
             }
             b'$' | b'`' | b'!' => return None,
             b if b < 0x20 || b == 0x7f => return None,
@@ -1425,9 +1404,7 @@ fn decode_npm_double(rest: &str) -> Option<(Value<'_>, usize)> {
 /// npm shell-quote's bare form: safe characters, and `\X` for ASCII punctuation X.
 fn decode_npm_bare(rest: &str) -> Option<(Value<'_>, usize)> {
     let bytes = rest.as_bytes();
-    let mut value = String::new();
     let mut i = 0;
-    let mut run = 0;
     let mut escaped_any = false;
     while let Some(&b) = bytes.get(i) {
         if b.is_ascii_alphanumeric() || b"_%+./:-".contains(&b) || b >= 0x80 {
@@ -1437,11 +1414,8 @@ fn decode_npm_bare(rest: &str) -> Option<(Value<'_>, usize)> {
             if !escaped.is_ascii_punctuation() {
                 return None;
             }
-            value.push_str(&rest[run..i]);
-            value.push(char::from(escaped));
             escaped_any = true;
             i += 2;
-            run = i;
         } else {
             break;
         }
@@ -1452,8 +1426,7 @@ fn decode_npm_bare(rest: &str) -> Option<(Value<'_>, usize)> {
     if !escaped_any {
         return Some((Value::Borrowed(&rest[..i]), i));
     }
-    value.push_str(&rest[run..i]);
-    Some((Value::Owned(value), i))
+    Some((Value::Quoted(&rest[..i]), i))
 }
 
 /// Whether `command < /dev/null` runs what `command` runs, with only stdin changed: every
