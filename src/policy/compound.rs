@@ -9,7 +9,8 @@
 //!
 //! Three checks must all pass, and any of them can refuse:
 //!
-//! 1. **gate's own scan** (`scan`). It reads a deliberately tiny language: words made
+//! 1. **gate's own scan** (`scan`), with the shell's word reader
+//!    ([`crate::shells::words`]). It reads a deliberately tiny language: words made
 //!    of characters that are not shell characters (quotes allowed, and `~`, globs, `=`,
 //!    `#` inside a word), separated by spaces and tabs, joined by exactly one of the four
 //!    operators. It refuses every other shell character wherever it is (`$`, `` ` ``,
@@ -180,17 +181,12 @@ fn has_refused_char(command: &str) -> bool {
     })
 }
 
-/// Where the word that starts at `i` ends: at the first blank or operator character
-/// outside quotes. `None` for an open quote.
-fn word_end(bytes: &[u8], mut i: usize) -> Option<usize> {
-    while let Some(&b) = bytes.get(i) {
-        match b {
-            b'\'' | b'"' => i += 2 + bytes[i + 1..].iter().position(|&c| c == b)?,
-            b if is_blank(b) || is_operator_byte(b) => break,
-            _ => i += 1,
-        }
-    }
-    Some(i)
+/// Where the word that starts at byte `i` ends, as the shell's word reader reads it
+/// ([`crate::shells::words`]): at the first blank or operator character outside quotes.
+/// `None` for an open quote (or anything else the reader stops at, which the scan has
+/// refused before).
+fn word_end(command: &str, i: usize) -> Option<usize> {
+    crate::shells::words::word_end(command, i, crate::shells::Quoting::BASH).ok()
 }
 
 /// gate's own reading of `command` in the tiny language compound mode accepts. Exact for
@@ -223,7 +219,7 @@ fn scan(command: &str) -> Option<Scanned<'_>> {
                 return None;
             }
             let start = i;
-            i = word_end(bytes, i)?;
+            i = word_end(command, i)?;
             if name.is_none() {
                 // Both ends are next to ASCII bytes (or the ends), so they are char
                 // boundaries.
@@ -413,7 +409,9 @@ mod tests {
     use proptest::prelude::*;
 
     /// The shell parser, given the whole text (not the skeleton), reads exactly the
-    /// scan's simple commands, words and operators.
+    /// scan's simple commands, words and operators: brush-parser's tokens are the
+    /// shell's word reader's words ([`crate::shells::words`]), which the scan reads
+    /// with. The proptests below run it on generated compositions and soups.
     fn full_parse_agrees(command: &str) -> bool {
         let (Some(scanned), Some(parsed)) = (scan(command), parse(command)) else {
             return false;
@@ -439,7 +437,7 @@ mod tests {
                 i += 1;
                 continue;
             }
-            let end = word_end(bytes, i).unwrap();
+            let end = word_end(part, i).unwrap();
             words.push(&part[i..end]);
             i = end;
         }
