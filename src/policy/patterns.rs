@@ -8,6 +8,8 @@
 //! so both stay valid.
 
 use super::rules::{RuleError, trim_blanks, validate_rule};
+use crate::shells::Quoting;
+use crate::shells::words::read_word;
 
 /// The names agents give their shell tool in permission rules written `TOOL(COMMAND)`,
 /// and the agent, for the message.
@@ -55,29 +57,45 @@ pub(super) fn check(rule: &str) -> Result<(), RuleError> {
 }
 
 /// The first character of `rule` that a shell would read as a glob: `*` or `?`
-/// outside quotes, or `[` outside quotes with a `]` after it in the same word. A quote
-/// without its closing one quotes nothing (so the rule is refused rather than let
-/// through).
+/// outside quotes, or `[` outside quotes with a `]` after it in the same word. The
+/// words are the shell's word reader's ([`crate::shells::words`]). A quote without its
+/// closing one quotes nothing (so the rule is refused rather than let through): from
+/// the word it opens in, the text is read as written.
 fn first_glob_char(rule: &str) -> Option<char> {
     let bytes = rule.as_bytes();
-    let mut i = 0;
+    let mut at = 0;
+    loop {
+        while matches!(bytes.get(at), Some(b' ' | b'\t')) {
+            at += 1;
+        }
+        if at == bytes.len() {
+            return None;
+        }
+        let (word, stop) = read_word(rule, at, Quoting::BASH);
+        if stop.is_some() || word.end == at {
+            return glob_in(rule[at..].chars().map(|c| (c, false)));
+        }
+        if let Some(c) = glob_in(word.value.chars().zip(word.quoted.iter().copied())) {
+            return Some(c);
+        }
+        at = word.end;
+    }
+}
+
+/// The first glob character among one word's characters (each with whether it was
+/// quoted); a blank ends a word's `[`.
+fn glob_in(chars: impl Iterator<Item = (char, bool)>) -> Option<char> {
     // An unquoted `[` seen in the current word.
     let mut bracket = false;
-    while i < bytes.len() {
-        match bytes[i] {
-            q @ (b'\'' | b'"') => {
-                if let Some(len) = bytes[i + 1..].iter().position(|&b| b == q) {
-                    i += len + 1;
-                }
-            }
-            b'*' => return Some('*'),
-            b'?' => return Some('?'),
-            b'[' => bracket = true,
-            b']' if bracket => return Some('['),
-            b' ' | b'\t' => bracket = false,
+    for (c, quoted) in chars {
+        match c {
+            _ if quoted => {}
+            '*' | '?' => return Some(c),
+            '[' => bracket = true,
+            ']' if bracket => return Some('['),
+            ' ' | '\t' => bracket = false,
             _ => {}
         }
-        i += 1;
     }
     None
 }
