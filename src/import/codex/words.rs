@@ -10,11 +10,8 @@
 
 use crate::policy::SHELL_CHARS;
 
-/// Words a shell reads as its own syntax when they come first.
-const RESERVED: [&str; 21] = [
-    "!", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for", "function", "if",
-    "in", "select", "then", "time", "until", "while", "[[", "]]", "{",
-];
+// Words a shell reads as its own syntax when they come first: the shell table's.
+use crate::shells::RESERVED_WORDS as RESERVED;
 
 /// Whether `word` must be quoted to reach the program as this one argument. `first`: the
 /// word is the program (where `NAME=value` would be an assignment and `if` a keyword).
