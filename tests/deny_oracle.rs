@@ -565,3 +565,131 @@ fn the_trace_parser_reads_interleaved_and_failed_execs() {
     assert_eq!((gated.status, gated.timed_out), (Some(125), true));
     assert_eq!(gated.messages, ["gate: it broke"]);
 }
+
+/// The words of `text` as gate's shell word reader reads them in `quoting`; `None` when
+/// it stops (an open quote, an expansion, a metacharacter).
+fn reader_words(text: &str, quoting: gate::shells::Quoting) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut at = 0;
+    loop {
+        while matches!(text.as_bytes().get(at), Some(b' ' | b'\t')) {
+            at += 1;
+        }
+        if at == text.len() {
+            return Some(words);
+        }
+        let (word, stop) = gate::shells::words::read_word(text, at, quoting);
+        if stop.is_some() || word.end == at {
+            return None;
+        }
+        at = word.end;
+        words.push(word.value);
+    }
+}
+
+/// The words a real shell passes to `printf` for `text`, or `None` when the shell
+/// refuses the text (a syntax error).
+fn shell_words_of(shell: &[&str], text: &str, dir: &std::path::Path) -> Option<Vec<String>> {
+    let program = common::require_program(shell[0]);
+    let out = std::process::Command::new(program)
+        .args(&shell[1..])
+        .arg("-c")
+        .arg(format!("printf '%s\\0' MARK {text}"))
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("the shell runs");
+    if !out.status.success() {
+        return None;
+    }
+    let printed = String::from_utf8(out.stdout).expect("the texts make UTF-8 words");
+    let mut words: Vec<String> = printed.split('\0').map(str::to_owned).collect();
+    assert_eq!(words.pop().as_deref(), Some(""), "{text:?}: {printed:?}");
+    assert_eq!(words.first().map(String::as_str), Some("MARK"), "{text:?}");
+    Some(words.split_off(1))
+}
+
+/// A fixed-seed generator of word texts: quotes, backslashes, `$'…'` and `$"…"`, blanks,
+/// a glob and non-ASCII, nothing that expands.
+fn generated_word_texts(count: usize, mut seed: u64) -> Vec<String> {
+    const PIECES: &[&str] = &[
+        "a", "b", " ", "\t", "'", "\"", "\\", "$'", "$\"", "\\x41", "\\n", "\\'", "é", "*", "a b",
+    ];
+    let mut next = move || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) as usize
+    };
+    (0..count)
+        .map(|_| {
+            let len = next() % 10;
+            (0..len).map(|_| PIECES[next() % PIECES.len()]).collect()
+        })
+        .collect()
+}
+
+/// gate's shell word reader (`gate::shells::words`, behind the read-only preset,
+/// compound mode, the agents' wrappers and the allow rules' glob check; its quoting
+/// rules are the deny scanner's) against the real shells: for every text, in the
+/// reading gate has for that shell, the words it reads are the words the shell hands
+/// `printf`, and a text it cannot read (an open quote) is one the shell refuses. Run in
+/// an empty directory, so that a `*` stays itself.
+#[test]
+fn the_word_reader_reads_words_as_bash_dash_and_busybox_sh_do() {
+    use gate::shells::Quoting;
+    let dir = tempfile::tempdir().unwrap();
+    let mut texts: Vec<String> = [
+        "plain words",
+        "'a b' \"c d\"",
+        "a'b'\"c\"d",
+        "'a'\"'\"'b'",
+        "a\\ b \\'x\\'",
+        "\"a\\\"b\\\\c\\d\\$e\\`f\"",
+        "\"a$\" b$",
+        "$'\\x72m' $'a\\'b'",
+        "$'\\' x '",
+        "$\"x y\"",
+        "\"$'x'\"",
+        "é'ü' \"ñ\"",
+        "'' \"\" a''b",
+        "'open",
+        "\"open",
+        "$'open",
+        "\\'",
+        "'*' \"*\" \\*",
+        "\"a\\\nb\" a\\\nb",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    texts.extend(generated_word_texts(300, 27));
+    let shells: [(&[&str], Quoting); 3] = [
+        (&["bash"], Quoting::BASH),
+        (&["dash"], Quoting::DASH),
+        (&["busybox", "sh"], Quoting::BUSYBOX),
+    ];
+    let mut compared = 0;
+    let mut misses = Vec::new();
+    for (shell, quoting) in shells {
+        for text in &texts {
+            let ours = reader_words(text, quoting);
+            let theirs = shell_words_of(shell, text, dir.path());
+            match (&ours, &theirs) {
+                (Some(a), Some(b)) if a == b => compared += 1,
+                (None, None) => compared += 1,
+                _ => misses.push(format!(
+                    "{shell:?} {text:?}: gate {ours:?}, shell {theirs:?}"
+                )),
+            }
+        }
+    }
+    assert!(
+        misses.is_empty(),
+        "{} misses:\n{}",
+        misses.len(),
+        misses.join("\n")
+    );
+    assert!(compared >= 900, "only {compared} texts compared");
+}
