@@ -1,12 +1,16 @@
 //! Shell facts, in one place: which programs are shells, which language each one's
 //! text is, how each reads its own options (which take a value, which hand it a command
-//! string), which start-up files it reads, and which names gate answers to as a shim.
+//! string), which start-up files it reads, which names gate answers to as a shim, the
+//! reserved words; the shell's characters and how each shell reads its quotes
+//! ([`quoting`]); and the one reader of a shell word ([`words`]).
 //!
 //! Every reader takes them from here: the deny-rule scanner ([`crate::policy::scan`],
-//! for `bash -c '…'` inside a command), gate's own argument parser
-//! ([`crate::invocation`]), the clean start ([`crate::exec::start_files`]), the shim
-//! lookups ([`crate::exec`], [`crate::doctor`]) and the agents' wrapper check
-//! ([`crate::policy::wrapper`]). The option tables were measured against the shells
+//! for `bash -c '…'` inside a command, and for how each shell's quotes read), gate's
+//! own argument parser ([`crate::invocation`]), the clean start
+//! ([`crate::exec::start_files`]), the shim lookups ([`crate::exec`],
+//! [`crate::doctor`]), the agents' wrapper check ([`crate::policy::wrapper`]), the
+//! read-only preset, compound mode, the allow rules' checks and `gate import`'s
+//! writer of words. The option tables were measured against the shells
 //! themselves on Debian 12 (bash 5.2, dash 0.5.12, zsh 5.9, fish 3.6, ksh93u+m 1.0.4,
 //! mksh 59c, yash 2.52, posh 0.14.1, busybox 1.35).
 //!
