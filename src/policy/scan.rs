@@ -1179,7 +1179,7 @@ impl PartialWord {
         self.chars.push((c, quoted));
         self.any_quoted |= quoted;
         self.any_brace |= c == '{' && !quoted;
-        self.any_glob |= matches!(c, '*' | '?' | '[') && !quoted;
+        self.any_glob |= shells::quoting::GLOB_CHARS.contains(&c) && !quoted;
         if let Some(shown) = &mut self.shown {
             shown.push(c);
         }
@@ -1370,7 +1370,7 @@ impl Frame {
 fn glob_pattern(chars: &[(char, bool)]) -> Option<String> {
     if !chars
         .iter()
-        .any(|&(c, q)| !q && matches!(c, '*' | '?' | '['))
+        .any(|&(c, q)| !q && shells::quoting::GLOB_CHARS.contains(&c))
     {
         return None;
     }
@@ -1758,10 +1758,7 @@ fn heredoc_bodies(
 }
 
 fn is_word_end(next: Option<char>) -> bool {
-    matches!(
-        next,
-        None | Some(' ' | '\t' | '\n' | ';' | '&' | '|' | '(' | ')' | '<' | '>')
-    )
+    next.is_none_or(|c| shells::quoting::is_blank(c) || shells::quoting::is_metachar(c))
 }
 
 /// Handle a `$` at `chars[i]`; returns the index of the next character to read.
