@@ -10,7 +10,8 @@
 //!
 //! 1. it contains a character that keeps a command from matching an allow rule
 //!    ([`first_unmatchable_char`]: separators, redirections, substitutions, a newline…);
-//! 2. it does not split into words (`shell_words::split`: an unclosed quote);
+//! 2. it does not split into words (the shell's word reader, [`crate::shells::words`]: an
+//!    unclosed quote);
 //! 3. its first word is a variable assignment (`GIT_PAGER=… git log`), names the program
 //!    by a path (`./sed`, `/usr/bin/sed`, `bin/git`), contains a pattern character, or is
 //!    not a name in the table;

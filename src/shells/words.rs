@@ -67,8 +67,9 @@ pub fn word_end(text: &str, start: usize, quoting: Quoting) -> Result<usize, Unr
 /// The value of `text` when it is exactly one word: `None` when it holds more than one,
 /// none, or anything the reader stops at.
 pub fn one_word(text: &str, quoting: Quoting) -> Option<String> {
-    let (word, stop) = read_word(text, 0, quoting);
-    (stop.is_none() && word.end == text.len() && !text.is_empty()).then_some(word.value)
+    let mut value = String::with_capacity(text.len());
+    let (end, stop) = read(text, 0, quoting, &mut |c, _| value.push(c));
+    (stop.is_none() && end == text.len() && !text.is_empty()).then_some(value)
 }
 
 /// Whether a `$` followed by `next` starts an expansion (a name, a special parameter,
