@@ -4,10 +4,10 @@
 
 #![forbid(unsafe_code)]
 
-use crate::policy::readonly::{Files, View};
+use crate::policy::readonly::Files;
 use crate::policy::{
     Allowed, AskMatch, Asked, CommandText, Decision, Denied, DenyMatch, Level, Policy, Remembered,
-    Request, SHELL_CHARS, decide, describe_char, first_unmatchable_char,
+    Request, SHELL_CHARS, Unallowed, Unmatched, decide, describe_char, first_unmatchable_char,
 };
 
 /// What a decision rests on, in fields (for JSON) and in a sentence.
@@ -43,14 +43,9 @@ pub fn display(text: &str) -> String {
     shown
 }
 
-/// Explain `decision`, reached under `policy` for `command` (`None` for a shell session),
-/// with `files` what its words name on disk.
-pub fn explain(
-    decision: &Decision,
-    policy: &Policy,
-    command: Option<&CommandText>,
-    files: &Files,
-) -> Explanation {
+/// Explain `decision`, reached under `policy`: the decision says why, and this puts it in
+/// words (the policy gives the level and where it came from).
+pub fn explain(decision: &Decision, policy: &Policy) -> Explanation {
     let level = policy.level;
     let level_origin = policy.level_origin.to_string();
     let plain = |decided_by, reason: String| Explanation {
@@ -192,70 +187,13 @@ pub fn explain(
                 policy.ask.len()
             ),
         ),
-        Decision::Ask(Asked::Unallowed) => {
-            let why = match command {
-                None => "a shell with no command to check cannot match an allow rule".to_owned(),
-                Some(c) if !c.is_exact() => {
-                    "it is not valid UTF-8, so it cannot match an allow rule".to_owned()
-                }
-                Some(c) => match first_unmatchable_char(c.as_str()) {
-                    Some(_) if policy.compound => compound_why(policy, c.as_str(), files),
-                    Some(ch) if SHELL_CHARS.contains(&ch) => format!(
-                        "it contains the shell character {}, and a command with shell syntax \
-                         never matches an allow rule",
-                        describe_char(ch)
-                    ),
-                    Some(ch) => format!(
-                        "it contains the {}, and such a command never matches an allow rule",
-                        describe_char(ch)
-                    ),
-                    None if policy.allow.is_empty() => "there are no allow rules".to_owned(),
-                    None => match policy.allow.find(c.as_str()) {
-                        Some((rule, _)) => match crate::policy::runners::check(rule, c.as_str()) {
-                            Err(refusal) => format!(
-                                "the allow rule `{}` trusts the project's own scripts and \
-                                     files, not an argument that loads or runs other code: \
-                                     {refusal}",
-                                display(rule)
-                            ),
-                            Ok(()) if policy.readonly_rules => {
-                                let why_not = crate::policy::readonly::check(c.as_str(), files)
-                                    .err()
-                                    .map_or_else(String::new, |e| format!(" ({e})"));
-                                format!(
-                                    "the allow rule `{}` is a read-only command, and with \
-                                         readonly_rules such a rule allows only commands that \
-                                         only read; this one does not{why_not}",
-                                    display(rule)
-                                )
-                            }
-                            Ok(()) => "no allow rule matches it".to_owned(),
-                        },
-                        None => "no allow rule matches it".to_owned(),
-                    },
-                },
-            };
-            // With the preset on, say why it did not allow a simple command either.
-            let why = match command {
-                Some(c)
-                    if policy.readonly
-                        && c.is_exact()
-                        && first_unmatchable_char(c.as_str()).is_none() =>
-                {
-                    match crate::policy::readonly::check(c.as_str(), files) {
-                        Err(e) => {
-                            format!("{why}, and the read-only preset does not allow it ({e})")
-                        }
-                        Ok(_) => why,
-                    }
-                }
-                _ => why,
-            };
-            plain(
-                "none",
-                format!("{why}, so level \"{level}\" (from {level_origin}) needs an approver"),
-            )
-        }
+        Decision::Ask(Asked::Unallowed(why)) => plain(
+            "none",
+            format!(
+                "{}, so level \"{level}\" (from {level_origin}) needs an approver",
+                unallowed(why)
+            ),
+        ),
         Decision::Deny(Denied::Level) => plain(
             "level",
             format!(
@@ -295,19 +233,20 @@ pub struct Alternative {
     pub reason: String,
 }
 
-/// For a request that needs an approver under `policy`: which of the settings that are
-/// off there, `compound` and `readonly`, would have allowed it, each alone or (when
-/// neither alone does) both together. Each is [`decide`](crate::policy::decide) again
-/// with the setting turned on; nothing else changes.
+/// For `decision`, made under `policy` for `request`, when it needs an approver because
+/// nothing allows it: which of the settings that are off there, `compound` and
+/// `readonly`, would have allowed it, each alone or (when neither alone does) both
+/// together. Each is [`decide`](crate::policy::decide) again with the setting turned on;
+/// nothing else changes.
 pub fn alternatives(
+    decision: &Decision,
     policy: &Policy,
     remembered: &Remembered,
     request: Request<'_>,
-    command: Option<&CommandText>,
     files: &Files,
 ) -> Vec<Alternative> {
     // An ask rule asks whatever else is turned on.
-    if decide(policy, remembered, request, files) != Decision::Ask(Asked::Unallowed) {
+    if !matches!(decision, Decision::Ask(Asked::Unallowed(_))) {
         return Vec::new();
     }
     let allowed_with = |compound: bool, readonly: bool| {
@@ -317,7 +256,7 @@ pub fn alternatives(
             ..policy.clone()
         };
         match decide(&flipped, remembered, request, files) {
-            d @ Decision::Allow(_) => Some(explain(&d, &flipped, command, files).reason),
+            d @ Decision::Allow(_) => Some(explain(&d, &flipped).reason),
             _ => None,
         }
     };
@@ -349,32 +288,51 @@ pub fn alternatives(
     found
 }
 
-/// Why compound mode did not allow a command with shell syntax.
-fn compound_why(policy: &Policy, text: &str, files: &Files) -> String {
-    let Some(parts) = crate::policy::compound::split(text) else {
-        return "it has shell syntax that compound mode does not take apart (only simple \
-                commands joined by &&, ||, ; and | are)"
-            .to_owned();
-    };
-    // As `decide` sees each part: after one that changes the directory, the names of the
-    // later ones are not what the edge resolved.
-    let mut moved = false;
-    let mut alone = |part: &str| {
-        let view = if moved {
-            View::moved(files)
-        } else {
-            View::here(files)
-        };
-        moved |= crate::policy::readonly::files::moves(part);
-        crate::policy::find_rule(policy, part, &view).is_some()
-            || (policy.readonly && crate::policy::readonly::check_in(part, &view).is_ok())
-    };
-    match parts.iter().find(|p| !alone(p)) {
-        Some(part) => format!(
+/// Why nothing allowed a command at level `ask`, as the decision found it.
+fn unallowed(why: &Unallowed) -> String {
+    match why {
+        Unallowed::NoCommand => {
+            "a shell with no command to check cannot match an allow rule".into()
+        }
+        Unallowed::Inexact => "it is not valid UTF-8, so it cannot match an allow rule".into(),
+        Unallowed::Char(ch) if SHELL_CHARS.contains(ch) => format!(
+            "it contains the shell character {}, and a command with shell syntax never \
+             matches an allow rule",
+            describe_char(*ch)
+        ),
+        Unallowed::Char(ch) => format!(
+            "it contains the {}, and such a command never matches an allow rule",
+            describe_char(*ch)
+        ),
+        Unallowed::NotSplit => "it has shell syntax that compound mode does not take apart \
+                                (only simple commands joined by &&, ||, ; and | are)"
+            .into(),
+        Unallowed::Part(Some(part)) => format!(
             "compound mode: `{}` is not allowed on its own",
             display(part)
         ),
-        None => "compound mode: not every part is allowed on its own".to_owned(),
+        Unallowed::Part(None) => "compound mode: not every part is allowed on its own".into(),
+        Unallowed::Simple { rules, preset } => {
+            let why = match rules {
+                Unmatched::NoRules => "there are no allow rules".to_owned(),
+                Unmatched::NoMatch => "no allow rule matches it".to_owned(),
+                Unmatched::Runner { rule, refusal } => format!(
+                    "the allow rule `{}` trusts the project's own scripts and files, not an \
+                     argument that loads or runs other code: {refusal}",
+                    display(rule)
+                ),
+                Unmatched::ReadOnlyRule { rule, refusal } => format!(
+                    "the allow rule `{}` is a read-only command, and with readonly_rules such \
+                     a rule allows only commands that only read; this one does not ({refusal})",
+                    display(rule)
+                ),
+            };
+            // With the preset on, say why it did not allow the command either.
+            match preset {
+                Some(e) => format!("{why}, and the read-only preset does not allow it ({e})"),
+                None => why,
+            }
+        }
     }
 }
 
@@ -454,7 +412,7 @@ mod tests {
             Request::Command(&c),
             &Files::nothing_there(),
         );
-        explain(&d, p, Some(&c), &Files::nothing_there())
+        explain(&d, p)
     }
 
     #[test]
@@ -529,6 +487,107 @@ mod tests {
     }
 
     #[test]
+    fn an_ask_because_nothing_allows_it_is_worded_from_the_reason_it_carries() {
+        let level = ", so level \"ask\" (from --level) needs an approver";
+        let not_read_only =
+            crate::policy::readonly::check("sort -o out f", &Files::nothing_there())
+                .expect_err("sort -o writes");
+        let refusal = crate::policy::runners::Refusal {
+            runner: "make".into(),
+            word: "SHELL=./x".into(),
+            why: "sets the shell make runs".into(),
+        };
+        let simple = |rules| Unallowed::Simple {
+            rules,
+            preset: None,
+        };
+        for (why, said) in [
+            (
+                Unallowed::NoCommand,
+                "a shell with no command to check cannot match an allow rule".to_owned(),
+            ),
+            (
+                Unallowed::Inexact,
+                "it is not valid UTF-8, so it cannot match an allow rule".into(),
+            ),
+            (
+                Unallowed::Char('|'),
+                "it contains the shell character '|', and a command with shell syntax never \
+                 matches an allow rule"
+                    .into(),
+            ),
+            (
+                Unallowed::Char('\u{7}'),
+                format!(
+                    "it contains the {}, and such a command never matches an allow rule",
+                    describe_char('\u{7}')
+                ),
+            ),
+            (
+                Unallowed::NotSplit,
+                "it has shell syntax that compound mode does not take apart (only simple \
+                 commands joined by &&, ||, ; and | are)"
+                    .into(),
+            ),
+            (
+                Unallowed::Part(Some("rm -rf x".into())),
+                "compound mode: `rm -rf x` is not allowed on its own".into(),
+            ),
+            (
+                Unallowed::Part(None),
+                "compound mode: not every part is allowed on its own".into(),
+            ),
+            (
+                simple(Unmatched::NoRules),
+                "there are no allow rules".into(),
+            ),
+            (
+                simple(Unmatched::NoMatch),
+                "no allow rule matches it".into(),
+            ),
+            (
+                simple(Unmatched::Runner {
+                    rule: "make".into(),
+                    refusal: Box::new(refusal),
+                }),
+                "the allow rule `make` trusts the project's own scripts and files, not an \
+                 argument that loads or runs other code: `make`: `SHELL=./x` sets the shell \
+                 make runs"
+                    .into(),
+            ),
+            (
+                simple(Unmatched::ReadOnlyRule {
+                    rule: "sort".into(),
+                    refusal: Box::new(not_read_only.clone()),
+                }),
+                format!(
+                    "the allow rule `sort` is a read-only command, and with readonly_rules \
+                     such a rule allows only commands that only read; this one does not \
+                     ({not_read_only})"
+                ),
+            ),
+            (
+                Unallowed::Simple {
+                    rules: Unmatched::NoMatch,
+                    preset: Some(Box::new(not_read_only.clone())),
+                },
+                format!(
+                    "no allow rule matches it, and the read-only preset does not allow it \
+                     ({not_read_only})"
+                ),
+            ),
+        ] {
+            let e = explain(
+                &Decision::Ask(Asked::Unallowed(why.clone())),
+                &policy(Level::Ask, &[], &[]),
+            );
+            assert_eq!(e.decided_by, "none", "{why:?}");
+            assert_eq!((e.rule, e.rule_origin, e.matched), (None, None, None));
+            assert_eq!(e.reason, format!("{said}{level}"), "{why:?}");
+        }
+    }
+
+    #[test]
     fn an_ask_rule_is_named_with_its_origin_and_what_it_caught() {
         let mut p = policy(Level::Full, &["git"], &[]);
         p.ask.add("git push", Origin::Flag("--ask")).unwrap();
@@ -548,18 +607,19 @@ mod tests {
         assert!(alternatives_for(&p, "git push").is_empty());
     }
 
-    fn alternatives_for(p: &Policy, text: &str) -> Vec<Vec<&'static str>> {
+    fn alternatives_of(p: &Policy, text: &str) -> Vec<Alternative> {
         let c = CommandText::new(text);
-        alternatives(
-            p,
-            &Remembered::new(),
-            Request::Command(&c),
-            Some(&c),
-            &Files::nothing_there(),
-        )
-        .into_iter()
-        .map(|a| a.settings)
-        .collect()
+        let request = Request::Command(&c);
+        let files = Files::nothing_there();
+        let decision = decide(p, &Remembered::new(), request, &files);
+        alternatives(&decision, p, &Remembered::new(), request, &files)
+    }
+
+    fn alternatives_for(p: &Policy, text: &str) -> Vec<Vec<&'static str>> {
+        alternatives_of(p, text)
+            .into_iter()
+            .map(|a| a.settings)
+            .collect()
     }
 
     #[test]
@@ -583,14 +643,7 @@ mod tests {
         on.readonly = true;
         assert!(alternatives_for(&on, "cat f | wc -l && touch x").is_empty());
         // The reason is the one the setting would give.
-        let c = CommandText::new("cat f");
-        let found = alternatives(
-            &p,
-            &Remembered::new(),
-            Request::Command(&c),
-            Some(&c),
-            &Files::nothing_there(),
-        );
+        let found = alternatives_of(&p, "cat f");
         assert_eq!(
             found[0].reason,
             "it only reads: the read-only preset allows `cat` as written"

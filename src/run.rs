@@ -535,7 +535,7 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
             return code;
         }
     }
-    let mut explanation = explain::explain(&decision, policy, judged.text.as_ref(), &files);
+    let mut explanation = explain::explain(&decision, policy);
     judged.annotate(&mut explanation);
     tracing::debug!(?decision, reason = %explanation.reason, "decided");
     let trail = Trail::new(&settings, &judged, system_log);
@@ -875,12 +875,7 @@ fn ask_then_run(
                 source: source.map(Into::into),
                 sandboxed: settings.policy.level == crate::policy::Level::Safe && !leaves_sandbox,
             };
-            let mut e = explain::explain(
-                &Decision::Allow(allowed.clone()),
-                &settings.policy,
-                judged.text.as_ref(),
-                &Files::default(),
-            );
+            let mut e = explain::explain(&Decision::Allow(allowed.clone()), &settings.policy);
             // The record keeps the rule that made gate ask.
             if by_rule {
                 e.rule = explanation.rule.clone();
@@ -1419,7 +1414,7 @@ fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
     // a command that waits for an approver.
     let files = judged.files(&settings, true, true);
     let decision = decide(&settings.policy, &remembered, judged.request(), &files);
-    let mut e = explain::explain(&decision, &settings.policy, judged.text.as_ref(), &files);
+    let mut e = explain::explain(&decision, &settings.policy);
     judged.annotate(&mut e);
     // Who would be asked now, looked at the way a run looks (and only when it would).
     let reach = match &decision {
@@ -1472,10 +1467,10 @@ fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
         outcome_text,
         reach,
         alternatives: explain::alternatives(
+            &decision,
             &settings.policy,
             &remembered,
             judged.request(),
-            judged.text.as_ref(),
             &files,
         ),
         status,

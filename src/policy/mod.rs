@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 pub use ask::{AskMatch, AskRules};
 pub use decide::{
-    Allowed, Asked, Decision, Denied, Policy, Remembered, Request, decide, find_rule,
+    Allowed, Asked, Decision, Denied, Policy, Remembered, Request, Unallowed, Unmatched, decide,
 };
 pub use deny::{DenyMatch, DenyRules, ExecMatch, MULTI_CALL};
 pub use examples::{Alone, Expect, RuleKind};
