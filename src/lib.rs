@@ -10,20 +10,23 @@
 //! - [`policy`]: the decision, pure.
 //! - [`netproxy`]: network by domain at `safe`: the domain policy and its proxy.
 //! - [`import`]: other agents' rules → gate rules (pure readers, one per agent).
-//! - [`explain`]: decisions in words.
+//! - [`explain`]: decisions in words (the decision carries its reason; this renders it).
 //! - [`audit`], [`session`], [`diag`]: records and diagnostics.
 //! - [`supervisor`]: the process beside a command that needs one (deny rules at exec,
 //!   network by domain), answering the system calls its filter hands over.
 //! - [`exec`]: finding the real shell and replacing gate with it.
 //! - [`settings`]: the loaded settings and what the sandbox derives from them.
 //! - [`shells`]: shell facts (names, dialects, option tables, start-up families), pure.
-//! - [`run`]: the sequence; it dispatches to the subcommands ([`doctor`],
+//! - [`judge`]: the judgement a run and `gate check` share, up to where a run asks or
+//!   execs.
+//! - [`run`]: the sequence; it dispatches to the subcommands ([`check`], [`doctor`],
 //!   [`rules_report`], [`approval`], [`completions`]), which never import it.
 //! - [`output`]: gate's own lines and exit statuses, a leaf every module may use.
 
 pub mod agents;
 pub mod approval;
 pub mod audit;
+pub mod check;
 pub mod cli;
 pub mod completions;
 pub mod config;
@@ -34,6 +37,7 @@ pub mod explain;
 pub mod files;
 pub mod import;
 pub mod invocation;
+pub mod judge;
 pub mod netproxy;
 pub mod output;
 pub mod policy;

@@ -1,19 +1,19 @@
-//! The high stage: settings loaded, request judged, decision acted on. Every path ends
-//! in an exec or an exit status; see [`crate::main`] for the status policy.
+//! The high stage: settings loaded, request judged ([`crate::judge`], which `gate check`
+//! shares), decision acted on. Every path ends in an exec or an exit status; see
+//! [`crate::main`] for the status policy.
 
 use std::ffi::{OsStr, OsString};
-use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
 use crate::audit;
-use crate::config::{AuditJournal, AuditLog, DEFAULT_SHELL, Settings};
+use crate::config::{AuditJournal, DEFAULT_SHELL, Settings};
 use crate::exec::{self, Permit, PermitError, Plan, PlanKind};
 use crate::explain::{self, Explanation};
-use crate::invocation::{self, Action, Invocation, Personality, ShellWork, Target};
+use crate::invocation::{self, Action, Invocation, Personality, Target};
+use crate::judge::{Decided, Judged, Judgement, Purpose, join, judge};
 use crate::output::{REFUSED, fail, print_out as print, say};
-use crate::policy::readonly::Files;
-use crate::policy::{Allowed, CommandText, Decision, Level, Remembered, Request, decide};
+use crate::policy::{Allowed, CommandText, Decision};
 use crate::sandbox;
 use crate::session;
 use crate::settings::{load_settings, protected_files, sandbox_settings};
@@ -45,7 +45,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
             None => crate::cli::help_text(),
         }),
         Action::Version => print(&format!("gate {}\n", crate::cli::VERSION)),
-        Action::Check { target, json } => check(&inv, target, *json),
+        Action::Check { target, json } => crate::check::check(&inv, target, *json),
         Action::Doctor { json } => crate::doctor::run(&inv, *json),
         Action::Rules { json } => crate::rules_report::run(&inv, *json),
         Action::Import(args) => crate::import::apply::run(&inv, args),
@@ -110,208 +110,6 @@ fn tools_socket(inv: &Invocation, settings: &Settings) -> std::path::PathBuf {
     match settings.approver.as_ref().map(|a| a.uid()) {
         Some(Ok(uid)) if uid == own && !named => crate::approval::paths::default_socket(&var),
         _ => crate::approval::socket_path(settings, &var),
-    }
-}
-
-/// What gate judges for a target.
-struct Judged {
-    /// command / script / program / session
-    kind: &'static str,
-    text: Option<CommandText>,
-    /// An agent's wrapper around `text`: the whole `-c` text, and the template's name.
-    wrapper: Option<(CommandText, &'static str)>,
-    /// The wrapper runs `text` through gate again, under the same settings.
-    execs_gate: bool,
-    /// Text that looks like an agent's wrapper but is judged whole: the agent, and why
-    /// (said in the reason, by `gate check` and in the audit record, so that a user
-    /// knows why nothing the agent runs is allowed).
-    looks_like: Option<(&'static str, String)>,
-    /// For a script: the SHA-256 of its content when it was judged (`Some(None)`: it
-    /// could not be read), for the record; see [`Judged::hash_script`].
-    script_sha256: Option<Option<String>>,
-}
-
-impl Judged {
-    /// `same_settings`: this gate was given no options of its own, so a gate the wrapper
-    /// runs (a shim, which takes none) decides under the same settings. `shell`: the kind
-    /// of shell gate will run (`bash`, `zsh`), asked only of a wrapper that needs one.
-    fn of(
-        target: &Target,
-        same_settings: bool,
-        shell: &dyn Fn() -> Option<&'static str>,
-    ) -> Judged {
-        let plain = |kind, text| Judged {
-            kind,
-            text,
-            wrapper: None,
-            execs_gate: false,
-            looks_like: None,
-            script_sha256: None,
-        };
-        match target {
-            Target::Shell { work, args, .. } => match work {
-                ShellWork::Command(c) => {
-                    let outer = CommandText::from_bytes(c.as_bytes());
-                    // An agent's wrapper whose files check out is judged by the agent's
-                    // own command inside it; the shell still runs the whole text.
-                    let mut looks_like = None;
-                    if outer.is_exact() {
-                        if let Some(u) = crate::policy::wrapper::unwrap(outer.as_str()) {
-                            let kind = u.bookkeeping.shells.and_then(|_| shell());
-                            match crate::agents::trusted(&u, kind, &var) {
-                                Ok(trust) => {
-                                    let inner = CommandText::new(u.inner.into_owned());
-                                    let template = u.template;
-                                    return Judged {
-                                        kind: "command",
-                                        text: Some(inner),
-                                        wrapper: Some((outer.clone(), template)),
-                                        execs_gate: trust.execs_gate && same_settings,
-                                        looks_like: None,
-                                        script_sha256: None,
-                                    };
-                                }
-                                Err(why) => {
-                                    tracing::debug!(
-                                        template = u.template,
-                                        %why,
-                                        "an agent's wrapper, judged whole"
-                                    );
-                                    let name = crate::policy::wrapper::family(u.agent)
-                                        .map_or(u.agent, |f| f.name);
-                                    looks_like = Some((
-                                        u.agent,
-                                        format!(
-                                            "it is {name}'s wrapper ({}), but {why}, so gate judges the whole text",
-                                            u.template
-                                        ),
-                                    ));
-                                }
-                            }
-                        }
-                    }
-                    let looks_like = looks_like.or_else(|| look_alike(outer.as_str(), args));
-                    Judged {
-                        looks_like,
-                        ..plain("command", Some(outer))
-                    }
-                }
-                ShellWork::Script(operands) => plain("script", Some(join(operands))),
-                ShellWork::Session => plain("session", None),
-                ShellWork::Info => plain("info", None),
-            },
-            Target::Program { argv } => plain("program", Some(join(argv))),
-        }
-    }
-
-    /// For a script run by path, hash its content now, as it is when judged: the record
-    /// shows only its name (and that cut at 2 KB), and the file may change afterwards.
-    fn hash_script(&mut self, target: &Target) {
-        if let Target::Shell {
-            work: ShellWork::Script(operands),
-            ..
-        } = target
-        {
-            let script = operands.first().map(std::path::Path::new);
-            self.script_sha256 = Some(script.and_then(audit::script_sha256));
-        }
-    }
-
-    /// Say in the reason what the wrapper did to the judgement: the inner command was
-    /// judged, or the whole text, because it only looks like a wrapper.
-    fn annotate(&self, explanation: &mut Explanation) {
-        if let (Some((_, template)), false) = (&self.wrapper, self.execs_gate) {
-            explanation.reason = format!(
-                "{} (the agent's own command, inside the {template} wrapper)",
-                explanation.reason
-            );
-        }
-        if let Some((_, note)) = &self.looks_like {
-            explanation.reason = format!("{} ({note})", explanation.reason);
-        }
-    }
-
-    /// What the command's words name on disk, for the read-only preset and read-only
-    /// rules: looked at only where they can allow it (level `ask`, and with `wanted`),
-    /// since looking costs a system call or more per word. `every_part`: for each part
-    /// of a compound command even when compound mode is off (`gate check` says what it
-    /// would allow).
-    fn files(&self, settings: &Settings, wanted: bool, every_part: bool) -> Files {
-        let policy = &settings.policy;
-        match &self.text {
-            Some(text) if wanted && policy.level == Level::Ask && text.is_exact() => {
-                crate::files::look(settings, text.as_str(), policy.compound || every_part)
-            }
-            _ => Files::default(),
-        }
-    }
-
-    fn request(&self) -> Request<'_> {
-        match &self.text {
-            Some(inner) if self.wrapper.is_some() => Request::Wrapped {
-                outer: &self.wrapper.as_ref().expect("checked").0,
-                inner,
-                execs_gate: self.execs_gate,
-            },
-            Some(text) => Request::Command(text),
-            None if self.kind == "info" => Request::Info,
-            None => Request::Session,
-        }
-    }
-}
-
-/// The kind of shell gate runs a `-c` text with, found as [`plan`] finds the shell:
-/// `bash` or `zsh` (by the program's real name), or `None` for another shell or one
-/// that cannot be found (then [`plan`] fails too).
-fn shell_kind(inv: &Invocation, settings: &Settings) -> Option<&'static str> {
-    use crate::exec::start_files::Family;
-    let shell = match &inv.personality {
-        Personality::Shim { name } => {
-            exec::shim_shell(name, &inv.argv0, var("PATH").as_deref()).ok()?
-        }
-        Personality::Gate => settings
-            .shell
-            .as_ref()
-            .map_or_else(|| PathBuf::from(DEFAULT_SHELL), |(path, _)| path.clone()),
-    };
-    match Family::of(&shell) {
-        Family::Bash => Some("bash"),
-        Family::Zsh => Some("zsh"),
-        Family::Posix | Family::Fish | Family::Other => None,
-    }
-}
-
-/// Which known agent's wrapper `text` (the `-c` text of `args`) looks like, though no
-/// template matched, and the sentence that says so; `None` for an agent's start-up call
-/// (judged whole where gate does not answer it), which is no wrapper of an unknown
-/// version whatever its text holds.
-fn look_alike(text: &str, args: &[OsString]) -> Option<(&'static str, String)> {
-    let strs: Option<Vec<&str>> = args.iter().map(|a| a.to_str()).collect();
-    if strs.is_some_and(|s| crate::policy::wrapper::startup(&s).is_some()) {
-        return None;
-    }
-    let family = crate::policy::wrapper::resembles(text)?;
-    Some((
-        family.agent,
-        format!(
-            "it looks like {}'s wrapper, a version gate does not know, so gate judges the whole text",
-            family.name
-        ),
-    ))
-}
-
-/// Arguments joined with shell quoting, as gate judges a program's argv.
-fn join(args: &[OsString]) -> CommandText {
-    let strs: Option<Vec<&str>> = args.iter().map(|a| a.to_str()).collect();
-    match strs {
-        Some(strs) => CommandText::new(shell_words::join(strs)),
-        None => {
-            let lossy: Vec<String> = args
-                .iter()
-                .map(|a| a.to_string_lossy().into_owned())
-                .collect();
-            CommandText::inexact(shell_words::join(lossy))
-        }
     }
 }
 
@@ -513,21 +311,21 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
+    // Primed before the judgement, so that journald reads who gate is while gate decides.
     let mut system_log = system_log_primed(&settings);
-    if let Some(code) = agent_startup(target, &settings, &mut system_log) {
-        return code;
-    }
-    let mut judged = Judged::of(target, inv.gate == invocation::GateArgs::default(), &|| {
-        shell_kind(inv, &settings)
-    });
-    if settings.audit_log != AuditLog::Off || settings.audit_journal != AuditJournal::Off {
-        judged.hash_script(target);
-    }
-    // No remembered approvals here: gate keeps none that a command could write. The
-    // broker answers from its memory when it is asked (see docs/security.md).
-    let policy = &settings.policy;
-    let files = judged.files(&settings, policy.readonly || policy.readonly_rules, false);
-    let decision = decide(policy, &Remembered::new(), judged.request(), &files);
+    let Decided {
+        judged,
+        decision,
+        explanation,
+        ..
+    } = match judge(inv, target, &settings, Purpose::Run) {
+        Judgement::Startup {
+            call,
+            judged,
+            explanation,
+        } => return answer_startup(&call, &settings, &judged, explanation, system_log),
+        Judgement::Decided(decided) => decided,
+    };
     if let Decision::Deny(crate::policy::Denied::Rule(_))
     | Decision::Ask(crate::policy::Asked::Rule(_)) = &decision
     {
@@ -535,8 +333,6 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
             return code;
         }
     }
-    let mut explanation = explain::explain(&decision, policy);
-    judged.annotate(&mut explanation);
     tracing::debug!(?decision, reason = %explanation.reason, "decided");
     let trail = Trail::new(&settings, &judged, system_log);
     let subject = explain::subject(judged.text.as_ref());
@@ -558,20 +354,21 @@ fn run_target(inv: &Invocation, target: &Target) -> i32 {
 }
 
 /// An agent's start-up call (Claude Code's snapshot creation and environment probe,
-/// Codex's snapshot capture and check; see [`crate::policy::wrapper::startup`] and
-/// [`answers_startup`]): at `ask` and `safe`, gate answers
-/// it itself with an empty snapshot and runs nothing, so the agent starts at once without
-/// a prompt and later wrappers source a file gate knows. (The scripts source the user's
+/// Codex's snapshot capture and check; see [`crate::policy::wrapper::startup`]): where
+/// the judgement finds one that gate answers ([`Judgement::Startup`]), gate answers it
+/// itself with an empty snapshot and runs nothing, so the agent starts at once without a
+/// prompt and later wrappers source a file gate knows. (The scripts source the user's
 /// start-up files and hold text of the moment, so they cannot be checked; a forged one
 /// gets an empty snapshot, nothing more.)
-fn agent_startup(
-    target: &Target,
+fn answer_startup(
+    call: &crate::policy::wrapper::StartupCall<'_>,
     settings: &Settings,
-    system_log: &mut Option<audit::journal::SystemLog>,
-) -> Option<i32> {
-    let (call, judged, e) = recognise_startup(target, settings)?;
-    let trail = Trail::new(settings, &judged, system_log.take());
-    Some(match crate::agents::answer_startup(&call) {
+    judged: &Judged,
+    e: Explanation,
+    system_log: Option<audit::journal::SystemLog>,
+) -> i32 {
+    let trail = Trail::new(settings, judged, system_log);
+    match crate::agents::answer_startup(call) {
         Ok(()) => {
             if let Err(line) = trail.record("allow", &e, None) {
                 say(&format!("gate: warning: {line}"));
@@ -588,7 +385,7 @@ fn agent_startup(
             );
             fail(format!("{why}; nothing was run"))
         }
-    })
+    }
 }
 
 /// An agent's start-up call at `full` that the deny or ask rules refuse or ask about as
@@ -649,94 +446,6 @@ fn startup_checked_at_exec(
         &Allowed::Level,
         explanation,
     ))
-}
-
-/// Whether gate answers `call` itself under `policy`: at `ask` and `safe` always. At
-/// `full` Claude Code's calls run, unless a deny or ask rule is set: its snapshot script
-/// cannot be checked against those rules (it holds the user's rc file and computed programs,
-/// which every rule matches), and running it would leave a snapshot gate does not know,
-/// so that every later wrapper would be judged whole. Answered, the snapshot is gate's
-/// own, and the deny rules see each of the model's commands alone. At `deny` nothing is
-/// answered: the call is refused like any command.
-fn answers_startup(
-    policy: &crate::policy::Policy,
-    call: &crate::policy::wrapper::StartupCall<'_>,
-) -> bool {
-    // The environment probe is answered only where running it would wait for a person:
-    // at `safe` and `full` `env` runs anyway (and so would `printenv`), so an empty answer
-    // there would only lie to a program that asks honestly.
-    if call.kind == "claude-code/env-probe" {
-        return policy.level == crate::policy::Level::Ask;
-    }
-    match policy.level {
-        crate::policy::Level::Ask | crate::policy::Level::Safe => true,
-        crate::policy::Level::Full => {
-            call.agent == "claude-code" && !(policy.deny.is_empty() && policy.ask.is_empty())
-        }
-        crate::policy::Level::Deny => false,
-    }
-}
-
-/// The start-up call `target` is, at a level where gate answers it: the call, what is
-/// recorded for it, and why.
-fn recognise_startup<'t>(
-    target: &'t Target,
-    settings: &Settings,
-) -> Option<(crate::policy::wrapper::StartupCall<'t>, Judged, Explanation)> {
-    use crate::policy::wrapper::StartupAnswer;
-    let Target::Shell { args, .. } = target else {
-        return None;
-    };
-    let call = crate::agents::startup(args, &var)?;
-    if !answers_startup(&settings.policy, &call) {
-        return None;
-    }
-    let (text, reason) = match call.answer {
-        StartupAnswer::WriteStub(path) => (
-            format!("({}: {path})", call.kind),
-            format!(
-                "{}: gate writes an empty snapshot to {path} and runs nothing",
-                call.kind
-            ),
-        ),
-        StartupAnswer::PrintStub => (
-            format!("({})", call.kind),
-            format!(
-                "{}: gate prints an empty snapshot and runs nothing",
-                call.kind
-            ),
-        ),
-        StartupAnswer::CheckStub(path) => (
-            format!("({}: {path})", call.kind),
-            format!(
-                "{}: {path} is gate's empty snapshot; nothing is run",
-                call.kind
-            ),
-        ),
-        StartupAnswer::Nothing => (
-            format!("({})", call.kind),
-            format!(
-                "{}: gate answers it with no output (the environment holds secrets) and runs nothing",
-                call.kind
-            ),
-        ),
-    };
-    let judged = Judged {
-        kind: "agent-startup",
-        text: Some(CommandText::new(text)),
-        wrapper: None,
-        execs_gate: false,
-        looks_like: None,
-        script_sha256: None,
-    };
-    let e = Explanation {
-        decided_by: "agent-startup",
-        rule: None,
-        rule_origin: None,
-        matched: None,
-        reason,
-    };
-    Some((call, judged, e))
 }
 
 /// Ask an approver, then run on an approve or refuse.
@@ -1143,55 +852,6 @@ fn run_allowed(
     err.exit_status()
 }
 
-/// What `gate check` says of a command it would run in the sandbox, with the network by
-/// domain when a domain list is set.
-fn sandboxed_run(settings: &Settings) -> String {
-    let sandbox = sandbox_settings(settings);
-    if sandbox.allow_domains.is_empty() || sandbox.network {
-        return "gate would run it inside the sandbox".to_owned();
-    }
-    format!(
-        "gate would run it inside the sandbox, with the network by domain through gate's \
-         proxy ({} allowed, {} denied)",
-        sandbox.allow_domains.len(),
-        sandbox.deny_domains.len()
-    )
-}
-
-/// For `gate check` (which never enforces the sandbox): why the sandbox could not be
-/// set up here, or else what this kernel lacks and gate does instead (empty when it
-/// lacks nothing), to follow [`sandboxed_run`]'s sentence.
-fn sandbox_problem(settings: &Settings) -> Result<String, String> {
-    let Ok(cwd) = std::env::current_dir() else {
-        return Ok(String::new());
-    };
-    if let Err(why) = crate::agents::agent_workspace(&cwd, &var) {
-        return Err(format!("gate would not run it (exit 125): {why}"));
-    }
-    let root = nix::unistd::geteuid().is_root();
-    let spec = match sandbox::spec::build(
-        &sandbox_settings(settings),
-        &cwd,
-        &var,
-        root,
-        &protected_files(settings),
-    ) {
-        Ok(spec) => spec,
-        Err(e) => return Err(format!("gate would not run it (exit 125): {e}")),
-    };
-    let grade = match sandbox::grade(&spec, &sandbox::probe()) {
-        Ok(grade) => grade,
-        Err(e) => return Err(format!("gate would not run it (exit 125): {e}")),
-    };
-    // What this kernel lacks and gate makes up for, in the same sentences as `gate
-    // doctor` (a run itself prints none of it: see docs/sandbox.md).
-    Ok(grade
-        .residual_lines(spec.unix_sockets)
-        .iter()
-        .map(|line| format!("; {line}"))
-        .collect())
-}
-
 /// gate's supervisor: started with the sandbox, or, outside it, to start right before
 /// exec.
 enum Deferred {
@@ -1368,274 +1028,5 @@ fn plan(inv: &Invocation, target: &Target, settings: &Settings) -> Result<Plan, 
             };
             exec::shell_plan(shell, &argv0, args, *operands_at, work)
         }
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// gate check
-
-/// What `gate check` found, beyond the decision and its explanation.
-struct Verdict<'a> {
-    /// allow / ask / deny
-    decision: &'a str,
-    /// run / ask / refuse / error
-    outcome: &'a str,
-    outcome_text: String,
-    /// Who would be asked now, for a command that needs an approver.
-    reach: Option<crate::approval::reach::Reach>,
-    /// Settings that are off and would have allowed it.
-    alternatives: Vec<explain::Alternative>,
-    status: i32,
-}
-
-fn check(inv: &Invocation, target: &Target, json: bool) -> i32 {
-    let settings = match load_settings(inv) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
-    if let Some((_, judged, e)) = recognise_startup(target, &settings) {
-        let verdict = Verdict {
-            decision: "allow",
-            outcome: "run",
-            outcome_text: "gate would answer it itself and run nothing".to_owned(),
-            reach: None,
-            alternatives: Vec::new(),
-            status: 0,
-        };
-        return check_report(&settings, &judged, &e, &verdict, json);
-    }
-    let judged = Judged::of(target, inv.gate == invocation::GateArgs::default(), &|| {
-        shell_kind(inv, &settings)
-    });
-    // gate keeps no remembered approvals: what the broker remembers it answers itself
-    // when asked, so here such a command is one that would ask.
-    let remembered = Remembered::new();
-    // Looked at whether or not the preset is on: `gate check` says when it would allow
-    // a command that waits for an approver.
-    let files = judged.files(&settings, true, true);
-    let decision = decide(&settings.policy, &remembered, judged.request(), &files);
-    let mut e = explain::explain(&decision, &settings.policy);
-    judged.annotate(&mut e);
-    // Who would be asked now, looked at the way a run looks (and only when it would).
-    let reach = match &decision {
-        Decision::Ask(_) => Some(crate::approval::reach::look(
-            &crate::approval::Channels::of(&settings, &var),
-        )),
-        _ => None,
-    };
-    let (outcome, outcome_text) = match &decision {
-        Decision::Allow(crate::policy::Allowed::Sandboxed) => match sandbox_problem(&settings) {
-            Err(problem) => ("error", problem),
-            Ok(residual) => ("run", sandboxed_run(&settings) + &residual),
-        },
-        Decision::Allow(_) => ("run", "gate would run it".to_owned()),
-        Decision::Ask(_) => {
-            let (outcome, text) = ask_outcome(reach.as_ref().expect("looked at for an ask"));
-            match settings.policy.level {
-                // An unsandboxed rule's question: a yes runs it outside.
-                crate::policy::Level::Safe
-                    if outcome == "ask"
-                        && matches!(
-                            decision,
-                            Decision::Ask(crate::policy::Asked::Unsandboxed { .. })
-                        ) =>
-                {
-                    (outcome, format!("{text}, outside the sandbox if approved"))
-                }
-                // What is approved at `safe` runs inside the sandbox.
-                crate::policy::Level::Safe if outcome == "ask" => {
-                    match sandbox_problem(&settings) {
-                        Err(problem) => ("error", problem),
-                        Ok(residual) => (outcome, format!("{text}, inside the sandbox{residual}")),
-                    }
-                }
-                _ => (outcome, text),
-            }
-        }
-        Decision::Deny(_) => ("refuse", "gate would refuse it (exit 126)".to_owned()),
-    };
-    // The status says what would happen now: 0 it runs, 1 it waits for an approver, 2
-    // it does not run (refused by policy, nobody to ask, or the sandbox cannot be set up).
-    let status = match outcome {
-        "run" => 0,
-        "ask" => 1,
-        _ => 2,
-    };
-    let verdict = Verdict {
-        decision: decision.kind(),
-        outcome,
-        outcome_text,
-        reach,
-        alternatives: explain::alternatives(
-            &decision,
-            &settings.policy,
-            &remembered,
-            judged.request(),
-            &files,
-        ),
-        status,
-    };
-    check_report(&settings, &judged, &e, &verdict, json)
-}
-
-/// What a run would do with a command that needs an approver, given who can be asked
-/// now: the outcome word and its sentence.
-fn ask_outcome(reach: &crate::approval::reach::Reach) -> (&'static str, String) {
-    use crate::approval::reach::{SocketState, TTY_OFF, TtyState};
-    let if_approved = "and run it only if approved (denied or unanswered: exit 126)";
-    match (&reach.socket_state, &reach.tty) {
-        (SocketState::Listening, _) => (
-            "ask",
-            format!(
-                "gate would ask the approver on {} {if_approved}",
-                reach.socket.display()
-            ),
-        ),
-        (SocketState::Busy, _) => (
-            "ask",
-            format!(
-                "gate would ask the approver on {}, which is slow to take connections, \
-                 {if_approved}",
-                reach.socket.display()
-            ),
-        ),
-        (SocketState::Untrusted(why), _) => (
-            "refuse",
-            format!(
-                "gate would refuse it now (exit 126): {}",
-                crate::approval::reach::untrusted(why)
-            ),
-        ),
-        (SocketState::Absent(_), TtyState::Available) => (
-            "ask",
-            format!("gate would ask on the terminal {if_approved}"),
-        ),
-        (SocketState::Absent(why), tty) => {
-            // A configured socket is named, as a run names it. The default socket's path
-            // differs from machine to machine; the JSON and `gate doctor` show it.
-            let socket = if reach.socket_configured {
-                why.clone()
-            } else {
-                "no broker is listening on the default socket".to_owned()
-            };
-            let terminal = match tty {
-                TtyState::Off => TTY_OFF.to_owned(),
-                TtyState::Unavailable(why) => format!("the terminal cannot be asked: {why}"),
-                TtyState::Available => unreachable!("matched above"),
-            };
-            (
-                "refuse",
-                format!(
-                    "gate would refuse it now (exit 126): nobody can be asked: {socket}, and \
-                     {terminal}"
-                ),
-            )
-        }
-    }
-}
-
-/// A setting turned on, as its option and its configuration key.
-fn setting_names(settings: &[&str]) -> (String, String) {
-    let flags: Vec<String> = settings
-        .iter()
-        .map(|s| format!("--{}", s.replace('_', "-")))
-        .collect();
-    let keys: Vec<String> = settings.iter().map(|s| format!("{s} = true")).collect();
-    (flags.join(" and "), keys.join(", "))
-}
-
-/// Print `gate check`'s report; the exit status is the verdict's unless stdout fails.
-fn check_report(
-    settings: &Settings,
-    judged: &Judged,
-    e: &Explanation,
-    verdict: &Verdict<'_>,
-    json: bool,
-) -> i32 {
-    use crate::approval::reach::SocketState;
-    let command = judged.text.as_ref().map(CommandText::as_str).unwrap_or("");
-    let locked = settings.locked_by.as_ref().map(|p| p.display().to_string());
-    let text = if json {
-        let approval = verdict.reach.as_ref().map(|r| {
-            let mut facts = r.to_json();
-            facts.insert("refusal".into(), serde_json::json!(r.refusal()));
-            facts
-        });
-        let alternatives: Vec<serde_json::Value> = verdict
-            .alternatives
-            .iter()
-            .map(|a| serde_json::json!({"settings": a.settings, "reason": a.reason}))
-            .collect();
-        let value = serde_json::json!({
-            "command": command,
-            "kind": judged.kind,
-            "exact": judged.text.as_ref().is_none_or(CommandText::is_exact),
-            "level": settings.policy.level.as_str(),
-            "level_origin": settings.policy.level_origin.to_string(),
-            "decision": verdict.decision,
-            "decided_by": e.decided_by,
-            "rule": e.rule,
-            "rule_origin": e.rule_origin,
-            "matched": e.matched,
-            "reason": e.reason,
-            "wrapper": judged.wrapper.as_ref().map(|(_, t)| *t),
-            "looks_like_wrapper": judged.looks_like.as_ref().map(|(agent, _)| *agent),
-            "outcome": verdict.outcome,
-            "approval": approval,
-            "would_allow_with": alternatives,
-            "config_files": settings.files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
-            "locked_by": locked,
-            "project": settings.project.as_ref().map(|p| serde_json::json!({
-                "file": p.path.display().to_string(),
-                "trust": p.trust.key(),
-            })),
-        });
-        format!("{value}\n")
-    } else {
-        let mut t = String::new();
-        t.push_str(&format!("command:  {}\n", explain::display(command)));
-        t.push_str(&format!(
-            "level:    {} (from {})\n",
-            settings.policy.level, settings.policy.level_origin
-        ));
-        t.push_str(&format!("decision: {}\n", verdict.decision));
-        t.push_str(&format!("reason:   {}\n", e.reason));
-        t.push_str(&format!("outcome:  {}\n", verdict.outcome_text));
-        if let Some(r) = &verdict.reach {
-            if r.asks().is_none() && matches!(r.socket_state, SocketState::Absent(_)) {
-                t.push_str(&format!(
-                    "advice:   {}\n",
-                    crate::approval::NO_APPROVER_ADVICE
-                ));
-            }
-        }
-        for a in &verdict.alternatives {
-            let (flags, keys) = setting_names(&a.settings);
-            let lock = match &locked {
-                Some(file) => {
-                    format!(" ({file} locks the configuration: only it can turn that on)")
-                }
-                None => String::new(),
-            };
-            t.push_str(&format!(
-                "hint:     with {flags} ({keys}) it would be allowed{lock}: {}\n",
-                a.reason
-            ));
-        }
-        if let Some(lock) = &locked {
-            t.push_str(&format!("locked:   by {lock}\n"));
-        }
-        if let Some(p) = &settings.project {
-            t.push_str(&format!(
-                "project:  {}, {}\n",
-                p.path.display(),
-                p.trust.describe()
-            ));
-        }
-        t
-    };
-    match print(&text) {
-        0 => verdict.status,
-        code => code,
     }
 }
