@@ -169,6 +169,22 @@ fn bench_decide(c: &mut Criterion) {
         .collect();
     let diff = CommandText::new(format!("git diff --stat --color=never HEAD~3 --{paths}"));
     assert!(diff.as_str().len() > 1000);
+    // The edge tells the preset what each name is: here, every one a plain file.
+    let files_for = |command: &CommandText| {
+        use gate::policy::readonly::{Found, Kind, Place, Query, file_queries};
+        let mut files = Files::default();
+        for query in file_queries(command.as_str(), false) {
+            let (Query::Path(name) | Query::Home(name)) = &query;
+            let place = Place {
+                path: Path::new("/work/project").join(name),
+                kind: Kind::File,
+                links: 1,
+                on_proc: false,
+            };
+            files.insert(query, Found::At(place));
+        }
+        files
+    };
     for (name, command) in [
         ("readonly-rules-hit/1KB", &diff),
         (
@@ -176,22 +192,19 @@ fn bench_decide(c: &mut Criterion) {
             &CommandText::new("git diff --stat"),
         ),
     ] {
-        assert!(matches!(
-            decide(
-                &p,
-                &remembered,
-                Request::Command(command),
-                &Files::default()
-            ),
-            gate::policy::Decision::Allow(_)
-        ));
+        let files = files_for(command);
+        let decision = decide(&p, &remembered, Request::Command(command), &files);
+        assert!(
+            matches!(decision, gate::policy::Decision::Allow(_)),
+            "{name}: {decision:?}"
+        );
         group.bench_function(name, |b| {
             b.iter(|| {
                 decide(
                     black_box(&p),
                     &remembered,
                     Request::Command(black_box(command)),
-                    &Files::default(),
+                    &files,
                 )
             })
         });
@@ -230,5 +243,68 @@ fn bench_config(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_decide, bench_config);
+/// The file `gate import claude` writes for the settings bench/import_rules.sh uses:
+/// 350 word prefixes, 50 exact commands, 50 asks and 50 denies, each from its line.
+fn imported_text() -> String {
+    use gate::import::plan::{Planned, toml};
+    use gate::import::{GateRule, RuleKind, Source};
+    let settings = Path::new("/home/me/.claude/settings.json");
+    let shapes = [
+        (RuleKind::Allow, "run", false, 350),
+        (RuleKind::Allow, "status", true, 50),
+        (RuleKind::Ask, "push", false, 50),
+        (RuleKind::Deny, "destroy", false, 50),
+    ];
+    let mut rules = Vec::new();
+    for (kind, word, exact, count) in shapes {
+        for i in 0..count {
+            rules.push(Planned {
+                rule: GateRule {
+                    kind,
+                    text: format!("tool{i} {word}"),
+                    exact,
+                    examples: Vec::new(),
+                },
+                from: Source {
+                    path: settings.to_path_buf(),
+                    line: u32::try_from(rules.len() + 4).unwrap(),
+                    text: String::new(),
+                },
+            });
+        }
+    }
+    toml("claude", &rules, &[settings])
+}
+
+/// Issue 25's target: a 500-rule imported policy costs at most 0.1 ms more to load
+/// than the user file alone (bench/import_rules.sh measures the whole run).
+fn bench_import(c: &mut Criterion) {
+    let mut group = c.benchmark_group("import-load");
+    let user = "level = \"ask\"\nallow = [\"echo hi\"]\ndeny = [\"never-run-this\"]\n";
+    let imported = imported_text();
+    let load = |files: &[(&str, &str)]| {
+        let layers = files
+            .iter()
+            .map(|(path, text)| parse_file(Path::new(path), text, FileKind::User, None).unwrap())
+            .collect();
+        merge(layers, Vec::new()).unwrap()
+    };
+    group.bench_function("user-file", |b| {
+        b.iter_with_large_drop(|| load(&[("/home/me/.config/gate/config.toml", black_box(user))]))
+    });
+    group.bench_function("user-file+500-imported", |b| {
+        b.iter_with_large_drop(|| {
+            load(&[
+                ("/home/me/.config/gate/config.toml", black_box(user)),
+                (
+                    "/home/me/.config/gate/config.d/import-claude.toml",
+                    black_box(&imported),
+                ),
+            ])
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_decide, bench_config, bench_import);
 criterion_main!(benches);
