@@ -23,6 +23,8 @@ use std::sync::Arc;
 
 use toml::de::{DeTable, DeValue};
 
+mod lists;
+
 use crate::invocation::GateArgs;
 use crate::policy::{AllowRules, AskRules, DenyRules, Level, Origin, Policy, RuleError};
 
@@ -364,14 +366,40 @@ pub fn toml_string(text: &str) -> String {
 
 struct FileCx<'a> {
     path: Arc<Path>,
-    lines: Lines,
+    text: &'a str,
+    /// Where each line starts, found when first needed (the quick reader counts lines
+    /// as it goes, and never needs them).
+    lines: std::cell::OnceCell<Lines>,
     home: Option<&'a Path>,
     kind: FileKind,
 }
 
-impl FileCx<'_> {
+impl<'a> FileCx<'a> {
+    fn new(path: &Path, text: &'a str, kind: FileKind, home: Option<&'a Path>) -> Self {
+        FileCx {
+            path: Arc::from(path),
+            text,
+            lines: std::cell::OnceCell::new(),
+            home,
+            kind,
+        }
+    }
+
+    fn lines(&self) -> &Lines {
+        self.lines.get_or_init(|| Lines::new(self.text))
+    }
+
+    /// The 1-based line of the byte at `offset`.
+    fn line_of(&self, offset: usize) -> u32 {
+        self.lines().line_of(offset)
+    }
+
     fn origin(&self, span: std::ops::Range<usize>) -> Origin {
-        let (path, line) = (self.path.clone(), self.lines.line_of(span.start));
+        self.origin_at(self.line_of(span.start))
+    }
+
+    fn origin_at(&self, line: u32) -> Origin {
+        let path = self.path.clone();
         match self.kind {
             FileKind::Always => Origin::Always { path, line },
             FileKind::System | FileKind::User | FileKind::Project => Origin::File { path, line },
@@ -388,15 +416,19 @@ pub fn parse_file(
     kind: FileKind,
     home: Option<&Path>,
 ) -> Result<Layer, ConfigError> {
-    let cx = FileCx {
-        path: Arc::from(path),
-        lines: Lines::new(text),
-        home,
-        kind,
-    };
+    let cx = FileCx::new(path, text, kind, home);
+    match lists::read(&cx, text) {
+        Some(layer) => Ok(layer),
+        None => parse_toml(&cx, text),
+    }
+}
+
+/// Read a file's text with the TOML parser: any file, and every message about one.
+fn parse_toml(cx: &FileCx<'_>, text: &str) -> Result<Layer, ConfigError> {
+    let path = &cx.path;
     let table = DeTable::parse(text).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
-        let line = cx.lines.line_of(span.start);
+        let line = cx.line_of(span.start);
         let line_text = text
             .lines()
             .nth(line.saturating_sub(1) as usize)
@@ -415,7 +447,7 @@ pub fn parse_file(
         })
     })?;
     let mut layer = Layer::default();
-    walk_top(&cx, table.get_ref(), &mut layer)?;
+    walk_top(cx, table.get_ref(), &mut layer)?;
     Ok(layer)
 }
 
@@ -498,49 +530,7 @@ fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(
                     layer.allow.reserve(items.len());
                 }
                 for item in items {
-                    let RuleItem {
-                        rule,
-                        span,
-                        examples,
-                        exact,
-                        from,
-                    } = rule_item(cx, name, item)?;
-                    let item_origin = match from {
-                        None => cx.origin(span),
-                        Some(_) if cx.kind == FileKind::Always => {
-                            return Err(ConfigError::at(
-                                &cx.origin(span),
-                                name,
-                                "the always-allow file holds approvals, not imported rules \
-                                 (`from`); import into config.toml",
-                            ));
-                        }
-                        Some(from) => {
-                            let Origin::File { path, line } = cx.origin(span) else {
-                                unreachable!("a file's origin is a file")
-                            };
-                            Origin::Imported {
-                                path,
-                                line,
-                                from: from.into(),
-                            }
-                        }
-                    };
-                    let added = if exact && name == "unsandboxed" {
-                        layer.unsandboxed.add_exact(rule, item_origin.clone())
-                    } else if exact {
-                        layer.allow.add_exact(rule, item_origin.clone())
-                    } else {
-                        add_rule(layer, name, rule, item_origin.clone())
-                    };
-                    added.map_err(|e| {
-                        ConfigError::at(
-                            &item_origin,
-                            name,
-                            format!("`{}`: {e}", rule.escape_debug()),
-                        )
-                    })?;
-                    check_examples(cx, name, rule, exact, &examples)?;
+                    take_rule(cx, layer, name, rule_item(cx, name, item)?)?;
                 }
             }
             "compound" => layer.compound = Some((expect_bool(cx, name, value)?, origin)),
@@ -762,12 +752,31 @@ type Example<'v> = (&'v str, std::ops::Range<usize>, crate::policy::Expect);
 /// One entry of `allow`, `deny` or `ask`, as written.
 struct RuleItem<'v> {
     rule: &'v str,
-    span: std::ops::Range<usize>,
+    /// The line of the rule.
+    line: u32,
     examples: Vec<Example<'v>>,
     /// An allow rule that matches only the command equal to it (`exact = true`).
     exact: bool,
     /// Where `gate import` found the rule it wrote (`from = "FILE:LINE"`).
     from: Option<&'v str>,
+}
+
+/// Whether a list's rules may be exact: allow rules only (and unsandboxed ones, which are
+/// matched as allow rules are).
+fn may_be_exact(key: &str) -> bool {
+    matches!(key, "allow" | "unsandboxed")
+}
+
+/// Whether `from` is one plain line (`FILE:LINE`), not blank.
+fn is_plain_from(text: &str) -> bool {
+    let mut visible = false;
+    for c in text.chars() {
+        if c.is_control() {
+            return false;
+        }
+        visible |= !c.is_whitespace();
+    }
+    visible
 }
 
 /// The keys a rule table may have.
@@ -785,7 +794,7 @@ fn rule_item<'v>(
     if let Some(rule) = item.get_ref().as_str() {
         return Ok(RuleItem {
             rule,
-            span: item.span(),
+            line: cx.line_of(item.span().start),
             examples: Vec::new(),
             exact: false,
             from: None,
@@ -808,7 +817,7 @@ fn rule_item<'v>(
             }
             "exact" => {
                 exact = expect_bool(cx, &path, v)?;
-                if exact && !matches!(key, "allow" | "unsandboxed") {
+                if exact && !may_be_exact(key) {
                     return Err(ConfigError::at(
                         &cx.origin(v.span()),
                         &path,
@@ -823,7 +832,7 @@ fn rule_item<'v>(
             }
             "from" => {
                 let text = expect_str(cx, &path, v)?;
-                if text.trim().is_empty() || text.chars().any(char::is_control) {
+                if !is_plain_from(text) {
                     return Err(ConfigError::at(
                         &cx.origin(v.span()),
                         &path,
@@ -849,7 +858,7 @@ fn rule_item<'v>(
     match rule {
         Some((rule, span)) => Ok(RuleItem {
             rule,
-            span,
+            line: cx.line_of(span.start),
             examples,
             exact,
             from,
@@ -861,6 +870,60 @@ fn rule_item<'v>(
              `not_match`, its examples, `exact` and `from`)",
         )),
     }
+}
+
+/// Add one entry of a rule list (`allow`, `deny`, `ask`, `unsandboxed`) to the layer:
+/// its origin (imported when it has `from`), the rule validated, its examples checked.
+/// Both readers of a file come here, so a rule means the same whichever read it.
+fn take_rule(
+    cx: &FileCx<'_>,
+    layer: &mut Layer,
+    name: &str,
+    item: RuleItem<'_>,
+) -> Result<(), ConfigError> {
+    let RuleItem {
+        rule,
+        line,
+        examples,
+        exact,
+        from,
+    } = item;
+    let item_origin = match from {
+        None => cx.origin_at(line),
+        Some(_) if cx.kind == FileKind::Always => {
+            return Err(ConfigError::at(
+                &cx.origin_at(line),
+                name,
+                "the always-allow file holds approvals, not imported rules \
+                 (`from`); import into config.toml",
+            ));
+        }
+        Some(from) => {
+            let Origin::File { path, line } = cx.origin_at(line) else {
+                unreachable!("a file's origin is a file")
+            };
+            Origin::Imported {
+                path,
+                line,
+                from: from.into(),
+            }
+        }
+    };
+    let added = if exact && name == "unsandboxed" {
+        layer.unsandboxed.add_exact(rule, item_origin.clone())
+    } else if exact {
+        layer.allow.add_exact(rule, item_origin.clone())
+    } else {
+        add_rule(layer, name, rule, item_origin.clone())
+    };
+    added.map_err(|e| {
+        ConfigError::at(
+            &item_origin,
+            name,
+            format!("`{}`: {e}", rule.escape_debug()),
+        )
+    })?;
+    check_examples(cx, name, rule, exact, &examples)
 }
 
 /// Check a rule against the examples written beside it; a mismatch names the example's

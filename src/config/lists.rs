@@ -1,0 +1,417 @@
+//! A quick reader for files that are nothing but rule lists, one rule per line: what
+//! `gate import` writes (hundreds of rules, read before every command), and a person's
+//! own long lists of rules. Such a file is TOML like any other, and the TOML parser
+//! reads it correctly; it is slow at it, building a table per rule (issue 25 measured
+//! 1.5 ms for 500 imported rules, against a budget of 0.1 ms).
+//!
+//! This reader takes a file only when every line is one of:
+//!
+//! - blank, or a comment;
+//! - `allow = [`, `deny = [`, `ask = [` or `unsandboxed = [` (each key once), opening a list;
+//! - inside a list, one entry and its comma: `"RULE",` or a table of `rule`, `exact`
+//!   and `from` (`{ rule = "RULE", exact = true, from = "FILE:LINE" },`), with strings
+//!   that hold no backslash and no quote;
+//! - `]`, closing the list.
+//!
+//! Anything else, anywhere, and the whole file goes to the TOML parser instead: so does
+//! a file whose rules this layer refuses, so that every message about a file comes from
+//! one reader. Both readers hand each entry to the same [`super::take_rule`], so a rule
+//! means the same whichever read it; a property test holds them to the same layer.
+
+use super::{FileCx, FileKind, Layer, RuleItem};
+
+/// The keys of the lists this reader takes.
+const LIST_KEYS: [&str; 4] = ["allow", "deny", "ask", "unsandboxed"];
+
+/// The layer `text` holds, when it is made only of rule lists one rule per line and
+/// every rule is good; `None` otherwise (the TOML parser then reads it and says what is
+/// wrong, if anything is).
+pub(super) fn read(cx: &FileCx<'_>, text: &str) -> Option<Layer> {
+    // A control character other than tab is not allowed in a TOML comment or string: the
+    // comments and strings are checked for them below. Anywhere else on a line it is not
+    // one of the shape's tokens or blanks, so the line is not in the shape (a carriage
+    // return before a line end too).
+    let mut layer = Layer::default();
+    let mut seen = [false; LIST_KEYS.len()];
+    // The key of the list being read.
+    let mut open: Option<&str> = None;
+    let mut number = 0u32;
+    for line in text.split('\n') {
+        number += 1;
+        let trimmed = line.trim_matches(is_blank);
+        if trimmed.is_empty() {
+            continue;
+        }
+        if let Some(comment) = trimmed.strip_prefix('#') {
+            if comment.bytes().any(is_control) {
+                return None;
+            }
+            continue;
+        }
+        match open {
+            None => {
+                let (key, rest) = trimmed.split_once('=')?;
+                let key = key.trim_end_matches(is_blank);
+                let index = LIST_KEYS.iter().position(|k| *k == key)?;
+                if seen[index] || rest.trim_matches(is_blank) != "[" {
+                    return None;
+                }
+                // The always-allow file holds allow rules only.
+                if cx.kind == FileKind::Always && key != "allow" {
+                    return None;
+                }
+                seen[index] = true;
+                open = Some(LIST_KEYS[index]);
+            }
+            Some(key) => {
+                if trimmed == "]" {
+                    open = None;
+                    continue;
+                }
+                let entry = trimmed.strip_suffix(',')?.trim_end_matches(is_blank);
+                let item = entry_item(entry, number)?;
+                if item.exact && !super::may_be_exact(key) {
+                    return None;
+                }
+                super::take_rule(cx, &mut layer, key, item).ok()?;
+            }
+        }
+    }
+    match open {
+        None => Some(layer),
+        // A list left open is malformed.
+        Some(_) => None,
+    }
+}
+
+/// TOML's white space within a line.
+fn is_blank(c: char) -> bool {
+    c == ' ' || c == '\t'
+}
+
+/// One entry, on line `line`: a string, or a table of `rule`, `exact` and `from`.
+fn entry_item(entry: &str, line: u32) -> Option<RuleItem<'_>> {
+    if entry.starts_with('"') {
+        let (rule, rest) = string(entry)?;
+        return rest.is_empty().then(|| RuleItem {
+            rule,
+            line,
+            examples: Vec::new(),
+            exact: false,
+            from: None,
+        });
+    }
+    let mut rest = entry.strip_prefix('{')?.strip_suffix('}')?;
+    let (mut rule, mut exact, mut from) = (None, None, None);
+    loop {
+        rest = rest.trim_start_matches(is_blank);
+        let (key, after) = rest.split_once('=')?;
+        let value = after.trim_start_matches(is_blank);
+        let after_value = match key.trim_end_matches(is_blank) {
+            "rule" if rule.is_none() => {
+                let (text, after) = string(value)?;
+                rule = Some(text);
+                after
+            }
+            "from" if from.is_none() => {
+                let (text, after) = string(value)?;
+                from = Some(text);
+                after
+            }
+            "exact" if exact.is_none() => {
+                let (flag, after) = if let Some(after) = value.strip_prefix("true") {
+                    (true, after)
+                } else {
+                    (false, value.strip_prefix("false")?)
+                };
+                exact = Some(flag);
+                after
+            }
+            _ => return None,
+        };
+        let after_value = after_value.trim_start_matches(is_blank);
+        if after_value.is_empty() {
+            break;
+        }
+        rest = after_value.strip_prefix(',')?;
+    }
+    let rule = rule?;
+    if from.is_some_and(|from| !super::is_plain_from(from)) {
+        return None;
+    }
+    Some(RuleItem {
+        rule,
+        line,
+        examples: Vec::new(),
+        exact: exact.unwrap_or(false),
+        from,
+    })
+}
+
+/// A basic string at the start of `text` with no escape, no quote and no control
+/// character inside, and what follows it.
+fn string(text: &str) -> Option<(&str, &str)> {
+    let body = text.strip_prefix('"')?;
+    let end = body
+        .bytes()
+        .position(|b| b == b'"' || b == b'\\' || is_control(b))?;
+    (body.as_bytes()[end] == b'"').then(|| (&body[..end], &body[end + 1..]))
+}
+
+/// The bytes TOML allows in no comment and no basic string: control characters other
+/// than tab.
+fn is_control(b: u8) -> bool {
+    (b < b' ' && b != b'\t') || b == 0x7f
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn cx(text: &str, kind: FileKind) -> FileCx<'_> {
+        FileCx::new(
+            Path::new("/home/u/.config/gate/config.d/import-claude.toml"),
+            text,
+            kind,
+            None,
+        )
+    }
+
+    /// A layer as text that does not depend on the order of a hash map: each rule list
+    /// with its origins (and whether a rule is exact), then everything else.
+    fn view(layer: &Layer) -> String {
+        let mut rest = layer.clone();
+        let allow = std::mem::take(&mut rest.allow);
+        let deny = std::mem::take(&mut rest.deny);
+        let ask = std::mem::take(&mut rest.ask);
+        let unsandboxed = std::mem::take(&mut rest.unsandboxed);
+        let sorted = |rules: &crate::policy::AllowRules| {
+            let mut v: Vec<String> = rules
+                .iter()
+                .map(|(r, o)| format!("{r:?} {o} exact={}", rules.is_exact(r)))
+                .collect();
+            v.sort();
+            v
+        };
+        let in_order = |rules: Vec<(&str, &crate::policy::Origin)>| {
+            rules
+                .into_iter()
+                .map(|(r, o)| format!("{r:?} {o}"))
+                .collect::<Vec<_>>()
+        };
+        format!(
+            "allow {:?}\ndeny {:?}\nask {:?}\nunsandboxed {:?}\nrest {rest:?}",
+            sorted(&allow),
+            in_order(deny.iter().collect()),
+            in_order(ask.iter().collect()),
+            sorted(&unsandboxed),
+        )
+    }
+
+    /// What the quick reader makes of `text`, and what the TOML parser does.
+    fn both(text: &str, kind: FileKind) -> (Option<Layer>, Result<Layer, String>) {
+        let cx = cx(text, kind);
+        (
+            read(&cx, text),
+            super::super::parse_toml(&cx, text).map_err(|e| e.to_string()),
+        )
+    }
+
+    /// The quick reader took `text`, and read it as the TOML parser does.
+    fn agree(text: &str, kind: FileKind) -> bool {
+        match both(text, kind) {
+            (Some(quick), Ok(full)) => {
+                assert_eq!(view(&quick), view(&full), "{text}");
+                true
+            }
+            (Some(quick), Err(e)) => {
+                panic!(
+                    "the quick reader took a file the TOML parser refuses ({e}):\n{text}\n{quick:?}"
+                )
+            }
+            (None, _) => false,
+        }
+    }
+
+    #[test]
+    fn what_gate_import_writes_takes_the_quick_reader_and_reads_the_same() {
+        use crate::import::plan::{Planned, toml};
+        use crate::import::{GateRule, RuleKind, Source};
+        let settings = Path::new("/home/u/.claude/settings.json");
+        let rules: Vec<Planned> = [
+            (RuleKind::Allow, "npm run test", false),
+            (RuleKind::Allow, "git status", true),
+            (RuleKind::Allow, "git log --oneline", false),
+            (RuleKind::Ask, "git push", false),
+            (RuleKind::Deny, "rm -rf", false),
+            (RuleKind::Deny, "sudo", false),
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, (kind, text, exact))| Planned {
+            rule: GateRule {
+                kind,
+                text: text.to_owned(),
+                exact,
+                examples: Vec::new(),
+            },
+            from: Source {
+                path: settings.to_path_buf(),
+                line: u32::try_from(i).unwrap() + 4,
+                text: String::new(),
+            },
+        })
+        .collect();
+        let text = toml("claude", &rules, &[settings]);
+        assert!(agree(&text, FileKind::User), "{text}");
+        let layer = read(&cx(&text, FileKind::User), &text).unwrap();
+        assert_eq!(
+            (layer.allow.len(), layer.ask.len(), layer.deny.len()),
+            (3, 1, 2)
+        );
+        assert!(layer.allow.is_exact("git status"));
+        let (_, origin) = layer.allow.find("git status").unwrap();
+        assert_eq!(
+            origin.to_string(),
+            "/home/u/.config/gate/config.d/import-claude.toml:6 (imported from /home/u/.claude/settings.json:5)"
+        );
+    }
+
+    #[test]
+    fn a_file_outside_the_shape_goes_to_the_toml_parser() {
+        for text in [
+            "level = \"ask\"\n",
+            "allow = [\"git status\"]\n",
+            "allow = [\n  \"git status\" # why\n]\n",
+            "allow = [\n  \"git status\"\n]\n",
+            "allow = [\n  'git status',\n]\n",
+            "allow = [\n  \"git \\u0073tatus\",\n]\n",
+            "\"allow\" = [\n  \"git status\",\n]\n",
+            "allow = [\n  \"git status\",\n]\nallow = [\n]\n",
+            "allow = [\n  \"git status\",\n",
+            "allow = [\r\n  \"git status\",\r\n]\r\n",
+            "allow = [\n  { rule = \"git status\", match = [\"git status\"] },\n]\n",
+            "allow = [\n  { rule = \"git status\", },\n]\n",
+            "allow = [\n  { rule = \"a\", rule = \"b\" },\n]\n",
+            "allow = [\n  { exact = true },\n]\n",
+            "allow = [\n  { rule = \"a\", exact = yes },\n]\n",
+            "allow = [\n  { rule = \"a\", from = \"\" },\n]\n",
+            "deny = [\n  { rule = \"rm\", exact = true },\n]\n",
+            "deny = [\n  \"rm; ls\",\n]\n",
+            "# a comment with a bell \u{7}\nallow = [\n]\n",
+            "[approval]\nallow = [\n]\n",
+            "\u{feff}allow = [\n]\n",
+        ] {
+            assert!(!agree(text, FileKind::User), "{text:?}");
+        }
+        // The always-allow file holds allow rules only, and none imported.
+        for text in [
+            "deny = [\n  \"rm\",\n]\n",
+            "allow = [\n  { rule = \"a\", from = \"/x:1\" },\n]\n",
+        ] {
+            assert!(!agree(text, FileKind::Always), "{text:?}");
+            assert!(both(text, FileKind::Always).1.is_err(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn comments_blank_lines_and_indentation_stay_in_the_shape() {
+        let text = "# head\n\n\tallow\t=\t[\n  # inside\n\n  \"a b\"\t,\n  {rule=\"c\",exact=false,from=\"x:1\"},\n\t]\n\nask = [\n]\n";
+        assert!(agree(text, FileKind::User), "{text}");
+    }
+
+    /// Pieces of lines near the shape, good and bad, for the property below.
+    fn piece() -> impl Strategy<Value = String> {
+        let rule = prop_oneof![
+            Just("git status".to_owned()),
+            Just("rm -rf".to_owned()),
+            Just("if rm".to_owned()),
+            Just("a\\\"b".to_owned()),
+            Just("git push; ls".to_owned()),
+            Just(String::new()),
+            Just("tool run #x".to_owned()),
+            Just("caf\u{e9}".to_owned()),
+            "[a-z ]{1,10}",
+        ];
+        let key = prop_oneof![
+            Just("allow"),
+            Just("deny"),
+            Just("ask"),
+            Just("unsandboxed"),
+            Just("level"),
+            Just("\"allow\""),
+        ];
+        let blank = prop_oneof![Just(""), Just(" "), Just("\t"), Just("  ")];
+        prop_oneof![
+            (key.clone(), blank.clone()).prop_map(|(k, b)| format!("{k}{b}={b}[")),
+            Just("]".to_owned()),
+            Just("] # x".to_owned()),
+            Just("allow = []".to_owned()),
+            Just("level = \"ask\"".to_owned()),
+            Just("# comment".to_owned()),
+            Just(String::new()),
+            Just("[approval]".to_owned()),
+            (rule.clone(), blank.clone(), any::<bool>())
+                .prop_map(|(r, b, comma)| format!("  \"{r}\"{b}{}", if comma { "," } else { "" })),
+            (
+                rule.clone(),
+                prop_oneof![
+                    Just(""),
+                    Just(", exact = true"),
+                    Just(", exact = false"),
+                    Just(",exact=1")
+                ],
+                prop_oneof![
+                    Just(""),
+                    Just(", from = \"/s.json:4\""),
+                    Just(", from = \" \""),
+                    Just(", from = 'x'")
+                ],
+                prop_oneof![Just(" },"), Just("},"), Just(" }"), Just(", },")],
+            )
+                .prop_map(|(r, e, f, end)| format!("  {{ rule = \"{r}\"{e}{f}{end}")),
+            (rule, blank).prop_map(|(r, b)| format!("  {{ from = \"/s:1\",{b}rule = \"{r}\" }},")),
+        ]
+    }
+
+    proptest! {
+        /// Whatever the quick reader takes, it reads as the TOML parser does; and it
+        /// takes nothing the TOML parser refuses.
+        #[test]
+        fn the_quick_reader_agrees_with_the_toml_parser(
+            lines in proptest::collection::vec(piece(), 0..12),
+            always in any::<bool>(),
+        ) {
+            let text = lines.join("\n") + "\n";
+            let kind = if always { FileKind::Always } else { FileKind::User };
+            agree(&text, kind);
+        }
+
+        /// The same, for well-formed lists (so that the quick reader takes many).
+        #[test]
+        fn the_quick_reader_agrees_on_lists_it_takes(
+            lists in proptest::collection::vec(
+                (
+                    prop_oneof![Just("allow"), Just("deny"), Just("ask"), Just("unsandboxed")],
+                    proptest::collection::vec(piece(), 0..6),
+                ),
+                0..4,
+            ),
+        ) {
+            let mut text = String::new();
+            for (key, entries) in lists {
+                text.push_str(&format!("{key} = [\n"));
+                for entry in entries.iter().filter(|e| e.starts_with("  ")) {
+                    text.push_str(entry);
+                    text.push('\n');
+                }
+                text.push_str("]\n");
+            }
+            agree(&text, FileKind::User);
+        }
+    }
+}
