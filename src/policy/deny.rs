@@ -68,17 +68,22 @@ impl DenyRules {
 
     pub fn add(&mut self, raw: &str, origin: Origin) -> Result<(), RuleError> {
         let text = validate_rule(raw)?;
-        if self.rules.iter().any(|r| &*r.text == text) {
-            return Ok(());
-        }
-        let words: Vec<String> = scan::candidate_commands(text)
-            .ok()
-            .and_then(|c| c.into_iter().next())
-            .map(|c| c.into_iter().map(|w| w.text).collect())
-            .unwrap_or_default();
+        let words: Vec<String> = plain_words(text).unwrap_or_else(|| {
+            scan::candidate_commands(text)
+                .ok()
+                .and_then(|c| c.into_iter().next())
+                .map(|c| c.into_iter().map(|w| w.text).collect())
+                .unwrap_or_default()
+        });
         let Some((program, rest)) = words.split_first() else {
             return Err(RuleError::NoProgram);
         };
+        // A rule given twice has the same first word: only those are compared.
+        let same_program = self.by_program.get(program.as_str());
+        if same_program.is_some_and(|indexes| indexes.iter().any(|&i| &*self.rules[i].text == text))
+        {
+            return Ok(());
+        }
         let index = self.rules.len();
         self.by_program
             .entry(program.clone())
@@ -95,14 +100,22 @@ impl DenyRules {
 
     /// Add every rule of `other` (already validated).
     pub fn extend(&mut self, other: DenyRules) {
+        if self.rules.is_empty() {
+            *self = other;
+            return;
+        }
+        self.rules.reserve(other.rules.len());
         for rule in other.rules {
-            if self.rules.iter().any(|r| r.text == rule.text) {
-                continue;
+            let index = self.rules.len();
+            match self.by_program.get_mut(rule.program.as_str()) {
+                Some(indexes) if indexes.iter().any(|&i| self.rules[i].text == rule.text) => {
+                    continue;
+                }
+                Some(indexes) => indexes.push(index),
+                None => {
+                    self.by_program.insert(rule.program.clone(), vec![index]);
+                }
             }
-            self.by_program
-                .entry(rule.program.clone())
-                .or_default()
-                .push(self.rules.len());
             self.rules.push(rule);
         }
     }
@@ -265,6 +278,26 @@ fn glob_could_be(pattern: &str, first: bool, r: &str) -> bool {
     } else {
         scan::glob_matches(pattern, r)
     }
+}
+
+/// The words of a rule written only in plain characters (letters, digits and `_./-`,
+/// between blanks) whose first word the shell does not read as syntax: what the scanner
+/// reads as the command as written, without running it. A policy's rules are read
+/// before every command, and most are written so. `None` for any other rule.
+fn plain_words(text: &str) -> Option<Vec<String>> {
+    let plain = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'-');
+    if !text.bytes().all(|b| plain(b) || b == b' ' || b == b'\t') {
+        return None;
+    }
+    let words: Vec<String> = text
+        .split([' ', '\t'])
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let first = words.first()?.as_str();
+    let syntax = crate::shells::RESERVED_WORDS.contains(&first)
+        || crate::shells::PREFIX_WORDS.contains(&first);
+    (!syntax).then_some(words)
 }
 
 #[cfg(test)]
@@ -713,6 +746,44 @@ mod tests {
             (&["git push"][..], "git a*"),
         ] {
             assert!(!caught(rules, command), "{rules:?} {command:?}");
+        }
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The shortcut for plain rules reads what the scanner reads.
+        #[test]
+        fn plain_rules_read_as_the_scanner_reads_them(
+            words in proptest::collection::vec(
+                proptest::prop_oneof![
+                    "[a-z0-9_./-]{1,8}",
+                    proptest::sample::select(crate::shells::RESERVED_WORDS.to_vec()).prop_map(str::to_owned),
+                    proptest::sample::select(crate::shells::PREFIX_WORDS.to_vec()).prop_map(str::to_owned),
+                    proptest::sample::select(vec!["sudo", "env", "time", "exec", "nohup", "-", "--", ".", "..", "/"]).prop_map(str::to_owned),
+                ],
+                1..5,
+            ),
+            blanks in proptest::collection::vec("[ \t]{1,3}", 5),
+        ) {
+            let mut text = String::new();
+            for (i, word) in words.iter().enumerate() {
+                if i > 0 {
+                    text.push_str(&blanks[i]);
+                }
+                text.push_str(word);
+            }
+            if let Some(plain) = plain_words(&text) {
+                let scanned: Vec<String> = scan::candidate_commands(&text)
+                    .unwrap()
+                    .into_iter()
+                    .next()
+                    .unwrap()
+                    .into_iter()
+                    .map(|w| w.text)
+                    .collect();
+                proptest::prop_assert_eq!(plain, scanned, "{:?}", text);
+            }
         }
     }
 }

@@ -289,12 +289,30 @@ impl AllowRules {
     /// Add every rule of `other`; a rule both have keeps this set's origin (unless only
     /// `other` has it as a prefix).
     pub fn extend(&mut self, other: AllowRules) {
-        if self.by_text.is_empty() {
-            self.by_text = other.by_text;
+        if other.by_text.len() <= self.by_text.len() {
+            for (text, held) in other.by_text {
+                self.hold(text, held);
+            }
             return;
         }
-        for (text, held) in other.by_text {
-            self.hold(text, held);
+        // The larger set (an imported policy's hundreds of rules beside a few of the
+        // person's) is kept and the smaller one added to it: the same result, with this
+        // set's entries taking precedence as `hold` gives them it.
+        let mine = std::mem::replace(&mut self.by_text, other.by_text);
+        for (text, held) in mine {
+            use std::collections::hash_map::Entry;
+            match self.by_text.entry(text) {
+                Entry::Vacant(slot) => {
+                    slot.insert(held);
+                }
+                Entry::Occupied(mut slot) => {
+                    // Mine is the first origin: it stays, unless it is exact and the
+                    // other's is a prefix.
+                    if !held.exact || slot.get().exact {
+                        slot.insert(held);
+                    }
+                }
+            }
         }
     }
 
