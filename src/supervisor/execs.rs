@@ -34,6 +34,8 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use nix::errno::Errno;
+use nix::fcntl::{AtFlags, OFlag, open};
+use nix::sys::stat::{FileStat, Mode, SFlag, fstat, fstatat};
 use serde_json::{Map, Value, json};
 
 use super::notify::{Answer, descriptor_from, id_valid, pidfd_of, read_into, read_two, respond};
@@ -131,27 +133,46 @@ impl Execs {
         // name compared with the multi-call binaries found (looked up only then).
         let mut shared: Option<Vec<(u64, u64)>> = None;
         let mut files = HashMap::new();
+        // Each directory once, however many names lead to it (on a merged /usr, /bin is
+        // /usr/bin), and opened once: every name is then looked up in it without walking
+        // its path again. This runs before every command with deny rules, once per name
+        // and directory.
+        let mut dir_ids = Vec::new();
+        let dirs: Vec<(&PathBuf, OwnedFd)> = self
+            .dirs
+            .iter()
+            .filter_map(|dir| {
+                let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+                let fd = open(dir.as_path(), flags, Mode::empty()).ok()?;
+                let meta = fstat(&fd).ok()?;
+                let id = (meta.st_dev, meta.st_ino);
+                (!dir_ids.contains(&id)).then(|| {
+                    dir_ids.push(id);
+                    (dir, fd)
+                })
+            })
+            .collect();
         for name in self.names.iter().filter(|n| !multi_call(n)) {
-            for dir in &self.dirs {
-                let path = dir.join(name);
-                let Ok(link) = std::fs::symlink_metadata(&path) else {
+            for (dir, fd) in &dirs {
+                let Ok(mut meta) = fstatat(fd, name.as_str(), AtFlags::AT_SYMLINK_NOFOLLOW) else {
                     continue;
                 };
-                if link.file_type().is_symlink() {
-                    let resolved = std::fs::canonicalize(&path).ok();
+                if is_kind(&meta, SFlag::S_IFLNK) {
+                    let resolved = std::fs::canonicalize(dir.join(name)).ok();
                     let target = resolved.as_ref().and_then(|p| p.file_name());
                     if target.and_then(|n| n.to_str()).is_some_and(multi_call) {
                         continue;
                     }
+                    let Ok(followed) = fstatat(fd, name.as_str(), AtFlags::empty()) else {
+                        continue;
+                    };
+                    meta = followed;
                 }
-                let Ok(meta) = std::fs::metadata(&path) else {
-                    continue;
-                };
-                if !meta.is_file() {
+                if !is_kind(&meta, SFlag::S_IFREG) {
                     continue;
                 }
-                let id = (meta.dev(), meta.ino());
-                if meta.nlink() > 1 {
+                let id = (meta.st_dev, meta.st_ino);
+                if meta.st_nlink > 1 {
                     let shared = shared.get_or_insert_with(|| self.multi_call_files());
                     if shared.contains(&id) {
                         continue;
@@ -172,6 +193,11 @@ impl Execs {
             .map(|meta| (meta.dev(), meta.ino()))
             .collect()
     }
+}
+
+/// Whether `meta` is of the file type `kind` (`S_IFREG`, `S_IFLNK`…).
+fn is_kind(meta: &FileStat, kind: SFlag) -> bool {
+    SFlag::from_bits_truncate(meta.st_mode) & SFlag::S_IFMT == kind
 }
 
 /// Where a refusal is recorded: the run's audit log and its ids.
