@@ -625,6 +625,60 @@ at_each_level_as_each_user! {
         }
     }
 
+    /// `zap` a second name (a hard link) of the `rm` on `PATH`: the rule on `rm` holds for
+    /// it, whether the supervisor looks each rule's program up in each directory (a few
+    /// rules) or reads the directories' entries (many). The control: without the rule,
+    /// `zap` removes the victim.
+    fn a_second_name_of_a_denied_program_is_refused_with_few_rules_and_with_many(
+        level,
+        user
+    ) {
+        let others: Vec<String> = (0..12).map(|i| format!("tool{i} run")).collect();
+        for many in [false, true] {
+            for rule in [None, Some("rm")] {
+                let env = env_with_victim(user);
+                let bin = env.file("bin");
+                fs::create_dir(&bin).unwrap();
+                fs::copy(program("rm"), bin.join("rm")).unwrap();
+                fs::hard_link(bin.join("rm"), bin.join("zap")).unwrap();
+                let path = format!("{}:{PATH}", bin.display());
+                let mut gate = env.gate().user(user).env("PATH", &path).args([
+                    "--no-config",
+                    "--no-tty",
+                    "--level",
+                    level.name(),
+                ]);
+                let rules = rule.into_iter().chain(
+                    others
+                        .iter()
+                        .map(String::as_str)
+                        .filter(|_| many && rule.is_some()),
+                );
+                for rule in rules {
+                    gate = gate.arg("--deny").arg(rule);
+                }
+                // In a script: the text names `zap` only, so the exec check decides.
+                let script = env.file("attack.sh");
+                fs::write(&script, "zap victim\n").unwrap();
+                give(&script, user);
+                let out = gate.args(["--allow", "./attack.sh", "./attack.sh"]).run();
+                if rule.is_none() {
+                    assert!(
+                        !env.file("victim").exists(),
+                        "CONTROL: `zap` did not remove the victim\n{}",
+                        out.report()
+                    );
+                } else {
+                    assert!(
+                        env.file("victim").exists(),
+                        "BYPASS (many rules: {many})\n{}",
+                        out.report()
+                    );
+                }
+            }
+        }
+    }
+
     /// A gate inside the command (an agent's wrapper that runs gate again) cannot have
     /// a supervisor of its own: it asks the outer one, which holds the same rule, and
     /// leaves the exec check to it. The victim survives, and the inner shell's status
