@@ -626,9 +626,9 @@ at_each_level_as_each_user! {
     }
 
     /// `zap` a second name (a hard link) of the `rm` on `PATH`: the rule on `rm` holds for
-    /// it, whether the supervisor looks each rule's program up in each directory (a few
-    /// rules) or reads the directories' entries (many). The control: without the rule,
-    /// `zap` removes the victim.
+    /// it, beside one rule or many (the supervisor finds every rule's program in every
+    /// `PATH` directory before the command starts). The control: without the rule, `zap`
+    /// removes the victim.
     fn a_second_name_of_a_denied_program_is_refused_with_few_rules_and_with_many(
         level,
         user

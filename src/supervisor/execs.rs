@@ -64,10 +64,6 @@ const STANDARD_DIRS: [&str; 6] = [
     "/bin",
 ];
 
-/// With more names than this to find, a directory's entries are read instead of each
-/// name being looked up in it.
-const LIST_FROM: usize = 8;
-
 /// The exec duty: the deny rules, and what the supervisor learns of the files they name.
 #[derive(Debug)]
 pub struct Execs {
@@ -156,25 +152,8 @@ impl Execs {
                 })
             })
             .collect();
-        // Which names each directory holds: with many names, read from its entries (one
-        // listing costs about what a few lookups do), so that only the names there are
-        // looked up; with few, or where it cannot be listed, every name is.
-        let held: Vec<Option<Vec<bool>>> = dirs
-            .iter()
-            .map(|(_, fd)| {
-                (self.names.len() > LIST_FROM)
-                    .then(|| self.listed(fd))
-                    .flatten()
-            })
-            .collect();
-        for (index, name) in self.names.iter().enumerate() {
-            if multi_call(name) {
-                continue;
-            }
-            for ((dir, fd), held) in dirs.iter().zip(&held) {
-                if held.as_ref().is_some_and(|held| !held[index]) {
-                    continue;
-                }
+        for name in self.names.iter().filter(|n| !multi_call(n)) {
+            for (dir, fd) in &dirs {
                 let Ok(mut meta) = fstatat(fd, name.as_str(), AtFlags::AT_SYMLINK_NOFOLLOW) else {
                     continue;
                 };
@@ -203,22 +182,6 @@ impl Execs {
             }
         }
         self.files = files;
-    }
-
-    /// Which of the names (sorted) the directory open at `fd` holds, from its entries;
-    /// `None` when it cannot be read.
-    fn listed(&self, fd: &OwnedFd) -> Option<Vec<bool>> {
-        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
-        let mut dir = nix::dir::Dir::openat(fd, ".", flags, Mode::empty()).ok()?;
-        let mut held = vec![false; self.names.len()];
-        for entry in dir.iter() {
-            let entry = entry.ok()?;
-            let name = entry.file_name().to_bytes();
-            if let Ok(index) = self.names.binary_search_by(|n| n.as_bytes().cmp(name)) {
-                held[index] = true;
-            }
-        }
-        Some(held)
     }
 
     /// The (device, inode) of every multi-call binary in the directories.
