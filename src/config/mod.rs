@@ -769,14 +769,18 @@ fn may_be_exact(key: &str) -> bool {
 
 /// Whether `from` is one plain line (`FILE:LINE`), not blank.
 fn is_plain_from(text: &str) -> bool {
-    let mut visible = false;
-    for c in text.chars() {
-        if c.is_control() {
-            return false;
+    if text.is_ascii() {
+        // ASCII white space other than the space is a control character.
+        let mut visible = false;
+        for b in text.bytes() {
+            if b.is_ascii_control() {
+                return false;
+            }
+            visible |= b != b' ';
         }
-        visible |= !c.is_whitespace();
+        return visible;
     }
-    visible
+    !text.chars().any(char::is_control) && !text.trim().is_empty()
 }
 
 /// The keys a rule table may have.

@@ -63,6 +63,11 @@ pub(super) fn check(rule: &str) -> Result<(), RuleError> {
 /// the word it opens in, the text is read as written.
 fn first_glob_char(rule: &str) -> Option<char> {
     let bytes = rule.as_bytes();
+    // An unquoted glob character is one written in the rule: without any, no word needs
+    // reading (most rules; a policy's are all checked before every command).
+    if !bytes.iter().any(|b| matches!(b, b'*' | b'?' | b'[')) {
+        return None;
+    }
     let mut at = 0;
     loop {
         while matches!(bytes.get(at), Some(b' ' | b'\t')) {
