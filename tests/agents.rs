@@ -2,7 +2,7 @@
 //! wrapped commands judged by the agent's own command inside, and any doubt about the
 //! wrapper's files judged whole (which no allow rule matches).
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

@@ -12,8 +12,7 @@
 //! (control: it can at `full`, which is the trust docs/security.md states). Each runs as
 //! the current user and as uid 65534. Every wait has a deadline.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::ffi::OsString;
 use std::fs;
@@ -587,10 +586,7 @@ struct LockedEtc {
 
 impl LockedEtc {
     fn new(config: &str) -> LockedEtc {
-        assert!(
-            running_as_root(),
-            "this test bind-mounts a scratch /etc, which needs root (`unshare --mount`)"
-        );
+        needs_root("this test bind-mounts a scratch /etc, which needs root (`unshare --mount`)");
         let root = tempfile::tempdir_in("/var/tmp").unwrap();
         let etc = root.path().join("etc");
         fs::create_dir_all(etc.join("gate")).unwrap();
@@ -626,7 +622,7 @@ for_each_user! {
     /// user file's allow rules do); a locked broker refuses to add one; and a locked
     /// gate's request offers none, so an unlocked broker refuses too. Controls: the
     /// unlocked runs above.
-    fn a_lock_refuses_lasting_rules(user) {
+    fn a_lock_refuses_lasting_rules(user) needs root because "it bind-mounts a scratch /etc" {
         let env = TestEnv::new_in("/var/tmp");
         let run = runtime(&env, user, "run");
         let etc = LockedEtc::new("lock = true\nlevel = \"ask\"\n[approval]\ntty = false\n");

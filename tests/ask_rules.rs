@@ -8,8 +8,7 @@
 //! the current user and as an unprivileged one. The tests with an approver run one in
 //! this process, on a socket gate is pointed at.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;

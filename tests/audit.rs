@@ -1,8 +1,7 @@
 //! The audit log: one JSON line per decision, allow or deny, with the fields a reviewer
 //! needs; off when asked; never in the way of a command unless it is required.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

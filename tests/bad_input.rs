@@ -4,8 +4,7 @@
 //! directory does not exist, shells that are directories or missing, and a stderr that
 //! nobody reads.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

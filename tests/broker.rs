@@ -8,8 +8,7 @@
 //! (a broker of uid 65534, an approver of uid 65534) need root, and fail saying so
 //! without it.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::fs;
@@ -519,11 +518,11 @@ fn a_socket_someone_else_listens_on_is_not_replaced() {
 }
 
 #[test]
+#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
 fn what_is_not_a_socket_or_not_ours_is_not_replaced() {
-    assert!(
-        running_as_root(),
+    needs_root(&format!(
         "this test needs root: it gives a stale socket to uid {NOBODY}"
-    );
+    ));
     let env = TestEnv::new();
     let runtime = runtime_dir(&env, User::Current);
     let dir = runtime.join("gate");
@@ -1579,11 +1578,11 @@ fn an_approver_with_the_wrong_token_is_refused() {
 }
 
 #[test]
+#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
 fn a_user_who_cannot_read_the_token_cannot_approve() {
-    assert!(
-        running_as_root(),
+    needs_root(&format!(
         "this test needs root: the approver runs as uid {NOBODY}"
-    );
+    ));
     let env = TestEnv::new();
     let broker = Broker::start(&env, User::Current);
     let r = Requester::approval(&broker.socket, "c1", "s", "make");
@@ -1608,11 +1607,11 @@ fn a_user_who_cannot_read_the_token_cannot_approve() {
 }
 
 #[test]
+#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
 fn a_connection_from_another_uid_is_closed_unanswered() {
-    assert!(
-        running_as_root(),
+    needs_root(&format!(
         "this test needs root: the broker runs as uid {NOBODY} and root connects to it"
-    );
+    ));
     let env = TestEnv::new();
     let broker = Broker::start(&env, User::Unprivileged);
     assert_eq!(fs::symlink_metadata(&broker.socket).unwrap().uid(), NOBODY);

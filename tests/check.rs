@@ -1,8 +1,7 @@
 //! `gate check`: the decision and why, in words or JSON, with exit 0 (allow), 1 (ask) or
 //! 2 (deny), and never running anything.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::UnixListener;

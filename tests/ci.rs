@@ -6,7 +6,7 @@
 //! from what they depend on, or from Debian's essential set, which every machine has).
 //! A new test that needs a new program fails here until the README line names it.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;

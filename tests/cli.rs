@@ -1,7 +1,7 @@
 //! gate's own command line: help, version, and options that are parsed and validated
 //! before anything runs (a bad value is gate's error, 125, and nothing runs).
 
-mod common;
+use crate::common;
 
 use common::*;
 

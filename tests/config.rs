@@ -1,8 +1,7 @@
 //! Configuration: the layers (file, environment, options), and errors that stop gate
 //! before anything runs, each naming where the problem is.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use common::*;
 

@@ -23,8 +23,7 @@
 //! must still have a control that ran. The format of the files is in
 //! `tests/corpus/README.md`; adding a case is adding a line.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;

@@ -2,7 +2,7 @@
 //! man page, the man page renders without warnings, and the README's test command is the
 //! one CI runs.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

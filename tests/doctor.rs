@@ -1,7 +1,7 @@
 //! `gate doctor`: a report of what this machine can enforce, exit 0 when the safe level
 //! can be fully enforced.
 
-mod common;
+use crate::common;
 
 use common::TestEnv;
 

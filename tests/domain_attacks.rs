@@ -17,8 +17,7 @@
 //! in it with `nsenter`), with `/etc/hosts` replaced by a bind mount in a mount
 //! namespace of its own. The attacks tests/domains.rs covers are not repeated here.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -378,9 +377,8 @@ const OWN_V6: &str = "2a00:1450:4001::44";
 /// [`OWN_V6`], `/etc/hosts` names them `own.test` and `own6.test`, and the upstream
 /// listens on every address (`::`, both families). Needs root.
 fn machine_with_own_addresses(t: &TestEnv, log: &Path) -> Background {
-    assert!(
-        running_as_root(),
-        "this test makes a network namespace and bind-mounts /etc/hosts in it: run it as root"
+    needs_root(
+        "this test makes a network namespace and bind-mounts /etc/hosts in it: run it as root",
     );
     let hosts = t.write(
         "hosts",
@@ -405,7 +403,7 @@ for_each_user! {
     /// proxy; at level full with `--net`, curl reaches it directly.
     ///
     /// Failed before 3413543: the addresses were public, so the proxy connected.
-    fn an_allowed_name_that_resolves_to_this_machine_is_refused(user) {
+    fn an_allowed_name_that_resolves_to_this_machine_is_refused(user) needs root because "it makes a network namespace and bind-mounts /etc/hosts in it" {
         let t = TestEnv::new_in("/var/tmp");
         let up_log = t.root.join("upstream.log");
         let ns = machine_with_own_addresses(&t, &up_log);
@@ -483,10 +481,7 @@ for_each_user! {
 /// A network namespace whose loopback has a "CDN" on port 80 that answers every site
 /// by `Host` ([`UPSTREAM`]). Needs root.
 fn cdn(t: &TestEnv, log: &Path) -> Background {
-    assert!(
-        running_as_root(),
-        "this test makes a network namespace to listen on its port 80: run it as root"
-    );
+    needs_root("this test makes a network namespace to listen on its port 80: run it as root");
     let wrapper = unshared(&["--net"], "ip link set lo up");
     upstream(t, &wrapper, "127.0.0.1", 80, log)
 }
@@ -546,7 +541,7 @@ for_each_user! {
     ///
     /// Failed before e4063d0: `cdn.test` allowed port 80, the tunnels carried the
     /// requests unread, and the CDN answered `site evil.test`.
-    fn port_80_is_allowed_only_when_written_and_its_tunnels_reach_one_host(user) {
+    fn port_80_is_allowed_only_when_written_and_its_tunnels_reach_one_host(user) needs root because "it makes a network namespace to listen on its port 80" {
         let t = TestEnv::new_in("/var/tmp");
         let cdn_log = t.root.join("cdn.log");
         let ns = cdn(&t, &cdn_log);

@@ -2,7 +2,7 @@
 //! cannot read stops the run with one `gate: …` line naming the option or the file and
 //! key, status 125, and nothing runs; patterns it can read are accepted at every level.
 
-mod common;
+use crate::common;
 
 use common::*;
 

@@ -10,8 +10,7 @@
 //! 127.0.0.2 at the proxy's port, IPv6, UDP, raw sockets, MSG_FASTOPEN, `curl --noproxy
 //! '*'`, a process left behind, SIGKILL, `kill -TERM $$`, `| cat`) are not repeated here.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::fs;
 use std::io::{Read, Write};
@@ -673,7 +672,7 @@ for_each_user! {
     /// user without gate (at every level gate marks the command with a Landlock domain,
     /// which alone stops tracing a process outside it) against a `sleep` of that user,
     /// where each one works.
-    fn the_command_cannot_touch_the_supervisor(user) {
+    fn the_command_cannot_touch_the_supervisor(user) needs root because "only root may read the non-dumpable supervisor's /proc entries" {
         let n = net();
         let hello = add_hello(n.www());
         let program = n.t.write("touch.py", TOUCH);
@@ -793,7 +792,7 @@ for_each_user! {
     /// and the supervisor, which serves the proxy's port. Once it ends, with any exit
     /// status, or dies of SIGINT or SIGHUP, nothing of the run is left, and the status
     /// or signal is the command's own.
-    fn the_run_leaves_nothing_behind_and_keeps_the_commands_status(user) {
+    fn the_run_leaves_nothing_behind_and_keeps_the_commands_status(user) needs root because "only root may read the non-dumpable supervisor's /proc entries" {
         let n = net();
         let running = n.gate(user).args(["-c", &waiting("exit 3")]).spawn();
         let pid: u32 = wait_for(&n.t.work.join("pid")).parse().unwrap();
@@ -1065,7 +1064,7 @@ for_each_user! {
     /// `setpriority` aimed at anything but the caller (a78ffe8): neither Landlock nor
     /// the filter covered them, so a command at `safe` could do this to every process of
     /// its user outside the sandbox, the agent's own too.
-    fn the_command_cannot_change_the_supervisors_limits(user) {
+    fn the_command_cannot_change_the_supervisors_limits(user) needs root because "only root may read the non-dumpable supervisor's /proc entries" {
         let n = net();
         let program = n.t.write("limits.py", LIMITS);
         let then = format!("{} {}", python3().display(), program.display());

@@ -18,7 +18,7 @@
 //! other text is a script run under its own name (`--allow ./attack.sh ./attack.sh`),
 //! which is all gate judges of a script. The generated tests are named
 //! `ATTACK::at_LEVEL::as_USER::under_SHELL::{control_runs_without_the_rule,
-//! stopped_by_the_rule}`: `cargo test --test exec_deny control_` runs the controls.
+//! stopped_by_the_rule}`: `cargo test --test all control_runs_without` runs the controls.
 //!
 //! Beside the matrix: the exec check fails closed when its supervisor dies, checks what
 //! outlives the shell, and without deny rules changes nothing (no filter, no extra
@@ -27,8 +27,7 @@
 //! Until the exec check is in, every `stopped_by_the_rule` whose attack the scanner
 //! misses fails with `BYPASS`, and so do the tests that look for the supervisor.
 
-#[macro_use]
-mod common;
+use crate::common;
 #[path = "exec_deny/processes.rs"]
 mod processes;
 #[path = "exec_deny/support.rs"]
@@ -278,24 +277,28 @@ attacks! {
 
 /// Write a test per level and user: `NAME::at_LEVEL::as_USER::holds`.
 macro_rules! at_each_level_as_each_user {
-    (@levels $($level:ident)+) => {$(
+    (@levels $why:tt $($level:ident)+) => {$(
         mod $level {
             use super::*;
-            at_each_level_as_each_user!(@users as_current_user as_unprivileged_user);
+            at_each_level_as_each_user!(@users $why as_current_user as_unprivileged_user);
         }
     )+};
-    (@users $($user:ident)+) => {$(
+    (@users $why:tt $($user:ident)+) => {$(
         mod $user {
             use super::*;
-
-            #[test]
-            fn holds() {
-                let (level, user) = level_and_user(module_path!());
-                scenario(level, user)
-            }
+            at_each_level_as_each_user!(@test $why);
         }
     )+};
-    ($($(#[$doc:meta])* fn $name:ident($level:ident, $user:ident) $body:block)*) => {$(
+    (@test [$($why:literal)?]) => {
+        #[test]
+        $(#[ignore = "root tier: cargo test --test all -- --ignored, as root"] #[doc = $why])?
+        fn holds() {
+            let (level, user) = level_and_user(module_path!());
+            $(needs_root($why);)?
+            scenario(level, user)
+        }
+    };
+    ($($(#[$doc:meta])* fn $name:ident($level:ident, $user:ident) $(needs root because $why:literal)? $body:block)*) => {$(
         $(#[$doc])*
         mod $name {
             #[allow(unused_imports)]
@@ -303,7 +306,7 @@ macro_rules! at_each_level_as_each_user {
 
             fn scenario($level: Level, $user: User) $body
 
-            at_each_level_as_each_user!(@levels at_ask at_safe at_full);
+            at_each_level_as_each_user!(@levels [$($why)?] at_ask at_safe at_full);
         }
     )*};
 }
@@ -338,7 +341,7 @@ at_each_level_as_each_user! {
     /// Kill the supervisor from outside while the command waits, then let the command run
     /// `rm`, which no rule denies (the rule is `shred`): the exec fails, because the check
     /// fails closed. The victim survives and `rm`'s status is not 0.
-    fn when_the_supervisor_dies_no_later_exec_succeeds(level, user) {
+    fn when_the_supervisor_dies_no_later_exec_succeeds(level, user) needs root because "only root may read the non-dumpable supervisor's /proc entries" {
         let env = env_with_victim(user);
         let gate = gate_for(&env, dash(level, user), Some("shred"), &rm_after_the_handshake());
         let mut paused = Paused::start(&env, gate, user);
@@ -380,7 +383,7 @@ at_each_level_as_each_user! {
 
     /// With deny rules a supervisor runs beside the command, and it is gone once the
     /// command is.
-    fn a_deny_rule_starts_a_supervisor_that_ends_with_the_command(level, user) {
+    fn a_deny_rule_starts_a_supervisor_that_ends_with_the_command(level, user) needs root because "only root may read the non-dumpable supervisor's /proc entries" {
         let env = env_with_victim(user);
         let text = format!("{HANDSHAKE}; exit 3");
         let gate = gate_for(&env, dash(level, user), Some("rm"), &text);
@@ -407,7 +410,7 @@ at_each_level_as_each_user! {
     /// Without deny rules gate leaves no process beside the command at `ask` and `full`:
     /// it execs the command and is gone. At `safe` one supervisor runs beside it, to end
     /// what the command leaves behind, and it is gone once the command is.
-    fn without_deny_rules_no_process_runs_beside_the_command(level, user) {
+    fn without_deny_rules_no_process_runs_beside_the_command(level, user) needs root because "only root may read the non-dumpable supervisor's /proc entries" {
         let env = env_with_victim(user);
         let text = format!("{HANDSHAKE}; exit 3");
         let gate = gate_for(&env, dash(level, user), None, &text);

@@ -2,7 +2,7 @@
 //! status, death by signal, standard streams, descriptors, signal dispositions,
 //! environment and working directory are exactly what they would be without gate.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;

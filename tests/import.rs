@@ -6,8 +6,7 @@
 //! about is allowed by the imported policy, at any level (with the control: without the
 //! import, the same commands are allowed at level full).
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::ffi::OsString;
 use std::fs;

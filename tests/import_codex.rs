@@ -7,7 +7,7 @@
 //! gate on the same commands: whatever Codex forbids gate refuses, whatever Codex
 //! prompts for gate does not allow, and gate allows nothing Codex did not allow.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::Command;

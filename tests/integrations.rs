@@ -18,8 +18,7 @@
 //! stderr, so each can fail. A few tests describe what a user of a recipe expects and
 //! gate does not do yet; their comments say so, and they fail until gate is fixed.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;

@@ -2,8 +2,7 @@
 //! shell-style flags an agent harness uses when gate is `$SHELL`, scripts, sessions with
 //! no command, and gate installed as a shim under a shell's name.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

@@ -8,8 +8,7 @@
 //! `/run/log/journal`. Starting journald needs root: without it these tests fail, and
 //! say so, rather than pass without having looked.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::ffi::OsString;
 use std::fs;
@@ -40,11 +39,10 @@ impl Journald {
     /// socket (the machine may have no `/dev/log`, and one must not be made in its
     /// `/dev`).
     fn start(dev_log: bool) -> Journald {
-        assert!(
-            running_as_root(),
+        needs_root(&format!(
             "these tests start systemd-journald in a mount namespace of their own, which \
              needs root; run them as root (they drop to uid {NOBODY} themselves)"
-        );
+        ));
         assert!(
             Path::new(JOURNALD).is_file(),
             "these tests need {JOURNALD} (Debian's `systemd` package)"
@@ -268,7 +266,7 @@ fn by_call(record: &Map<String, Value>) -> Vec<String> {
 }
 
 for_each_user! {
-    fn each_decision_reaches_journald_with_the_records_fields(user) {
+    fn each_decision_reaches_journald_with_the_records_fields(user) needs root because "it starts systemd-journald in a mount namespace of its own" {
         let journald = Journald::start(false);
         for (level, decision, priority, code) in
             [("full", "allow", "6", 0), ("deny", "deny", "5", REFUSED)]
@@ -313,7 +311,7 @@ for_each_user! {
         }
     }
 
-    fn with_the_journal_required_and_unreachable_nothing_runs(user) {
+    fn with_the_journal_required_and_unreachable_nothing_runs(user) needs root because "it starts systemd-journald in a mount namespace of its own" {
         let journald = Journald::start(false);
         let env = TestEnv::new();
         let run = |config: &str, args: &[&str]| {
@@ -370,7 +368,7 @@ for_each_user! {
         assert_eq!(decisions, ["allow", "allow", "error", "allow", "deny", "allow"]);
     }
 
-    fn syslog_gets_the_json_record_where_asked_or_where_journald_has_no_socket(user) {
+    fn syslog_gets_the_json_record_where_asked_or_where_journald_has_no_socket(user) needs root because "it starts systemd-journald in a mount namespace of its own" {
         let journald = Journald::start(true);
         for (n, (mode, remove_native)) in [("syslog", false), ("auto", true)].into_iter().enumerate() {
             if remove_native {
@@ -405,7 +403,7 @@ for_each_user! {
         }
     }
 
-    fn a_forged_record_has_gates_fields_but_not_the_fields_journald_sets(user) {
+    fn a_forged_record_has_gates_fields_but_not_the_fields_journald_sets(user) needs root because "it starts systemd-journald in a mount namespace of its own" {
         let journald = Journald::start(false);
         let env = TestEnv::new();
         let gate = |args: &[&str]| {
@@ -526,7 +524,7 @@ for_each_user! {
 }
 
 for_each_user! {
-    fn at_safe_a_command_cannot_reach_the_journal(user) {
+    fn at_safe_a_command_cannot_reach_the_journal(user) needs root because "it starts systemd-journald in a mount namespace of its own" {
         let journald = Journald::start(false);
         let env = TestEnv::new_in("/var/tmp");
         let script = "import socket\n\
@@ -675,6 +673,7 @@ for_each_user! {
 }
 
 #[test]
+#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
 fn a_record_too_large_for_a_datagram_reaches_journald_in_a_memfd() {
     let journald = Journald::start(false);
     let mut big = vec![b'x'; 1 << 20];
@@ -699,6 +698,7 @@ fn a_record_too_large_for_a_datagram_reaches_journald_in_a_memfd() {
 }
 
 #[test]
+#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
 fn the_journal_off_sends_nothing() {
     let journald = Journald::start(false);
     let env = TestEnv::new();

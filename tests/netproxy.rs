@@ -9,7 +9,7 @@
 //! supervisor does for the command: it makes each connection to the proxy itself and
 //! registers it, since the proxy serves no one else.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::io::{Read, Write};

@@ -10,8 +10,7 @@
 //! stand-in "proxy" the test listens on), where it succeeds. The tests do not depend on what the proxy says
 //! beyond an HTTP status line: a request for a name no list allows must be refused (403).
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::fs;
 use std::io::{ErrorKind, Read, Write};
@@ -430,7 +429,7 @@ for_each_user! {
     /// child, leads a session of its own, holds /dev/null on its standard descriptors
     /// and no pipe or terminal, cannot be signalled from inside (Landlock's scopes), and
     /// is gone once the command has ended.
-    fn the_supervisor_is_detached_and_ends_with_the_command(user) {
+    fn the_supervisor_is_detached_and_ends_with_the_command(user) needs root because "only root may read the non-dumpable supervisor's /proc entries" {
         let t = tree();
         let (running, pid, supervisor) = started(
             &t,
@@ -481,7 +480,7 @@ for_each_user! {
 
     /// Killed (SIGKILL), the command dies of that signal, and the supervisor goes with
     /// it; a command that signals itself (SIGTERM) dies of its signal too.
-    fn a_killed_command_takes_the_supervisor_with_it(user) {
+    fn a_killed_command_takes_the_supervisor_with_it(user) needs root because "only root may read the non-dumpable supervisor's /proc entries" {
         let t = tree();
         let (running, pid, supervisor) = started(&t, user, "sleep 60");
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGKILL).unwrap();

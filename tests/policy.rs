@@ -5,8 +5,7 @@
 //! the file proves that gate ran nothing. The security tests run twice, as the current
 //! user and as an unprivileged one (see `for_each_user!`).
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;

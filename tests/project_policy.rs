@@ -5,8 +5,7 @@
 //! attack would do were gate not in its way. Every scenario runs as the current user and
 //! as an unprivileged one.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

@@ -1,7 +1,7 @@
 //! Where gate's secrets come from: the broker's token and every call id are read from
 //! getrandom(2), seen with strace on the real binary, and no /dev/urandom is opened.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::process::{Command, Stdio};

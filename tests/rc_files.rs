@@ -15,8 +15,7 @@
 //! - under strace: the real shell gate starts opens no file under `HOME` before it runs
 //!   the command (`cat`), while the real shell started directly does.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

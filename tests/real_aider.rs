@@ -17,8 +17,7 @@
 //!   which is `/bin/sh -c CMD` by its absolute path, whatever `SHELL` says. gate never
 //!   sees those commands; the recipe confines the whole of Aider at `safe` instead.
 
-#[macro_use]
-mod common;
+use crate::common;
 mod chat_agents;
 
 use std::collections::BTreeMap;

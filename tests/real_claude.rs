@@ -13,8 +13,7 @@
 //! with the agent's output. HOME is under /var/tmp, not /tmp: the sandbox hides secrets
 //! in HOME, and /tmp must stay writable (see `TestEnv::new_in`).
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::fs;
 use std::io::Read;

@@ -12,8 +12,7 @@
 //! Judged by side effects in the test's directories and by the tool results the fake
 //! model received (what the model saw).
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

@@ -4,7 +4,7 @@
 //! A scripted fake model (`tests/agents/protocols/gemini.py`) asks for the commands; the
 //! tests judge by side effects and by the tool results the model got back.
 
-mod common;
+use crate::common;
 
 use std::ffi::OsString;
 use std::fs;

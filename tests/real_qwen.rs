@@ -14,8 +14,7 @@
 //! Each test judges by the side effects and by the tool result the model received (what
 //! the model saw), and by the audit log.
 
-#[macro_use]
-mod common;
+use crate::common;
 mod chat_agents;
 
 use std::fs;

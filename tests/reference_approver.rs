@@ -3,8 +3,7 @@
 //! model sees, cannot be talked past with shell syntax, remembers in its own memory when asked, declines
 //! questions, and serves many gates at once.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::ffi::OsStr;
 use std::fs;

@@ -2,7 +2,7 @@
 //! the configuration loads; one the rule gets wrong stops every command (125) with one
 //! line naming the example's line, the rule and the example.
 
-mod common;
+use crate::common;
 
 use common::*;
 

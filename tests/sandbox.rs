@@ -20,8 +20,7 @@
 //! Some tests here fail on purpose: they show holes in the sandbox (see the tests marked
 //! "Known hole"). They are written as the sandbox should behave.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::ffi::OsString;
 use std::fs;
@@ -1862,11 +1861,9 @@ fn root_cannot_mount_set_the_hostname_or_chroot() {
 /// CAP_DAC_OVERRIDE, no CAP_CHOWN); the control can at level full. Only root can have a
 /// file of another user to try this on: run as another user, there is nothing to check.
 #[test]
+#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
 fn root_cannot_override_file_permissions() {
-    if !running_as_root() {
-        eprintln!("not root: no file of another user to try; nothing to check");
-        return;
-    }
+    needs_root("this test tries a file of another user");
     let env = Env::new(User::Current);
     let private = env.t.work.join("private");
     fs::write(&private, "private\n").unwrap();
@@ -3173,7 +3170,7 @@ for_each_user! {
     /// (TMPDIR there). The mount is made in a private mount namespace (so this needs
     /// root, which then starts gate as the test's user); the control reads and writes
     /// through the alias at level full.
-    fn a_second_mount_of_home_is_hidden_and_protected_too(user) {
+    fn a_second_mount_of_home_is_hidden_and_protected_too(user) needs root because "it bind-mounts a second copy of the home directory" {
         let env = Env::new(user);
         let bashrc = env.file(&env.t.home.join(".bashrc"), "# mine\n", 0o644);
         let alias = env.dir(&env.t.root.join("alias"), 0o755);

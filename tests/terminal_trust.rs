@@ -16,8 +16,7 @@
 //! person presses `y`, the command runs. The terminal is asked only with
 //! `approval.tty = true`: without it, even the person is not asked.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::ffi::OsString;
 use std::fs::{self, File};

@@ -10,7 +10,7 @@
 //! before and after gate, so that every test also checks that the terminal was restored.
 //! tmux is required: a missing tmux fails these tests, saying so.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

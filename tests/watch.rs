@@ -7,7 +7,7 @@
 //! before and after `gate watch`, so that every test that ends it also checks that the
 //! terminal was restored. tmux is required: a missing tmux fails these tests.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
@@ -576,12 +576,12 @@ fn a_new_request_rings_the_bell_and_sets_the_title() {
 }
 
 #[test]
+#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
 fn a_new_request_starts_a_notify_send_that_root_installed() {
-    assert!(
-        common::running_as_root(),
+    common::needs_root(
         "this test needs root: gate watch runs only a notify-send that root installed, and \
          only root can make one here (the refusals are tested for every user in \
-         a_notify_send_the_model_could_have_written_is_never_run)"
+         a_notify_send_the_model_could_have_written_is_never_run)",
     );
     let mut s = Setup::new();
     let bin = s.env.root.join("bin");

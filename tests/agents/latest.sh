@@ -9,5 +9,6 @@ export GATE_AGENTS_CACHE="${GATE_AGENTS_CACHE:-$(pwd)/target/agents-latest}"
 for agent in claude codex gemini qwen aider; do
     echo "== $agent: $(sh tests/agents/install.sh "$agent")"
 done
-# --no-fail-fast: one agent that changed must not hide what the others did.
-exec cargo test --no-fail-fast --test real_claude --test real_codex --test real_gemini --test real_qwen --test real_aider "$@"
+# The real_agents tier. --no-fail-fast: one agent that changed must not hide what the
+# others did.
+exec cargo test --no-fail-fast --test real_agents "$@"

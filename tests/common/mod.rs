@@ -77,6 +77,30 @@ pub fn running_as_root() -> bool {
     effective_uid() == 0
 }
 
+/// The root tier's reason for ignoring a test, the one `#[ignore]` the default tier
+/// (`tests/all.rs`) allows: `cargo test --test all -- --ignored` runs exactly these.
+pub const ROOT_TIER: &str = "root tier: cargo test --test all -- --ignored, as root";
+
+/// Fail unless this test runs in the root tier, as root: a test that needs root and is not
+/// marked for that tier fails in the default tier (as root too), instead of passing there
+/// by luck or skipping. `why` says what the test does that needs root.
+///
+/// The root tier is the ignored tests of `all`, run with `--ignored` (libtest's own
+/// arguments, which the test process sees).
+#[track_caller]
+pub fn needs_root(why: &str) {
+    let in_root_tier = std::env::args().any(|a| a == "--ignored" || a == "--include-ignored");
+    assert!(
+        in_root_tier,
+        "{why}\n  a test that needs root belongs in the root tier: mark it \
+         #[ignore = \"{ROOT_TIER}\"] (or write `needs root because …` in for_each_user!)"
+    );
+    assert!(
+        running_as_root(),
+        "{why}\n  run the root tier as root (CI does)"
+    );
+}
+
 /// The uid a process started as `user` has.
 pub fn uid_of(user: User) -> u32 {
     match user {
@@ -965,23 +989,32 @@ pub fn shim_dir_for(env: &TestEnv, names: &[&str], user: User) -> PathBuf {
 /// gives `deny_level_runs_nothing::as_the_current_user` and
 /// `deny_level_runs_nothing::as_an_unprivileged_user`. Doc comments before a `fn` document
 /// the module of its two tests.
+///
+/// A scenario that needs root (two users, mounts, another user's files) says so after its
+/// signature, `fn NAME(user) needs root because "it mounts …" { ... }`: both tests are
+/// then in the root tier (see [`needs_root`]).
 #[allow(unused_macros)]
 macro_rules! for_each_user {
-    ($($(#[$meta:meta])* fn $name:ident($user:ident) $body:block)*) => {
+    ($($(#[$meta:meta])* fn $name:ident($user:ident) $(needs root because $why:literal)? $body:block)*) => {
         $(
             $(#[$meta])*
             mod $name {
                 #[allow(unused_imports)]
                 use super::*;
 
-                fn scenario($user: $crate::common::User) $body
+                fn scenario($user: $crate::common::User) {
+                    $($crate::common::needs_root($why);)?
+                    $body
+                }
 
                 #[test]
+                $(#[ignore = "root tier: cargo test --test all -- --ignored, as root"] #[doc = $why])?
                 fn as_the_current_user() {
                     scenario($crate::common::User::Current)
                 }
 
                 #[test]
+                $(#[ignore = "root tier: cargo test --test all -- --ignored, as root"] #[doc = $why])?
                 fn as_an_unprivileged_user() {
                     scenario($crate::common::User::Unprivileged)
                 }

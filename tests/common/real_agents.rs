@@ -17,6 +17,12 @@ fn repo() -> &'static Path {
 /// return its executable. Panics with the installer's output when that fails: a test
 /// of a real agent that cannot get the agent must fail, not pass or skip.
 pub fn install(agent: &str) -> PathBuf {
+    assert_eq!(
+        env!("CARGO_CRATE_NAME"),
+        "real_agents",
+        "installing {agent} needs npm or PyPI: a test that installs a real agent belongs in \
+         the real_agents tier (tests/real_agents.rs), not in the hermetic one"
+    );
     let output = Command::new("sh")
         .arg(repo().join("tests/agents/install.sh"))
         .arg(agent)

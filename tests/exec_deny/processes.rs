@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use super::support::{MARKER, give};
 use crate::common::*;
-use crate::support::{MARKER, give};
 
 /// The start of a command that waits for the test: it writes `ready`, then blocks reading
 /// the FIFO `go` until the test writes to it. Only shell builtins, so that it works when
