@@ -387,17 +387,24 @@ impl Sandbox {
             matches!(uid, Ok(0)),
             "the deny oracle builds its sandbox with mount namespaces and pivot_root, which needs root (CI runs as root)"
         );
-        let mount_point = std::env::temp_dir().join(format!(
-            "gate-oracle-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir(&mount_point).unwrap_or_else(|e| {
-            panic!(
-                "cannot create the sandbox's mount point {}: {e}",
-                mount_point.display()
-            )
-        });
+        // A name already taken is skipped, not an error: this module is compiled twice
+        // into one test binary (by tests/deny_oracle.rs and, through fuzz/checks, by
+        // tests/fuzz_regressions.rs), and each copy counts on its own.
+        let mount_point = loop {
+            let candidate = std::env::temp_dir().join(format!(
+                "gate-oracle-{}-{}",
+                std::process::id(),
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            ));
+            match std::fs::create_dir(&candidate) {
+                Ok(()) => break candidate,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => panic!(
+                    "cannot create the sandbox's mount point {}: {e}",
+                    candidate.display()
+                ),
+            }
+        };
         Sandbox {
             mount_point,
             deadline: Duration::from_secs(30),
