@@ -29,7 +29,7 @@ fn targets() -> BTreeMap<String, String> {
     let mut table = None;
     for line in manifest.lines().map(str::trim) {
         if line.starts_with('[') {
-            table = (line == "[[test]]").then(|| (None, None));
+            table = (line == "[[test]]").then_some((None, None));
         } else if let Some((name, path)) = &mut table {
             *name = value(line, "name").or(name.take());
             *path = value(line, "path").or(path.take());
