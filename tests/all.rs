@@ -4,7 +4,7 @@
 //!
 //! The tests that need root are here too, marked `#[ignore = "root tier…"]` (or written
 //! with `for_each_user_as_root!`): plain `cargo test` lists them as ignored and
-//! `cargo test --test all -- --ignored` runs them, as root. Each calls
+//! `cargo test --lib --test all -- --ignored` runs them, as root. Each calls
 //! `common::needs_root`, which fails the test when it runs outside that tier.
 //!
 //! Each file in `tests/` is a module here under its own name, so `cargo test --test all

@@ -973,7 +973,7 @@ for_each_user! {
 /// it outside gate); run by the test itself it does (the control). Only root can make a
 /// setuid-root file.
 #[test]
-#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
+#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"]
 fn a_setuid_program_gains_nothing_at_any_level() {
     needs_root("this test makes a setuid-root program, which needs root");
     let env = TestEnv::new_in("/var/tmp");

@@ -518,7 +518,7 @@ fn a_socket_someone_else_listens_on_is_not_replaced() {
 }
 
 #[test]
-#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
+#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"]
 fn what_is_not_a_socket_or_not_ours_is_not_replaced() {
     needs_root(&format!(
         "this test needs root: it gives a stale socket to uid {NOBODY}"
@@ -1578,7 +1578,7 @@ fn an_approver_with_the_wrong_token_is_refused() {
 }
 
 #[test]
-#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
+#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"]
 fn a_user_who_cannot_read_the_token_cannot_approve() {
     needs_root(&format!(
         "this test needs root: the approver runs as uid {NOBODY}"
@@ -1607,7 +1607,7 @@ fn a_user_who_cannot_read_the_token_cannot_approve() {
 }
 
 #[test]
-#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
+#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"]
 fn a_connection_from_another_uid_is_closed_unanswered() {
     needs_root(&format!(
         "this test needs root: the broker runs as uid {NOBODY} and root connects to it"

@@ -210,7 +210,7 @@ fn assert_no_misses(name: &str, what: &str, tally: &Tally) {
 /// Every corpus text, under every shell. Each must also run a denied program in at
 /// least one shell (or it tests nothing).
 #[test]
-#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
+#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"]
 fn every_corpus_text_that_runs_a_denied_program_is_refused() {
     let tally = check_all(
         "corpus",
@@ -251,7 +251,7 @@ fn commands_the_tracer_cannot_watch_are_refused() {
 }
 
 #[test]
-#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
+#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"]
 fn a_fixed_seed_generated_batch_has_no_misses() {
     let count = env_number("DENY_ORACLE_COUNT", DEFAULT_COUNT as u64) as usize;
     let seed = env_number("DENY_ORACLE_SEED", DEFAULT_SEED);
@@ -280,7 +280,7 @@ fn a_fixed_seed_generated_batch_has_no_misses() {
 /// The texts the text stage cannot read: the exec stage alone stops what they run, and
 /// each must try a denied program through gate (or it tests nothing).
 #[test]
-#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
+#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"]
 fn every_gap_text_is_refused_at_exec() {
     let tally = check_all(
         "gaps",
@@ -299,7 +299,7 @@ fn every_gap_text_is_refused_at_exec() {
 
 /// Generated texts handed to a shell where the text scanner cannot read them.
 #[test]
-#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
+#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"]
 fn a_fixed_seed_hidden_batch_has_no_exec_misses() {
     let count = env_number("DENY_ORACLE_HIDDEN_COUNT", DEFAULT_HIDDEN_COUNT as u64) as usize;
     let seed = env_number("DENY_ORACLE_SEED", DEFAULT_SEED);
@@ -329,7 +329,7 @@ fn a_fixed_seed_hidden_batch_has_no_exec_misses() {
 /// The oracle's own ground truth: what the shell runs is seen (also by descriptor),
 /// data is not a program, and a generated `rm -rf /` cannot touch the machine.
 #[test]
-#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
+#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"]
 fn the_oracle_sees_every_exec_and_contains_what_it_runs() {
     require_tools();
     let sandbox = Sandbox::new();
@@ -393,7 +393,7 @@ fn the_oracle_sees_every_exec_and_contains_what_it_runs() {
 /// CAP_SYS_PTRACE, under strace) gate's supervisor reads each exec and fails the denied
 /// one with EACCES, lets the others run, and the trace shows both.
 #[test]
-#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
+#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"]
 fn the_exec_stage_sees_gate_refuse_a_denied_program_and_run_the_rest() {
     require_tools();
     let runs = sandbox().run_stages("printf 'rm victim' | bash; ls -d .", oracle::SHELLS, EXEC);
@@ -431,7 +431,7 @@ fn the_exec_stage_sees_gate_refuse_a_denied_program_and_run_the_rest() {
 /// (here gate is given a deny rule that names another program), the oracle reports the
 /// program that ran, with its text, shell and argv; when gate fails, the test fails.
 #[test]
-#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
+#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"]
 fn the_exec_stage_reports_a_denied_program_that_ran_through_gate() {
     require_tools();
     let mut sandbox = sandbox();

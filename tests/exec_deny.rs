@@ -291,7 +291,7 @@ macro_rules! at_each_level_as_each_user {
     )+};
     (@test [$($why:literal)?]) => {
         #[test]
-        $(#[ignore = "root tier: cargo test --test all -- --ignored, as root"] #[doc = $why])?
+        $(#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"] #[doc = $why])?
         fn holds() {
             let (level, user) = level_and_user(module_path!());
             $(needs_root($why);)?

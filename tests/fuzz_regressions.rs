@@ -63,7 +63,7 @@ fn the_allow_rule_seeds_agree_with_the_model() {
 
 /// Runs the shells in the oracle's sandbox: needs root, as CI runs it.
 #[test]
-#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
+#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"]
 fn the_deny_oracle_seeds_have_no_miss() {
     every_seed("deny_oracle", deny_oracle::check);
 }

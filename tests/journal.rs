@@ -673,7 +673,7 @@ for_each_user! {
 }
 
 #[test]
-#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
+#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"]
 fn a_record_too_large_for_a_datagram_reaches_journald_in_a_memfd() {
     let journald = Journald::start(false);
     let mut big = vec![b'x'; 1 << 20];
@@ -698,7 +698,7 @@ fn a_record_too_large_for_a_datagram_reaches_journald_in_a_memfd() {
 }
 
 #[test]
-#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
+#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"]
 fn the_journal_off_sends_nothing() {
     let journald = Journald::start(false);
     let env = TestEnv::new();

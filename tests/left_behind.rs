@@ -444,7 +444,7 @@ fn unshare_answering(t: &TestEnv, user: User, errno: i32) -> Gate {
 /// instead; the host's mounts are unchanged. Control: without the filter, gate covers
 /// them (in a namespace of its own).
 #[test]
-#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
+#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"]
 fn a_mount_namespace_that_was_not_made_covers_nothing_on_the_host() {
     // Only root covers hidden paths with mounts; as another user nothing is mounted.
     needs_root("this test checks the mounts that cover hidden paths, which only root makes");

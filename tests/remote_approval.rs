@@ -636,7 +636,7 @@ fn with_an_approver_user_a_broker_the_model_starts_over_ssh_is_not_asked() {
 /// (as the agent's user) cannot answer: its approver tools cannot reach the broker's
 /// own socket, and the requests socket refuses every hello, even with the right token.
 #[test]
-#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
+#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"]
 fn an_approver_user_approves_over_ssh_and_the_models_ssh_cannot() {
     let w = World::new(true);
     let (person, person_key) = w.person.as_ref().unwrap();
@@ -757,7 +757,7 @@ fn an_approver_user_approves_over_ssh_and_the_models_ssh_cannot() {
 /// approver in with the token, because at the broker every connection through the
 /// tunnel comes from the person's own, unmarked ssh client.
 #[test]
-#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
+#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"]
 fn ssh_r_forwards_requests_only_and_the_model_cannot_answer_through_it() {
     let w = World::new(true);
     let (person, person_key) = w.person.as_ref().unwrap();

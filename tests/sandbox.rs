@@ -1861,7 +1861,7 @@ fn root_cannot_mount_set_the_hostname_or_chroot() {
 /// CAP_DAC_OVERRIDE, no CAP_CHOWN); the control can at level full. Only root can have a
 /// file of another user to try this on: run as another user, there is nothing to check.
 #[test]
-#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
+#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"]
 fn root_cannot_override_file_permissions() {
     needs_root("this test tries a file of another user");
     let env = Env::new(User::Current);

@@ -195,7 +195,7 @@ fn last_sandbox(t: &TestEnv) -> serde_json::Value {
 /// says which. The control reads each at level full. A public ssh host key beside them
 /// stays readable.
 #[test]
-#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
+#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"]
 fn root_secrets_are_hidden_both_ways() {
     require_root();
     let (t, _) = test_env();
@@ -242,7 +242,7 @@ fn root_secrets_are_hidden_both_ways() {
 /// /etc without the mounts on it (open_tree, also from a new user namespace), nor a
 /// second mount of /etc. Each control does it from the test.
 #[test]
-#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
+#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"]
 fn a_covered_secret_has_no_other_way_in() {
     require_root();
     let (t, _) = test_env();
@@ -431,7 +431,7 @@ fn mounts_at(path: &Path) -> usize {
 /// the host's, the cover would propagate to the host: the control makes one the same
 /// way in a namespace that is not, and sees it outside.)
 #[test]
-#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
+#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"]
 fn the_covering_mounts_never_reach_the_host() {
     require_root();
     let (t, key) = test_env();
@@ -538,7 +538,7 @@ for_each_user! {
 /// walking around `~/.ssh` took that right away (as it still does where gate may not
 /// mount). The secret is hidden both ways.
 #[test]
-#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
+#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"]
 fn a_covered_secret_in_tmp_leaves_tmp_writable() {
     require_root();
     let t = TestEnv::new_in("/var/tmp");
@@ -569,7 +569,7 @@ fn a_covered_secret_in_tmp_leaves_tmp_writable() {
 /// to the socket. Walked around (no mounts), both are reached, as docs/sandbox.md says
 /// under Limits; that is the control, and the test listening shows they were.
 #[test]
-#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
+#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"]
 fn covered_sockets_cannot_be_reached() {
     require_root();
     let (t, _) = test_env();

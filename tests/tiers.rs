@@ -128,7 +128,7 @@ fn the_only_ignored_tests_in_the_default_tier_are_the_root_tiers() {
 }
 
 #[test]
-#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
+#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"]
 fn the_root_tier_runs_as_root() {
     crate::common::needs_root("the root tier");
 }

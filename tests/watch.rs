@@ -576,7 +576,7 @@ fn a_new_request_rings_the_bell_and_sets_the_title() {
 }
 
 #[test]
-#[ignore = "root tier: cargo test --test all -- --ignored, as root"]
+#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"]
 fn a_new_request_starts_a_notify_send_that_root_installed() {
     common::needs_root(
         "this test needs root: gate watch runs only a notify-send that root installed, and \

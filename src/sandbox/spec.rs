@@ -1290,6 +1290,7 @@ mod tests {
     }
 
     #[test]
+    #[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"]
     fn root_hides_what_only_root_may_read_in_a_scanned_directory() {
         use std::os::unix::fs::PermissionsExt;
         assert!(

@@ -78,8 +78,8 @@ pub fn running_as_root() -> bool {
 }
 
 /// The root tier's reason for ignoring a test, the one `#[ignore]` the default tier
-/// (`tests/all.rs`) allows: `cargo test --test all -- --ignored` runs exactly these.
-pub const ROOT_TIER: &str = "root tier: cargo test --test all -- --ignored, as root";
+/// (`tests/all.rs`) allows: `cargo test --lib --test all -- --ignored` runs exactly these.
+pub const ROOT_TIER: &str = "root tier: cargo test --lib --test all -- --ignored, as root";
 
 /// Fail unless this test runs in the root tier, as root: a test that needs root and is not
 /// marked for that tier fails in the default tier (as root too), instead of passing there
@@ -1008,13 +1008,13 @@ macro_rules! for_each_user {
                 }
 
                 #[test]
-                $(#[ignore = "root tier: cargo test --test all -- --ignored, as root"] #[doc = $why])?
+                $(#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"] #[doc = $why])?
                 fn as_the_current_user() {
                     scenario($crate::common::User::Current)
                 }
 
                 #[test]
-                $(#[ignore = "root tier: cargo test --test all -- --ignored, as root"] #[doc = $why])?
+                $(#[ignore = "root tier: cargo test --lib --test all -- --ignored, as root"] #[doc = $why])?
                 fn as_an_unprivileged_user() {
                     scenario($crate::common::User::Unprivileged)
                 }
