@@ -580,7 +580,7 @@ impl Drop for Stopped {
 }
 
 for_each_user! {
-    fn a_sender_journald_read_before_it_execd_keeps_its_identity_on_a_later_entry(user) {
+    fn a_sender_journald_read_before_it_execd_keeps_its_identity_on_a_later_entry(user) needs root because "it starts systemd-journald in a mount namespace of its own" {
         // What gate's record rests on, played by a program of its own so that journald
         // can be stopped at the one moment that matters: between the priming (an empty
         // line, which writes no entry) and the entry, the sender execs another program,
@@ -645,7 +645,7 @@ for_each_user! {
         assert_ne!(unprimed.as_deref(), Some(python.as_str()), "the control");
     }
 
-    fn every_record_names_gate_although_gate_no_longer_waits_for_journald(user) {
+    fn every_record_names_gate_although_gate_no_longer_waits_for_journald(user) needs root because "it starts systemd-journald in a mount namespace of its own" {
         // gate sends its record and execs at once; journald reads it whenever it gets
         // to it. Without the priming, 13 of 30 such records named the command or
         // nothing (session 10, a build that did not wait); the rule in docs/audit.md
