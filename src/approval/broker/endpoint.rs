@@ -5,6 +5,7 @@
 //! if it is still the socket bound here). It must not accept or read a connection:
 //! the loop in [`super`] does.
 
+use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
@@ -58,29 +59,25 @@ pub(super) struct Endpoint {
 
 impl Endpoint {
     pub(super) fn open(socket: &Path) -> Result<Endpoint, String> {
-        let socket = socket_path(socket)?;
-        let (Some(dir), Some(name)) = (socket.parent(), socket.file_name()) else {
-            return Err(format!("{} cannot be a socket path", socket.display()));
-        };
-        ensure_private_dir(dir).map_err(|e| {
-            format!(
-                "the socket's directory must be private to you (a directory of yours, mode 0700): {e}"
-            )
+        let claim = claim(socket, |dir| {
+            ensure_private_dir(dir).map_err(|e| {
+                format!(
+                    "the socket's directory must be private to you (a directory of yours, mode 0700): {e}"
+                )
+            })
         })?;
-        let lock = take_lock(&socket)?;
-        check_existing(&socket)?;
         let token = new_token()?;
-        let token_path = token_path(&socket);
+        let token_path = token_path(&claim.socket);
         crate::replace::replace(&token_path, format!("{token}\n").as_bytes(), 0o600)
             .map_err(|e| format!("cannot write {}: {e}", token_path.display()))?;
-        match bind_socket(dir, name.as_encoded_bytes(), &socket) {
+        match claim.bind() {
             Ok((listener, bound)) => Ok(Endpoint {
-                socket,
+                socket: claim.socket,
                 token_path,
                 token,
                 listener,
                 bound,
-                _lock: lock,
+                _lock: claim.lock,
             }),
             Err(e) => {
                 let _ = fs::remove_file(&token_path);
@@ -92,11 +89,7 @@ impl Endpoint {
     /// Remove the socket (if it is still the one bound here) and the token, so that
     /// nobody can reach this broker any more.
     pub(super) fn remove_files(&self) {
-        if let Ok(meta) = fs::symlink_metadata(&self.socket) {
-            if (meta.dev(), meta.ino()) == self.bound {
-                let _ = fs::remove_file(&self.socket);
-            }
-        }
+        remove_if_bound(&self.socket, self.bound);
         let _ = fs::remove_file(&self.token_path);
     }
 }
@@ -122,34 +115,71 @@ pub(super) struct RequestsEndpoint {
 
 impl RequestsEndpoint {
     pub(super) fn open(socket: &Path) -> Result<RequestsEndpoint, String> {
-        let socket = socket_path(socket)?;
-        let (Some(dir), Some(name)) = (socket.parent(), socket.file_name()) else {
-            return Err(format!("{} cannot be a socket path", socket.display()));
-        };
-        check_requests_dir(dir)?;
-        let lock = take_lock(&socket)?;
-        check_existing(&socket)?;
-        let (listener, bound) = bind_socket(dir, name.as_encoded_bytes(), &socket)?;
+        let claim = claim(socket, check_requests_dir)?;
+        let (listener, bound) = claim.bind()?;
         // Bound 0600 and listening before it has its name; open it only now.
-        if let Err(e) = fs::set_permissions(&socket, fs::Permissions::from_mode(0o666)) {
-            let _ = fs::remove_file(&socket);
-            return Err(format!("cannot chmod {}: {e}", socket.display()));
+        if let Err(e) = fs::set_permissions(&claim.socket, fs::Permissions::from_mode(0o666)) {
+            let _ = fs::remove_file(&claim.socket);
+            return Err(format!("cannot chmod {}: {e}", claim.socket.display()));
         }
         Ok(RequestsEndpoint {
-            socket,
+            socket: claim.socket,
             listener,
             bound,
-            _lock: lock,
+            _lock: claim.lock,
         })
     }
 }
 
 impl Drop for RequestsEndpoint {
     fn drop(&mut self) {
-        if let Ok(meta) = fs::symlink_metadata(&self.socket) {
-            if (meta.dev(), meta.ino()) == self.bound {
-                let _ = fs::remove_file(&self.socket);
-            }
+        remove_if_bound(&self.socket, self.bound);
+    }
+}
+
+/// A socket path this broker holds the lock of, its directory checked, and nothing
+/// listening there: ready to bind.
+struct Claim {
+    socket: PathBuf,
+    dir: PathBuf,
+    name: OsString,
+    lock: Flock<File>,
+}
+
+/// Claim `socket` (made absolute) once `check_dir` accepts its directory: take its
+/// lock, and check that what is at the path already may be replaced.
+fn claim(
+    socket: &Path,
+    check_dir: impl FnOnce(&Path) -> Result<(), String>,
+) -> Result<Claim, String> {
+    let socket = socket_path(socket)?;
+    let (Some(dir), Some(name)) = (socket.parent(), socket.file_name()) else {
+        return Err(format!("{} cannot be a socket path", socket.display()));
+    };
+    let (dir, name) = (dir.to_path_buf(), name.to_owned());
+    check_dir(&dir)?;
+    let lock = take_lock(&socket)?;
+    check_existing(&socket)?;
+    Ok(Claim {
+        socket,
+        dir,
+        name,
+        lock,
+    })
+}
+
+impl Claim {
+    fn bind(&self) -> Result<(UnixListener, (u64, u64)), String> {
+        bind_socket(&self.dir, self.name.as_encoded_bytes(), &self.socket)
+    }
+}
+
+/// Remove the socket at `socket` if it is still the one bound here (device and inode
+/// `bound`): never one another broker put there since.
+fn remove_if_bound(socket: &Path, bound: (u64, u64)) {
+    if let Ok(meta) = fs::symlink_metadata(socket) {
+        if (meta.dev(), meta.ino()) == bound {
+            let _ = fs::remove_file(socket);
         }
     }
 }
