@@ -70,16 +70,30 @@ impl Broker {
         self.queue(key, &BrokerReply::Error { message }.encode());
     }
 
+    /// The number of the open request `id` names; `None` when there is none, and the
+    /// approver has been told it was not found or is already settled.
+    fn open_named(&mut self, key: u64, id: &str) -> Option<u64> {
+        let settle = match self.lookup(id) {
+            Lookup::NotFound => Settle::NotFound,
+            Lookup::Settled => Settle::AlreadySettled,
+            Lookup::Open(n) if self.open.contains_key(&n) => return Some(n),
+            Lookup::Open(_) => Settle::AlreadySettled,
+        };
+        self.result(key, id, settle);
+        None
+    }
+
     fn decide(&mut self, key: u64, id: &str, decision: Decision) {
-        let n = match self.lookup(id) {
-            Lookup::NotFound => return self.result(key, id, Settle::NotFound),
-            Lookup::Settled => return self.result(key, id, Settle::AlreadySettled),
-            Lookup::Open(n) => n,
+        let Some(n) = self.open_named(key, id) else {
+            return;
         };
-        let Some(open) = self.open.get(&n) else {
-            return self.result(key, id, Settle::AlreadySettled);
-        };
-        let Ask::Approval(request) = &open.ask else {
+        let Some(
+            open @ Open {
+                ask: Ask::Approval(request),
+                ..
+            },
+        ) = self.open.get(&n)
+        else {
             return self.error(
                 key,
                 format!("request {id} is a question, not a command: answer it in `gate watch`"),
@@ -393,15 +407,14 @@ impl Broker {
     }
 
     fn answer(&mut self, key: u64, id: &str, answer: Answer) {
-        let n = match self.lookup(id) {
-            Lookup::NotFound => return self.result(key, id, Settle::NotFound),
-            Lookup::Settled => return self.result(key, id, Settle::AlreadySettled),
-            Lookup::Open(n) => n,
+        let Some(n) = self.open_named(key, id) else {
+            return;
         };
-        let Some(open) = self.open.get(&n) else {
-            return self.result(key, id, Settle::AlreadySettled);
-        };
-        let Ask::Question(question) = &open.ask else {
+        let Some(Open {
+            ask: Ask::Question(question),
+            ..
+        }) = self.open.get(&n)
+        else {
             return self.error(
                 key,
                 format!("request {id} is a command, not a question: approve or deny it"),
