@@ -448,6 +448,16 @@ fn read_token(socket: &Path) -> Result<String, String> {
 // ---------------------------------------------------------------------------------------
 // gate pending / approve / deny
 
+/// The broker's client for the approver tool `tool`: refused first when this process
+/// descends from a command gate ran ([`super::peer::refuse_if_marked`]), then connected;
+/// `Err` is the exit status, the reason already said.
+fn approver_client(tool: &str, socket: &Path) -> Result<Client, i32> {
+    if let Some(code) = super::peer::refuse_if_marked(tool) {
+        return Err(code);
+    }
+    connect_or_say(socket)
+}
+
 fn connect_or_say(socket: &Path) -> Result<Client, i32> {
     Client::connect(socket).map_err(|e| {
         say(&format!("gate: {e}"));
@@ -457,10 +467,7 @@ fn connect_or_say(socket: &Path) -> Result<Client, i32> {
 
 /// `gate pending [--json]`: the requests waiting in the broker.
 pub fn pending(socket: &Path, json: bool) -> i32 {
-    if let Some(code) = super::peer::refuse_if_marked("pending") {
-        return code;
-    }
-    let mut client = match connect_or_say(socket) {
+    let mut client = match approver_client("pending", socket) {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -677,10 +684,7 @@ fn names(request: &PendingRequest, id: &str) -> bool {
 /// `gate deny ID [--message TEXT]`: ID is the short id or the call id. A question is
 /// declined, with the message.
 pub fn deny(socket: &Path, id: &str, message: Option<&str>) -> i32 {
-    if let Some(code) = super::peer::refuse_if_marked("deny") {
-        return code;
-    }
-    let mut client = match connect_or_say(socket) {
+    let mut client = match approver_client("deny", socket) {
         Ok(c) => c,
         Err(code) => return code,
     };
