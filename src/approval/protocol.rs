@@ -590,6 +590,27 @@ pub fn is_short_id(id: &str) -> bool {
     !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit())
 }
 
+#[cfg(test)]
+impl ApprovalRequest {
+    /// A request for the unit tests: `ls` at `ask`, call `c`, session `s`, in `/w`;
+    /// a test names only the fields it is about.
+    pub(crate) fn example() -> ApprovalRequest {
+        ApprovalRequest {
+            call_id: "c".into(),
+            session_id: "s".into(),
+            kind: "command".into(),
+            command: "ls".into(),
+            work_dir: "/w".into(),
+            level: "ask".into(),
+            timeout_seconds: 60,
+            remember_supported: true,
+            always_file: None,
+            pid: 1,
+            leaves_sandbox: false,
+        }
+    }
+}
+
 /// Ids are short and plain: they appear in messages and on command lines.
 fn check_id(key: &str, id: &str) -> Result<(), ProtocolError> {
     let ok = !id.is_empty()

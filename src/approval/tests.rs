@@ -6,16 +6,8 @@ use std::path::Path;
 fn the_waiting_line_says_how_long_and_who_answers_how() {
     let approval = Ask::Approval(protocol::ApprovalRequest {
         call_id: "c0ffee".into(),
-        session_id: "s".into(),
-        kind: "command".into(),
         command: "make deploy".into(),
-        work_dir: "/w".into(),
-        level: "ask".into(),
-        timeout_seconds: 60,
-        remember_supported: true,
-        always_file: None,
-        pid: 1,
-        leaves_sandbox: false,
+        ..protocol::ApprovalRequest::example()
     });
     let question = Ask::Question(QuestionRequest {
         call_id: "c0ffee".into(),

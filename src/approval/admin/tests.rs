@@ -15,17 +15,10 @@ fn the_table_escapes_what_requesters_sent() {
         PendingRequest {
             id: "1".into(),
             ask: Ask::Approval(ApprovalRequest {
-                call_id: "c".into(),
                 session_id: "s\u{1b}]0;x\u{7}".into(),
-                kind: "command".into(),
                 command: "echo \u{1b}[2J\nrm -rf ~".into(),
                 work_dir: "/w\r".into(),
-                level: "ask".into(),
-                timeout_seconds: 60,
-                remember_supported: true,
-                always_file: None,
-                pid: 1,
-                leaves_sandbox: false,
+                ..ApprovalRequest::example()
             }),
             age_seconds: 5,
         },
@@ -60,17 +53,8 @@ fn the_table_escapes_as_the_prompt_does() {
     let list = vec![PendingRequest {
         id: "1".into(),
         ask: Ask::Approval(ApprovalRequest {
-            call_id: "c".into(),
-            session_id: "s".into(),
-            kind: "command".into(),
             command: command.into(),
-            work_dir: "/w".into(),
-            level: "ask".into(),
-            timeout_seconds: 60,
-            remember_supported: true,
-            always_file: None,
-            pid: 1,
-            leaves_sandbox: false,
+            ..ApprovalRequest::example()
         }),
         age_seconds: 0,
     }];

@@ -170,16 +170,7 @@ fn a_lasting_approval_is_the_exact_command_or_a_valid_prefix_and_only_with_appro
 fn a_request_names_the_always_file_only_when_it_takes_lasting_rules() {
     let mut request = ApprovalRequest {
         call_id: "c1".into(),
-        session_id: "s".into(),
-        kind: "command".into(),
-        command: "ls".into(),
-        work_dir: "/w".into(),
-        level: "ask".into(),
-        timeout_seconds: 60,
-        remember_supported: true,
-        always_file: None,
-        pid: 1,
-        leaves_sandbox: false,
+        ..ApprovalRequest::example()
     };
     let line = Ask::Approval(request.clone()).encode();
     assert!(!String::from_utf8_lossy(&line).contains("always_file"));
@@ -241,16 +232,9 @@ fn decisions_round_trip() {
 fn requests_round_trip() {
     let a = Ask::Approval(ApprovalRequest {
         call_id: "abc".into(),
-        session_id: "s".into(),
-        kind: "command".into(),
         command: "rm -rf x; echo \u{1b}".into(),
-        work_dir: "/w".into(),
-        level: "ask".into(),
-        timeout_seconds: 60,
-        remember_supported: true,
-        always_file: None,
         pid: 42,
-        leaves_sandbox: false,
+        ..ApprovalRequest::example()
     });
     assert_eq!(Ask::decode(&a.encode()).unwrap(), a);
     let q = Ask::Question(QuestionRequest {

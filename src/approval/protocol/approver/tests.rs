@@ -5,16 +5,11 @@ fn approval() -> PendingRequest {
         id: "12".into(),
         ask: Ask::Approval(ApprovalRequest {
             call_id: "c1".into(),
-            session_id: "s".into(),
             kind: "script".into(),
             command: "make \u{1b}[2J; rm x".into(),
-            work_dir: "/w".into(),
-            level: "ask".into(),
-            timeout_seconds: 60,
             remember_supported: false,
-            always_file: None,
             pid: 9,
-            leaves_sandbox: false,
+            ..ApprovalRequest::example()
         }),
         age_seconds: 3,
     }
