@@ -177,15 +177,7 @@ impl Prompt for ApprovalPrompt {
     type Out = Choice;
 
     fn feed(&mut self, bytes: &[u8], now: Instant) -> Option<Choice> {
-        self.filter.expire(now);
-        for &b in bytes {
-            if let Some(b) = self.filter.pass(b, now) {
-                if let Some(choice) = self.feed_byte(b) {
-                    return Some(choice);
-                }
-            }
-        }
-        None
+        feed_keys(self, |p| &mut p.filter, bytes, now, Self::feed_byte)
     }
 
     fn line(&self, seconds_left: Option<u64>) -> String {
@@ -280,15 +272,7 @@ impl Prompt for QuestionPrompt {
     type Out = Reply;
 
     fn feed(&mut self, bytes: &[u8], now: Instant) -> Option<Reply> {
-        self.filter.expire(now);
-        for &b in bytes {
-            if let Some(b) = self.filter.pass(b, now) {
-                if let Some(reply) = self.feed_byte(b) {
-                    return Some(reply);
-                }
-            }
-        }
-        None
+        feed_keys(self, |p| &mut p.filter, bytes, now, Self::feed_byte)
     }
 
     fn line(&self, seconds_left: Option<u64>) -> String {
@@ -385,13 +369,13 @@ impl Prompt for IdlePrompt {
     type Out = ();
 
     fn feed(&mut self, bytes: &[u8], now: Instant) -> Option<()> {
-        self.filter.expire(now);
-        for &b in bytes {
-            if let Some(0x03 | 0x1c) = self.filter.pass(b, now) {
-                return Some(());
-            }
-        }
-        None
+        feed_keys(
+            self,
+            |p| &mut p.filter,
+            bytes,
+            now,
+            |_, b| matches!(b, 0x03 | 0x1c).then_some(()),
+        )
     }
 
     fn line(&self, _: Option<u64>) -> String {
@@ -405,4 +389,25 @@ impl Prompt for IdlePrompt {
     fn take_effects(&mut self) -> Effects {
         Effects::default()
     }
+}
+
+/// What every prompt's [`Prompt::feed`] does: expire an escape sequence left from
+/// before, then hand `key` each byte that the prompt's escape filter lets through, until
+/// one ends the prompt (the bytes after it are dropped, and never reach the filter).
+fn feed_keys<P, T>(
+    prompt: &mut P,
+    filter: fn(&mut P) -> &mut EscFilter,
+    bytes: &[u8],
+    now: Instant,
+    key: fn(&mut P, u8) -> Option<T>,
+) -> Option<T> {
+    filter(prompt).expire(now);
+    for &b in bytes {
+        if let Some(b) = filter(prompt).pass(b, now) {
+            if let Some(out) = key(prompt, b) {
+                return Some(out);
+            }
+        }
+    }
+    None
 }
