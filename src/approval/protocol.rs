@@ -611,14 +611,21 @@ impl ApprovalRequest {
     }
 }
 
-/// Ids are short and plain: they appear in messages and on command lines.
-fn check_id(key: &str, id: &str) -> Result<(), ProtocolError> {
-    let ok = !id.is_empty()
-        && id.len() <= 128
+/// Whether `id` is short and plain enough to be an id (a call id, a broker's id, a
+/// session id): 1 to 128 letters, digits or `._:@+-`. Ids appear in messages, on
+/// command lines and in file names, so nothing else is one. A session id from the
+/// configuration (`GATE_SESSION`, `--session`: `config::check_session`) follows the
+/// same rule, since it goes into every request.
+pub fn is_plain_id(id: &str) -> bool {
+    (1..=128).contains(&id.len())
         && id
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._:@+-".contains(&b));
-    if ok {
+            .all(|b| b.is_ascii_alphanumeric() || b"._:@+-".contains(&b))
+}
+
+/// Ids are short and plain: they appear in messages and on command lines.
+fn check_id(key: &str, id: &str) -> Result<(), ProtocolError> {
+    if is_plain_id(id) {
         Ok(())
     } else {
         Err(ProtocolError(format!(
