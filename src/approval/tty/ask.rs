@@ -51,13 +51,9 @@ impl Tty {
         deadline: Instant,
         interrupt: Option<BorrowedFd<'_>>,
     ) -> TtyVerdict {
-        let entered = match self.begin() {
-            Ok(entered) => entered,
-            Err(e) => return TtyVerdict::Failed(e),
-        };
-        let verdict = self.approve_in_raw(request, deadline, interrupt);
-        self.end(entered);
-        verdict
+        self.in_raw(TtyVerdict::Failed, |tty| {
+            tty.approve_in_raw(request, deadline, interrupt)
+        })
     }
 
     fn approve_in_raw(
@@ -112,13 +108,9 @@ impl Tty {
         deadline: Instant,
         interrupt: Option<BorrowedFd<'_>>,
     ) -> TtyAnswer {
-        let entered = match self.begin() {
-            Ok(entered) => entered,
-            Err(e) => return TtyAnswer::Failed(e),
-        };
-        let answer = self.question_in_raw(question, deadline, interrupt);
-        self.end(entered);
-        answer
+        self.in_raw(TtyAnswer::Failed, |tty| {
+            tty.question_in_raw(question, deadline, interrupt)
+        })
     }
 
     fn question_in_raw(
@@ -152,5 +144,18 @@ impl Tty {
         };
         let _ = self.say(said);
         answer
+    }
+
+    /// Run `prompt` with the terminal in raw mode (entered here unless it already was),
+    /// and leave raw mode again if it was entered here; `failed` wraps the reason when
+    /// raw mode cannot be entered.
+    fn in_raw<T>(&mut self, failed: fn(String) -> T, prompt: impl FnOnce(&mut Tty) -> T) -> T {
+        let entered = match self.begin() {
+            Ok(entered) => entered,
+            Err(e) => return failed(e),
+        };
+        let out = prompt(self);
+        self.end(entered);
+        out
     }
 }
