@@ -15,7 +15,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
@@ -35,29 +35,76 @@ pub struct Added {
     pub already: bool,
 }
 
+/// Why a rule was not added. In every case the file is as it was: nothing was added.
+#[derive(Debug)]
+pub enum AddError {
+    /// The file or its directory cannot be used as it is (no such directory can be
+    /// made, a link, not a plain file, too large, a read that failed): the cause.
+    Unusable(String),
+    /// The file as it is does not load: why.
+    Broken(String),
+    /// With the rule added the file would not load (why), or would not hold the rule
+    /// as written (`None`).
+    WouldBreak(Option<String>),
+    /// Another addition held the lock for all of `waited`.
+    Busy { dir: PathBuf, waited: Duration },
+    /// Writing the new file failed.
+    Write { path: PathBuf, error: io::Error },
+}
+
+impl std::fmt::Display for AddError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AddError::Unusable(why) => f.write_str(why),
+            AddError::Broken(why) => write!(f, "{why}; fix or remove it first (nothing was added)"),
+            AddError::WouldBreak(Some(why)) => write!(
+                f,
+                "the file would not load with the rule added ({why}); nothing was added"
+            ),
+            AddError::WouldBreak(None) => {
+                f.write_str("the file would not hold the rule as written; nothing was added")
+            }
+            AddError::Busy { dir, waited } => write!(
+                f,
+                "another process has held the lock on {} for {} s; nothing was added",
+                dir.display(),
+                waited.as_secs()
+            ),
+            AddError::Write { path, error } => {
+                write!(
+                    f,
+                    "cannot write {}: {error}; nothing was added",
+                    path.display()
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for AddError {}
+
 /// Add the allow rule `rule` (exact, or a prefix) to the always-allow file at `path`,
 /// with `note` as its comment. `rule` must already be a valid allow rule; the file is
 /// checked before and after, and is never left broken or half written.
-pub fn add(path: &Path, rule: &str, exact: bool, note: &str) -> Result<Added, String> {
+pub fn add(path: &Path, rule: &str, exact: bool, note: &str) -> Result<Added, AddError> {
     let shown = path.display();
     let dir = path
         .parent()
-        .ok_or_else(|| format!("{shown} cannot be a file's path"))?;
+        .ok_or_else(|| AddError::Unusable(format!("{shown} cannot be a file's path")))?;
     fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(dir)
-        .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        .map_err(|e| AddError::Unusable(format!("cannot create {}: {e}", dir.display())))?;
     let dir_file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
         .open(dir)
-        .map_err(|e| format!("cannot open {}: {e}", dir.display()))?;
+        .map_err(|e| AddError::Unusable(format!("cannot open {}: {e}", dir.display())))?;
     let locked = lock(dir_file, dir)?;
 
-    let old = read(path)?;
-    let old_layer =
-        load(path, &old).map_err(|e| format!("{e}; fix or remove it first (nothing was added)"))?;
+    let old = read(path).map_err(AddError::Unusable)?;
+    let old_layer = load(path, &old).map_err(AddError::Broken)?;
     if let Some(line) = allowed_already(&old_layer, rule, exact) {
         return Ok(Added {
             line,
@@ -75,16 +122,16 @@ pub fn add(path: &Path, rule: &str, exact: bool, note: &str) -> Result<Added, St
     text.push_str(&entry(rule, exact, note));
     // The new text must load, and hold the new rule where it was put: whatever a rule
     // or a note contains, it stays one rule in one table.
-    let new_layer = load(path, &text).map_err(|e| {
-        format!("the file would not load with the rule added ({e}); nothing was added")
-    })?;
+    let new_layer = load(path, &text).map_err(|e| AddError::WouldBreak(Some(e)))?;
     if allowed_already(&new_layer, rule, exact) != Some(line)
         || new_layer.allow.len() != old_layer.allow.len() + 1
     {
-        return Err("the file would not hold the rule as written; nothing was added".into());
+        return Err(AddError::WouldBreak(None));
     }
-    crate::replace::replace(path, text.as_bytes(), 0o600)
-        .map_err(|e| format!("cannot write {}: {e}; nothing was added", path.display()))?;
+    crate::replace::replace(path, text.as_bytes(), 0o600).map_err(|error| AddError::Write {
+        path: path.to_path_buf(),
+        error,
+    })?;
     let _ = locked.sync_all();
     Ok(Added {
         line,
@@ -127,7 +174,7 @@ fn load(path: &Path, text: &str) -> Result<Layer, String> {
 }
 
 /// Take the directory's lock, waiting a while for another addition to finish.
-fn lock(dir_file: File, dir: &Path) -> Result<Flock<File>, String> {
+fn lock(dir_file: File, dir: &Path) -> Result<Flock<File>, AddError> {
     let deadline = Instant::now() + LOCK_WITHIN;
     let mut file = dir_file;
     loop {
@@ -138,13 +185,17 @@ fn lock(dir_file: File, dir: &Path) -> Result<Flock<File>, String> {
                 std::thread::sleep(Duration::from_millis(10));
             }
             Err((_, Errno::EWOULDBLOCK)) => {
-                return Err(format!(
-                    "another process has held the lock on {} for {} s; nothing was added",
-                    dir.display(),
-                    LOCK_WITHIN.as_secs()
-                ));
+                return Err(AddError::Busy {
+                    dir: dir.to_path_buf(),
+                    waited: LOCK_WITHIN,
+                });
             }
-            Err((_, e)) => return Err(format!("cannot lock {}: {e}", dir.display())),
+            Err((_, e)) => {
+                return Err(AddError::Unusable(format!(
+                    "cannot lock {}: {e}",
+                    dir.display()
+                )));
+            }
         }
     }
 }
@@ -258,17 +309,21 @@ mod tests {
         let path = dir.path().join("always.toml");
         fs::write(&path, "allow = [\n").unwrap();
         let e = add(&path, "ls", true, "n").unwrap_err();
+        assert!(matches!(e, AddError::Broken(_)), "{e:?}");
+        let e = e.to_string();
         assert!(
             e.contains("malformed TOML") && e.contains("nothing was added"),
             "{e}"
         );
         assert_eq!(fs::read_to_string(&path).unwrap(), "allow = [\n");
         fs::write(&path, "level = \"full\"\n").unwrap();
-        let e = add(&path, "ls", true, "n").unwrap_err();
+        let e = add(&path, "ls", true, "n").unwrap_err().to_string();
         assert!(e.contains("holds only `allow` rules"), "{e}");
         let link = dir.path().join("link.toml");
         std::os::unix::fs::symlink(&path, &link).unwrap();
         let e = add(&link, "ls", true, "n").unwrap_err();
+        assert!(matches!(e, AddError::Unusable(_)), "{e:?}");
+        let e = e.to_string();
         assert!(e.contains("is a symbolic link"), "{e}");
         assert!(
             fs::symlink_metadata(&link)
@@ -278,7 +333,43 @@ mod tests {
         );
         let fifo = dir.path().join("fifo.toml");
         nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
-        let e = add(&fifo, "ls", true, "n").unwrap_err();
+        let e = add(&fifo, "ls", true, "n").unwrap_err().to_string();
         assert!(e.contains("not a plain file"), "{e}");
+    }
+
+    #[test]
+    fn add_errors_read_as_they_did_when_they_were_strings() {
+        let cases = [
+            (
+                AddError::Broken("x.toml: line 1: bad".into()),
+                "x.toml: line 1: bad; fix or remove it first (nothing was added)",
+            ),
+            (
+                AddError::WouldBreak(Some("bad".into())),
+                "the file would not load with the rule added (bad); nothing was added",
+            ),
+            (
+                AddError::WouldBreak(None),
+                "the file would not hold the rule as written; nothing was added",
+            ),
+            (
+                AddError::Busy {
+                    dir: "/h/gate".into(),
+                    waited: LOCK_WITHIN,
+                },
+                "another process has held the lock on /h/gate for 5 s; nothing was added",
+            ),
+            (
+                AddError::Write {
+                    path: "/h/gate/always.toml".into(),
+                    error: io::Error::from_raw_os_error(libc::ENOSPC),
+                },
+                "cannot write /h/gate/always.toml: No space left on device (os error 28); \
+                 nothing was added",
+            ),
+        ];
+        for (error, said) in cases {
+            assert_eq!(error.to_string(), said);
+        }
     }
 }
