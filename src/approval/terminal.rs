@@ -45,11 +45,13 @@ use super::tty::Tty;
 pub fn open() -> Result<Tty, String> {
     let tty = Tty::open()?;
     let process = Process::of(tty.as_fd())?;
-    judge_process(&process).map_err(|d| d.to_string())?;
-    if let Device::Pts(index) = process.device {
-        let holders = holders_of(index)?;
-        judge_holders(&holders).map_err(|d| d.to_string())?;
-    }
+    // The holders of a pseudo-terminal are read from /proc only when the process itself
+    // passes: a refusal never waits for them.
+    let holders = match process.device {
+        Device::Pts(index) if judge_process(&process).is_ok() => holders_of(index)?,
+        _ => Vec::new(),
+    };
+    judge(&process, &holders).map_err(|d| d.to_string())?;
     Ok(tty)
 }
 
