@@ -251,8 +251,4 @@ impl Connection {
             Err(e) => Reply::Fault(format!("cannot read the answer: {e}")),
         }
     }
-
-    pub fn fd(&self) -> BorrowedFd<'_> {
-        self.reader.get_ref().as_fd()
-    }
 }

@@ -9,19 +9,19 @@
 //! wrong on the way is a denial with the cause on stderr.
 
 pub mod admin;
-pub mod always;
-pub mod broker;
-pub mod client;
-pub mod paths;
-pub mod peer;
+pub(crate) mod always;
+pub(crate) mod broker;
+pub(crate) mod client;
+pub(crate) mod paths;
+pub(crate) mod peer;
 pub mod protocol;
-pub mod question;
-pub mod reach;
-pub mod signals;
-pub mod terminal;
+pub(crate) mod question;
+pub(crate) mod reach;
+pub(crate) mod signals;
+pub(crate) mod terminal;
 pub mod tty;
-pub mod watch;
-pub mod wire;
+pub(crate) mod watch;
+pub(crate) mod wire;
 
 use std::ffi::OsString;
 use std::path::PathBuf;

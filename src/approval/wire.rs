@@ -90,17 +90,8 @@ impl<S: Read + AsFd> LineReader<S> {
         }
     }
 
-    pub fn get_ref(&self) -> &S {
-        &self.stream
-    }
-
     pub fn get_mut(&mut self) -> &mut S {
         &mut self.stream
-    }
-
-    /// Whether a complete line is already buffered (so a wait would not be needed).
-    pub fn has_line(&self) -> bool {
-        self.buf.contains(&b'\n')
     }
 
     /// The next line, waiting until the deadline (none: forever) or until `interrupt`
