@@ -29,13 +29,13 @@
 //! a round trip takes 0.2 ms with nothing else waiting and 0.7 ms with 1,000 waiting.
 //!
 //! This file owns the loop: the connections, reading and writing them, the deadlines,
-//! the record of a requester that went away, and stopping. Beside it, one concern
-//! each: `endpoint` (the sockets, the token, the lock), `requests` (what a connection
-//! asks, and settling a request once) and `answers` (what an approver may say, and what
-//! an approval does). None of them blocks: everything runs on the loop's one thread.
+//! and stopping. Beside it, one concern each: `endpoint` (the sockets, the token, the
+//! lock), `requests` (what a connection asks, and settling a request once), `answers`
+//! (what an approver may say, and what an approval does) and `gone` (a requester that
+//! went away unanswered: why, and its audit record). None of them blocks: everything
+//! runs on the loop's one thread.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::net::UnixStream;
@@ -55,9 +55,11 @@ use crate::policy::Remembered;
 
 mod answers;
 mod endpoint;
+mod gone;
 mod requests;
 
 use endpoint::{Endpoint, RequestsEndpoint};
+use gone::{GONE_GRACE, gone_why};
 use requests::{Lookup, RecentCalls};
 
 /// The most connections the broker keeps open at once; more are closed as they come.
@@ -328,46 +330,6 @@ struct Broker {
     gone: Vec<(Instant, ApprovalRequest)>,
 }
 
-/// The end of the audit log, where a record written in the last seconds is.
-fn log_tail(path: &Path) -> io::Result<Vec<u8>> {
-    use std::io::{Seek, SeekFrom};
-    const TAIL: u64 = 4 << 20;
-    let mut file = File::open(path)?;
-    let len = file.metadata()?.len();
-    file.seek(SeekFrom::Start(len.saturating_sub(TAIL)))?;
-    let mut tail = Vec::new();
-    file.read_to_end(&mut tail)?;
-    Ok(tail)
-}
-
-/// How early before its timeout a requester that closes still counts as timed out: it
-/// counts its timeout from before it connected, the broker from when the request came.
-const TIMEOUT_SLACK: Duration = Duration::from_millis(500);
-
-/// Why a requester closed with its request open, for the log, from how long the request
-/// waited and its timeout (`None`: it was no longer open): at its timeout the requester
-/// gave up, which is a denial; before it, it was killed or interrupted.
-fn gone_why(waited: Option<(Duration, Duration)>) -> String {
-    match waited {
-        Some((waited, timeout)) if waited + TIMEOUT_SLACK.min(timeout / 2) >= timeout => {
-            format!(
-                "timed out: nobody answered within {} s, so the requester denied it",
-                timeout.as_secs()
-            )
-        }
-        Some((waited, _)) => format!(
-            "the requester went away after {:.1} s, before its timeout (killed or \
-             interrupted); nothing was run",
-            waited.as_secs_f64()
-        ),
-        None => "the requester went away".to_owned(),
-    }
-}
-
-/// How long a requester that went away has to write its own record (a gate that gave
-/// up at its timeout does, at once) before the broker writes one for it.
-const GONE_GRACE: Duration = Duration::from_secs(2);
-
 impl Broker {
     fn run(mut self) -> i32 {
         loop {
@@ -503,61 +465,6 @@ impl Broker {
                     .push((Instant::now() + GONE_GRACE, request.clone()));
             }
             self.settle(id, "requester_gone", None, None);
-        }
-    }
-
-    /// A requester killed while it waited (Codex kills its command's process group)
-    /// leaves no record of its own: once its grace is over, write one for it unless the
-    /// log has one with its call id. Nothing of the command ran: gate runs a command
-    /// only after its answer.
-    fn record_gone(&mut self, now: Instant) {
-        let (due, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.gone)
-            .into_iter()
-            .partition(|(at, _)| *at <= now);
-        self.gone = waiting;
-        let Some(path) = self.audit_log.clone() else {
-            return;
-        };
-        for (_, request) in due {
-            let needle = format!("\"call_id\":{}", serde_json::json!(request.call_id));
-            let recorded = log_tail(&path)
-                .map(|log| log.windows(needle.len()).any(|w| w == needle.as_bytes()))
-                .unwrap_or(false);
-            if recorded {
-                continue;
-            }
-            let record = crate::audit::Record {
-                call_id: &request.call_id,
-                session_id: &request.session_id,
-                level: &request.level,
-                kind: &request.kind,
-                command: Some(&request.command),
-                decision: "deny",
-                decided_by: "requester-gone",
-                rule: None,
-                rule_origin: None,
-                message: Some(
-                    "recorded by the broker: the requester went away before an answer \
-                     (killed or interrupted) and left no record; nothing was run",
-                ),
-                sandbox: None,
-                wrapper: None,
-                looks_like: None,
-                script_sha256: None,
-            };
-            let line = crate::audit::encode_for(
-                &record,
-                std::time::SystemTime::now(),
-                request.pid,
-                Some(&request.work_dir),
-            );
-            if let Err(e) = crate::audit::append(&path, &|n| std::env::var_os(n), &line) {
-                log(&format!(
-                    "cannot record request {} in {}: {e}",
-                    request.call_id,
-                    path.display()
-                ));
-            }
         }
     }
 
