@@ -1,0 +1,1015 @@
+use super::*;
+use crate::policy::AskMatch;
+
+fn policy(level: Level, allow: &[&str], deny: &[&str]) -> Policy {
+    let mut p = Policy::at(level, Origin::BuiltIn);
+    for r in allow {
+        p.allow.add(r, Origin::Flag("--allow")).unwrap();
+    }
+    for r in deny {
+        p.deny.add(r, Origin::Flag("--deny")).unwrap();
+    }
+    p
+}
+
+fn decide_text(p: &Policy, text: &str) -> Decision {
+    decide(
+        p,
+        &Remembered::new(),
+        Request::Command(&CommandText::new(text)),
+        &Files::nothing_there(),
+    )
+}
+
+fn is_unallowed(d: &Decision) -> bool {
+    matches!(d, Decision::Ask(Asked::Unallowed(_)))
+}
+
+fn decide_wrapped(p: &Policy, outer: &str, inner: &str, execs_gate: bool) -> Decision {
+    decide(
+        p,
+        &Remembered::new(),
+        Request::Wrapped {
+            outer: &CommandText::new(outer),
+            inner: &CommandText::new(inner),
+            execs_gate,
+        },
+        &Files::nothing_there(),
+    )
+}
+
+/// The reason an ask at level `ask` carries: what was missing, as the decision
+/// found it, so that nothing has to look again to say why.
+fn unallowed(p: &Policy, remembered: &Remembered, request: Request<'_>) -> Unallowed {
+    match decide(p, remembered, request, &Files::nothing_there()) {
+        Decision::Ask(Asked::Unallowed(why)) => why,
+        other => panic!("{request:?}: {other:?}"),
+    }
+}
+
+fn unallowed_text(p: &Policy, text: &str) -> Unallowed {
+    unallowed(
+        p,
+        &Remembered::new(),
+        Request::Command(&CommandText::new(text)),
+    )
+}
+
+fn simple(rules: Unmatched) -> Unallowed {
+    Unallowed::Simple {
+        rules,
+        preset: None,
+    }
+}
+
+#[test]
+fn an_ask_because_nothing_allows_it_says_what_was_missing() {
+    let none = Remembered::new();
+    let p = policy(Level::Ask, &[], &[]);
+    assert_eq!(unallowed_text(&p, "ls"), simple(Unmatched::NoRules));
+    assert_eq!(unallowed(&p, &none, Request::Session), Unallowed::NoCommand);
+    let p = policy(Level::Ask, &["git status"], &[]);
+    assert_eq!(unallowed_text(&p, "git push"), simple(Unmatched::NoMatch));
+    assert_eq!(
+        unallowed(
+            &p,
+            &none,
+            Request::Command(&CommandText::from_bytes(b"git status \xff"))
+        ),
+        Unallowed::Inexact
+    );
+    // The first character no allow rule matches, with compound mode off.
+    assert_eq!(
+        unallowed_text(&p, "git status | head; ls"),
+        Unallowed::Char('|')
+    );
+    assert_eq!(
+        unallowed_text(&p, "git status\u{7}"),
+        Unallowed::Char('\u{7}')
+    );
+    // The agent's own command inside a wrapper is what was matched.
+    let outer = "source snap && eval 'git push' && pwd -P >| /tmp/claude-0000-cwd";
+    assert_eq!(
+        unallowed(
+            &p,
+            &none,
+            Request::Wrapped {
+                outer: &CommandText::new(outer),
+                inner: &CommandText::new("git push"),
+                execs_gate: false,
+            }
+        ),
+        simple(Unmatched::NoMatch)
+    );
+}
+
+#[test]
+fn an_ask_in_compound_mode_names_the_part_that_is_not_allowed() {
+    let p = with(policy(Level::Ask, &["git status", "ls"], &[]), true, false);
+    assert_eq!(
+        unallowed_text(&p, "git status && rm -rf x; ls"),
+        Unallowed::Part(Some("rm -rf x".into()))
+    );
+    // The first such part, as the parts run.
+    assert_eq!(
+        unallowed_text(&p, "ls | wc -l && touch x"),
+        Unallowed::Part(Some("wc -l".into()))
+    );
+    for text in ["git status > out", "(ls) && ls", "ls & ls"] {
+        assert_eq!(unallowed_text(&p, text), Unallowed::NotSplit, "{text}");
+    }
+    // A simple command is a simple command in compound mode too.
+    assert_eq!(unallowed_text(&p, "git push"), simple(Unmatched::NoMatch));
+    // A part a remembered approval allows is not the one named.
+    let mut r = Remembered::new();
+    r.remember_command("make");
+    assert_eq!(
+        unallowed(
+            &p,
+            &r,
+            Request::Command(&CommandText::new("make && ls && make install"))
+        ),
+        Unallowed::Part(Some("make install".into()))
+    );
+}
+
+#[test]
+fn an_ask_names_the_allow_rule_that_was_passed_over_and_why() {
+    // A runner's rule, and an argument that loads other code: the longest rule that
+    // matches is the one named.
+    let p = policy(Level::Ask, &["make", "make test"], &[]);
+    match unallowed_text(&p, "make test SHELL=./x") {
+        Unallowed::Simple {
+            rules: Unmatched::Runner { rule, refusal },
+            preset: None,
+        } => {
+            assert_eq!(&*rule, "make test");
+            assert_eq!(refusal.runner, "make");
+            assert_eq!(refusal.word, "SHELL=./x");
+        }
+        other => panic!("{other:?}"),
+    }
+    // A read-only rule, and a command that does not only read.
+    match unallowed_text(&narrowed(&["git diff"]), "git diff --output=x") {
+        Unallowed::Simple {
+            rules: Unmatched::ReadOnlyRule { rule, refusal },
+            preset: None,
+        } => {
+            assert_eq!(&*rule, "git diff");
+            assert_eq!(refusal.entry(), Some("git diff"));
+            assert!(refusal.reason().contains("--output"), "{refusal}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn an_ask_with_the_preset_on_says_why_the_preset_did_not_allow_it() {
+    let p = with(policy(Level::Ask, &["git status"], &[]), false, true);
+    match unallowed_text(&p, "sort -o out f") {
+        Unallowed::Simple {
+            rules: Unmatched::NoMatch,
+            preset: Some(refusal),
+        } => {
+            assert_eq!(refusal.entry(), Some("sort"));
+            assert!(refusal.reason().contains("`-o`"), "{refusal}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Shell syntax is the reason, not the preset.
+    assert_eq!(unallowed_text(&p, "ls; rm x"), Unallowed::Char(';'));
+}
+
+#[test]
+fn every_other_decision_names_what_made_it() {
+    let none = Remembered::new();
+    let files = Files::nothing_there();
+    let text = |t: &str| CommandText::new(t);
+    let decided =
+        |p: &Policy, r: &Remembered, t: &str| decide(p, r, Request::Command(&text(t)), &files);
+    let rule = |rule: &str, origin| Allowed::Rule {
+        rule: rule.into(),
+        origin,
+    };
+    // Allowed: by the level, the sandbox, a rule and its origin, the preset's entry,
+    // compound mode part by part, a remembered command or prefix, a gate run again,
+    // a shell asked only for its version.
+    let full = policy(Level::Full, &[], &[]);
+    assert_eq!(
+        decided(&full, &none, "rm x"),
+        Decision::Allow(Allowed::Level)
+    );
+    let safe = policy(Level::Safe, &[], &[]);
+    assert_eq!(
+        decided(&safe, &none, "rm x"),
+        Decision::Allow(Allowed::Sandboxed)
+    );
+    let mut p = with(policy(Level::Ask, &["git status"], &[]), true, true);
+    p.allow
+        .add("cargo test", Origin::Env("GATE_ALLOW"))
+        .unwrap();
+    assert_eq!(
+        decided(&p, &none, "cargo test -q"),
+        Decision::Allow(rule("cargo test", Origin::Env("GATE_ALLOW")))
+    );
+    assert_eq!(
+        decided(&p, &none, "head -5 f"),
+        Decision::Allow(Allowed::ReadOnly { entry: "head" })
+    );
+    assert_eq!(
+        decided(&p, &none, "git status && wc -l f"),
+        Decision::Allow(Allowed::Compound {
+            parts: vec![
+                (
+                    "git status".into(),
+                    rule("git status", Origin::Flag("--allow"))
+                ),
+                ("wc -l f".into(), Allowed::ReadOnly { entry: "wc" }),
+            ]
+        })
+    );
+    let mut r = Remembered::new();
+    r.remember_command("make deploy");
+    r.remember_prefix("npm run").unwrap();
+    assert_eq!(
+        decided(&p, &r, "make deploy"),
+        Decision::Allow(Allowed::RememberedCommand)
+    );
+    assert_eq!(
+        decided(&p, &r, "npm run build"),
+        Decision::Allow(Allowed::RememberedRule {
+            rule: "npm run".into()
+        })
+    );
+    assert_eq!(
+        decide(&p, &none, Request::Info, &files),
+        Decision::Allow(Allowed::Info)
+    );
+    let outer = "exec '/usr/lib/gate/bin/bash' -c 'rm x'";
+    assert_eq!(
+        decide(
+            &p,
+            &none,
+            Request::Wrapped {
+                outer: &text(outer),
+                inner: &text("rm x"),
+                execs_gate: true
+            },
+            &files
+        ),
+        Decision::Allow(Allowed::Delegated)
+    );
+    // Asked: by an ask rule (what it caught), an unsandboxed rule, text too complex
+    // to read, a session that cannot be read.
+    let mut p = asking(Level::Safe, &[], &[], &["git push"]);
+    p.unsandboxed
+        .add("make deploy", Origin::Flag("--unsandboxed"))
+        .unwrap();
+    assert_eq!(
+        decided(&p, &none, "ls && git push -f"),
+        Decision::Ask(Asked::Rule(AskMatch::Rule {
+            rule: "git push".into(),
+            origin: Origin::Flag("--ask"),
+            found: "git push -f".into(),
+        }))
+    );
+    assert_eq!(
+        decided(&p, &none, "make deploy now"),
+        Decision::Ask(Asked::Unsandboxed {
+            rule: "make deploy".into(),
+            origin: Origin::Flag("--unsandboxed"),
+        })
+    );
+    assert_eq!(
+        decided(&p, &none, &format!("{}true", "eval ".repeat(20))),
+        Decision::Ask(Asked::Rule(AskMatch::TooComplex))
+    );
+    assert_eq!(
+        decide(&p, &none, Request::Session, &files),
+        Decision::Ask(Asked::Rule(AskMatch::Unreadable))
+    );
+    // Denied: by the level, or by a rule (what it caught).
+    let p = policy(Level::Ask, &["rm"], &["rm -rf"]);
+    assert_eq!(
+        decided(&p, &none, "ls; rm -rf /"),
+        Decision::Deny(Denied::Rule(DenyMatch::Rule {
+            rule: "rm -rf".into(),
+            origin: Origin::Flag("--deny"),
+            found: "rm -rf /".into(),
+        }))
+    );
+    let p = policy(Level::Deny, &["rm"], &[]);
+    assert_eq!(decided(&p, &none, "rm x"), Decision::Deny(Denied::Level));
+}
+
+#[test]
+fn a_wrapper_is_judged_by_its_inner_command_and_denied_by_either() {
+    let outer = "source snap && eval 'ls -l' && pwd -P >| /tmp/claude-0000-cwd";
+    let p = policy(Level::Ask, &["ls"], &["pwd", "rm"]);
+    // The wrapper's own `pwd` would match the deny rule `pwd`: deny rules see both.
+    assert!(matches!(
+        decide_wrapped(&p, outer, "ls -l", false),
+        Decision::Deny(Denied::Rule(_))
+    ));
+    let p = policy(Level::Ask, &["ls"], &["rm"]);
+    assert!(matches!(
+        decide_wrapped(&p, outer, "ls -l", false),
+        Decision::Allow(Allowed::Rule { .. })
+    ));
+    assert!(is_unallowed(&decide_wrapped(&p, outer, "cat x", false)));
+    assert!(matches!(
+        decide_wrapped(&p, outer, "rm x", false),
+        Decision::Deny(Denied::Rule(_))
+    ));
+}
+
+#[test]
+fn a_wrapper_that_runs_gate_again_is_left_to_that_gate_but_never_past_a_deny() {
+    let outer =
+        "if . 'snap' >/dev/null 2>&1; then :; fi\n\nexec '/usr/lib/gate/bin/bash' -c 'cat x'";
+    for level in [Level::Ask, Level::Safe, Level::Full] {
+        let p = policy(level, &[], &["rm"]);
+        assert_eq!(
+            decide_wrapped(&p, outer, "cat x", true),
+            Decision::Allow(Allowed::Delegated),
+            "{level}"
+        );
+        assert!(matches!(
+            decide_wrapped(&p, outer, "rm -rf x", true),
+            Decision::Deny(Denied::Rule(_))
+        ));
+    }
+    let p = policy(Level::Deny, &["cat"], &[]);
+    assert_eq!(
+        decide_wrapped(&p, outer, "cat x", true),
+        Decision::Deny(Denied::Level)
+    );
+}
+
+#[test]
+fn level_deny_refuses_everything_even_allowed_commands() {
+    let p = policy(Level::Deny, &["ls"], &[]);
+    assert_eq!(decide_text(&p, "ls"), Decision::Deny(Denied::Level));
+    assert_eq!(
+        decide(
+            &p,
+            &Remembered::new(),
+            Request::Session,
+            &Files::nothing_there()
+        ),
+        Decision::Deny(Denied::Level)
+    );
+}
+
+#[test]
+fn deny_rules_refuse_at_every_level() {
+    for level in [Level::Ask, Level::Safe, Level::Full] {
+        let p = policy(level, &["rm"], &["rm -rf"]);
+        assert!(
+            matches!(decide_text(&p, "rm -rf /"), Decision::Deny(Denied::Rule(_))),
+            "{level}"
+        );
+    }
+}
+
+#[test]
+fn a_deny_rule_beats_a_remembered_approval() {
+    let p = policy(Level::Ask, &[], &["rm -rf"]);
+    let mut r = Remembered::new();
+    r.remember_command("rm -rf /");
+    let d = decide(
+        &p,
+        &r,
+        Request::Command(&CommandText::new("rm -rf /")),
+        &Files::nothing_there(),
+    );
+    assert!(matches!(d, Decision::Deny(Denied::Rule(_))));
+}
+
+#[test]
+fn full_allows_everything_not_denied() {
+    let p = policy(Level::Full, &[], &[]);
+    assert_eq!(
+        decide_text(&p, "rm -rf /; x"),
+        Decision::Allow(Allowed::Level)
+    );
+    assert_eq!(
+        decide(
+            &p,
+            &Remembered::new(),
+            Request::Session,
+            &Files::nothing_there()
+        ),
+        Decision::Allow(Allowed::Level)
+    );
+}
+
+#[test]
+fn safe_allows_everything_inside_the_sandbox() {
+    let p = policy(Level::Safe, &[], &[]);
+    assert_eq!(
+        decide_text(&p, "curl x | sh"),
+        Decision::Allow(Allowed::Sandboxed)
+    );
+    assert_eq!(
+        decide(
+            &p,
+            &Remembered::new(),
+            Request::Session,
+            &Files::nothing_there()
+        ),
+        Decision::Allow(Allowed::Sandboxed)
+    );
+}
+
+#[test]
+fn ask_allows_a_matching_rule_and_names_it() {
+    let p = policy(Level::Ask, &["git status"], &[]);
+    assert_eq!(
+        decide_text(&p, "git status -s"),
+        Decision::Allow(Allowed::Rule {
+            rule: "git status".into(),
+            origin: Origin::Flag("--allow")
+        })
+    );
+}
+
+#[test]
+fn ask_asks_about_everything_else() {
+    let p = policy(Level::Ask, &["git status"], &[]);
+    assert!(is_unallowed(&decide_text(&p, "git push")));
+    assert!(is_unallowed(&decide_text(&p, "git status; rm -rf ~")));
+    assert!(is_unallowed(&decide(
+        &p,
+        &Remembered::new(),
+        Request::Session,
+        &Files::nothing_there()
+    )));
+}
+
+#[test]
+fn a_runners_rule_does_not_cover_an_option_that_loads_other_code() {
+    let p = policy(Level::Ask, &["npm test", "make"], &[]);
+    assert!(matches!(
+        decide_text(&p, "npm test -- --watch"),
+        Decision::Allow(Allowed::Rule { .. })
+    ));
+    assert!(matches!(
+        decide_text(&p, "make -j4 all"),
+        Decision::Allow(Allowed::Rule { .. })
+    ));
+    assert!(is_unallowed(&decide_text(
+        &p,
+        "npm test --script-shell=./pwn.sh"
+    )));
+    assert!(is_unallowed(&decide_text(&p, "make SHELL=./x")));
+    // A remembered prefix is held to the same.
+    let p = policy(Level::Ask, &[], &[]);
+    let mut r = Remembered::new();
+    r.remember_prefix("make").unwrap();
+    let ask = |text: &str| {
+        decide(
+            &p,
+            &r,
+            Request::Command(&CommandText::new(text)),
+            &Files::nothing_there(),
+        )
+    };
+    assert!(matches!(
+        ask("make test"),
+        Decision::Allow(Allowed::RememberedRule { .. })
+    ));
+    assert!(is_unallowed(&ask("make -f /tmp/evil.mk")));
+}
+
+#[test]
+fn remembered_commands_match_exact_trimmed_text_only() {
+    let p = policy(Level::Ask, &[], &[]);
+    let mut r = Remembered::new();
+    r.remember_command("  npm test ; echo done ");
+    let ask = |text: &str| {
+        decide(
+            &p,
+            &r,
+            Request::Command(&CommandText::new(text)),
+            &Files::nothing_there(),
+        )
+    };
+    assert_eq!(
+        ask("npm test ; echo done"),
+        Decision::Allow(Allowed::RememberedCommand)
+    );
+    assert!(is_unallowed(&ask("npm test ; echo done; rm x")));
+    assert!(is_unallowed(&ask("npm test")));
+}
+
+#[test]
+fn remembered_prefixes_follow_the_allow_rule_semantics() {
+    let p = policy(Level::Ask, &[], &[]);
+    let mut r = Remembered::new();
+    r.remember_prefix("npm test").unwrap();
+    assert!(r.remember_prefix("npm test; ls").is_err());
+    let ask = |text: &str| {
+        decide(
+            &p,
+            &r,
+            Request::Command(&CommandText::new(text)),
+            &Files::nothing_there(),
+        )
+    };
+    assert_eq!(
+        ask("npm test -- --watch"),
+        Decision::Allow(Allowed::RememberedRule {
+            rule: "npm test".into()
+        })
+    );
+    assert!(is_unallowed(&ask("npm test && rm x")));
+}
+
+#[test]
+fn inexact_text_never_matches_an_allow_rule_or_a_memory() {
+    let p = policy(Level::Ask, &["ls"], &[]);
+    let mut r = Remembered::new();
+    r.remember_command("ls \u{fffd}");
+    let text = CommandText::from_bytes(b"ls \xff");
+    assert!(!text.is_exact());
+    assert!(is_unallowed(&decide(
+        &p,
+        &r,
+        Request::Command(&text),
+        &Files::nothing_there()
+    )));
+}
+
+#[test]
+fn every_level_and_request_kind_has_a_decision() {
+    // Exhaustive over the small input space: level × allowed/denied/neither × kind.
+    for level in Level::ALL {
+        let p = policy(level, &["ok"], &["bad"]);
+        for (text, expect_at_ask) in [("ok 1", "allow"), ("bad 1", "deny"), ("other", "ask")] {
+            let d = decide_text(&p, text);
+            let expected = match (level, text) {
+                (Level::Deny, _) => "deny",
+                (_, "bad 1") => "deny",
+                (Level::Full | Level::Safe, _) => "allow",
+                (Level::Ask, _) => expect_at_ask,
+            };
+            assert_eq!(d.kind(), expected, "{level} {text}");
+        }
+    }
+}
+
+fn asking(level: Level, allow: &[&str], deny: &[&str], ask: &[&str]) -> Policy {
+    let mut p = policy(level, allow, deny);
+    for r in ask {
+        p.ask.add(r, Origin::Flag("--ask")).unwrap();
+    }
+    p
+}
+
+fn ask_rule(d: &Decision) -> Option<(&str, &str)> {
+    match d {
+        Decision::Ask(Asked::Rule(AskMatch::Rule { rule, found, .. })) => Some((rule, found)),
+        _ => None,
+    }
+}
+
+#[test]
+fn an_unsandboxed_rule_asks_at_safe_only_and_a_deny_rule_still_wins() {
+    let mut p = policy(Level::Safe, &[], &["git push --force"]);
+    p.unsandboxed
+        .add("git push", Origin::Flag("--unsandboxed"))
+        .unwrap();
+    p.ask.add("git", Origin::Flag("--ask")).unwrap();
+    let asked = |d: Decision| match d {
+        Decision::Ask(Asked::Unsandboxed { rule, .. }) => Some(rule.to_string()),
+        _ => None,
+    };
+    // Matched, it asks whether it may leave, and that question covers the ask rule.
+    assert_eq!(
+        asked(decide_text(&p, "git push origin main")).as_deref(),
+        Some("git push")
+    );
+    // A deny rule wins.
+    assert!(matches!(
+        decide_text(&p, "git push --force origin"),
+        Decision::Deny(_)
+    ));
+    // Matched as strictly as an allow rule: no shell syntax, only at the start.
+    for text in [
+        "git push; rm -rf ~",
+        "true && git push",
+        "git pushx",
+        "sh -c 'git push'",
+    ] {
+        assert_eq!(asked(decide_text(&p, text)), None, "{text}");
+    }
+    // Not exact text (invalid UTF-8) never leaves.
+    let inexact = CommandText::inexact("git push origin \u{fffd}");
+    assert!(!matches!(
+        decide(
+            &p,
+            &Remembered::new(),
+            Request::Command(&inexact),
+            &Files::nothing_there()
+        ),
+        Decision::Ask(Asked::Unsandboxed { .. })
+    ));
+    // At the other levels the rule changes nothing.
+    for level in [Level::Full, Level::Ask] {
+        p.level = level;
+        assert_eq!(asked(decide_text(&p, "git push origin")), None, "{level}");
+    }
+    p.level = Level::Deny;
+    assert!(matches!(decide_text(&p, "git push"), Decision::Deny(_)));
+    // Without an ask rule, what it does not match runs inside the sandbox.
+    let mut p = policy(Level::Safe, &[], &[]);
+    p.unsandboxed
+        .add_exact("make deploy", Origin::BuiltIn)
+        .unwrap();
+    assert!(asked(decide_text(&p, "make deploy")).is_some());
+    assert_eq!(
+        decide_text(&p, "make deploy --force"),
+        Decision::Allow(Allowed::Sandboxed)
+    );
+}
+
+#[test]
+fn an_ask_rule_asks_at_every_level_that_runs_commands() {
+    for level in [Level::Ask, Level::Safe, Level::Full] {
+        let p = asking(level, &[], &[], &["git push"]);
+        let d = decide_text(&p, "git push origin main");
+        assert_eq!(
+            ask_rule(&d),
+            Some(("git push", "git push origin main")),
+            "{level}: {d:?}"
+        );
+        // What no ask rule matches is decided as before.
+        let d = decide_text(&p, "git status");
+        let expected = match level {
+            Level::Ask => Decision::Ask(Asked::Unallowed(Unallowed::Simple {
+                rules: Unmatched::NoRules,
+                preset: None,
+            })),
+            Level::Safe => Decision::Allow(Allowed::Sandboxed),
+            _ => Decision::Allow(Allowed::Level),
+        };
+        assert_eq!(d, expected, "{level}");
+    }
+    // Level deny runs nothing and asks nothing.
+    let p = asking(Level::Deny, &[], &[], &["git push"]);
+    assert_eq!(decide_text(&p, "git push"), Decision::Deny(Denied::Level));
+}
+
+#[test]
+fn an_ask_rule_comes_before_an_allow_rule_and_after_a_deny_rule() {
+    let p = asking(Level::Ask, &["git"], &["git push --force"], &["git push"]);
+    assert_eq!(
+        ask_rule(&decide_text(&p, "git push")),
+        Some(("git push", "git push"))
+    );
+    assert!(matches!(
+        decide_text(&p, "git status"),
+        Decision::Allow(Allowed::Rule { .. })
+    ));
+    for level in [Level::Ask, Level::Safe, Level::Full] {
+        let p = asking(level, &["git"], &["git push --force"], &["git push"]);
+        assert!(
+            matches!(
+                decide_text(&p, "git push --force"),
+                Decision::Deny(Denied::Rule(_))
+            ),
+            "{level}"
+        );
+    }
+}
+
+#[test]
+fn nothing_that_allows_unasked_stands_in_for_an_ask_rule() {
+    // The read-only preset, compound mode and remembered approvals all give way.
+    let mut p = asking(
+        Level::Ask,
+        &["git status", "cat"],
+        &[],
+        &["cat", "git push"],
+    );
+    p.readonly = true;
+    p.compound = true;
+    assert!(ask_rule(&decide_text(&p, "cat README")).is_some());
+    assert_eq!(
+        ask_rule(&decide_text(&p, "git status && git push")),
+        Some(("git push", "git push"))
+    );
+    let mut r = Remembered::new();
+    r.remember_command("git push");
+    r.remember_prefix("git").unwrap();
+    let d = decide(
+        &p,
+        &r,
+        Request::Command(&CommandText::new("git push")),
+        &Files::nothing_there(),
+    );
+    assert!(ask_rule(&d).is_some(), "{d:?}");
+}
+
+#[test]
+fn an_ask_rule_looks_at_an_agents_wrapper_and_its_command_but_leaves_a_gate_it_execs_to_ask() {
+    let outer = "source snap && eval 'git push' && pwd -P >| /tmp/claude-0000-cwd";
+    let p = asking(Level::Full, &[], &[], &["git push"]);
+    assert!(ask_rule(&decide_wrapped(&p, outer, "git push", false)).is_some());
+    let p = asking(Level::Full, &[], &[], &["pwd"]);
+    assert!(ask_rule(&decide_wrapped(&p, outer, "ls", false)).is_some());
+    let outer =
+        "if . 'snap' >/dev/null 2>&1; then :; fi\n\nexec '/usr/lib/gate/bin/bash' -c 'git push'";
+    let p = asking(Level::Full, &[], &[], &["git push"]);
+    assert_eq!(
+        decide_wrapped(&p, outer, "git push", true),
+        Decision::Allow(Allowed::Delegated)
+    );
+}
+
+#[test]
+fn a_shell_session_is_asked_about_at_full_and_safe_only_when_there_are_ask_rules() {
+    let session =
+        |p: &Policy, request| decide(p, &Remembered::new(), request, &Files::nothing_there());
+    for level in [Level::Safe, Level::Full] {
+        let p = asking(level, &[], &[], &["git push"]);
+        assert_eq!(
+            session(&p, Request::Session),
+            Decision::Ask(Asked::Rule(AskMatch::Unreadable)),
+            "{level}"
+        );
+        // `--version` runs nothing.
+        assert!(matches!(session(&p, Request::Info), Decision::Allow(_)));
+        let p = asking(level, &[], &[], &[]);
+        assert!(
+            matches!(session(&p, Request::Session), Decision::Allow(_)),
+            "{level}"
+        );
+    }
+    let p = asking(Level::Ask, &[], &[], &["git push"]);
+    assert!(is_unallowed(&session(&p, Request::Session)));
+}
+
+#[test]
+fn text_that_is_too_complex_to_read_is_asked_about() {
+    let p = asking(Level::Full, &[], &[], &["git push"]);
+    let deep = format!("{}true", "eval ".repeat(20));
+    assert_eq!(
+        decide_text(&p, &deep),
+        Decision::Ask(Asked::Rule(AskMatch::TooComplex))
+    );
+}
+
+proptest::proptest! {
+    /// Deny beats ask beats everything else: the order holds for any mix of rules.
+    #[test]
+    fn deny_then_ask_then_the_rest(
+        level in proptest::sample::select(Level::ALL.to_vec()),
+        allow in proptest::collection::vec(proptest::sample::select(vec!["git", "git push", "ls", "cat"]), 0..3),
+        deny in proptest::collection::vec(proptest::sample::select(vec!["git push --force", "rm", "cat -n"]), 0..2),
+        ask in proptest::collection::vec(proptest::sample::select(vec!["git push", "cat", "rm -rf"]), 0..3),
+        text in proptest::sample::select(vec![
+            "git push", "git push --force", "git status", "ls -l", "cat -n f", "cat f",
+            "rm -rf x", "rm x", "ls && git push", "sh -c 'cat f'",
+        ]),
+    ) {
+        let p = asking(level, &allow, &deny, &ask);
+        let d = decide_text(&p, text);
+        let c = CommandText::new(text);
+        if level == Level::Deny {
+            proptest::prop_assert_eq!(d, Decision::Deny(Denied::Level));
+        } else if p.deny.find(&c).is_some() {
+            proptest::prop_assert!(matches!(d, Decision::Deny(Denied::Rule(_))), "{:?}", d);
+        } else if p.ask.find(&c).is_some() {
+            proptest::prop_assert!(matches!(d, Decision::Ask(Asked::Rule(_))), "{:?}", d);
+        } else {
+            let without = asking(level, &allow, &deny, &[]);
+            proptest::prop_assert_eq!(d, decide_text(&without, text));
+        }
+    }
+}
+
+fn with(p: Policy, compound: bool, readonly: bool) -> Policy {
+    Policy {
+        compound,
+        readonly,
+        ..p
+    }
+}
+
+#[test]
+fn the_read_only_preset_is_off_by_default_and_allows_only_reads_when_on() {
+    let p = policy(Level::Ask, &[], &[]);
+    assert!(is_unallowed(&decide_text(&p, "ls -la")));
+    let p = with(p, false, true);
+    assert_eq!(
+        decide_text(&p, "ls -la"),
+        Decision::Allow(Allowed::ReadOnly { entry: "ls" })
+    );
+    assert!(is_unallowed(&decide_text(&p, "sed -i s/a/b/ f")));
+    assert!(is_unallowed(&decide_text(&p, "./ls")));
+    assert!(is_unallowed(&decide_text(&p, "ls; rm -rf x")));
+    // A deny rule still wins.
+    let p = with(policy(Level::Ask, &[], &["cat"]), false, true);
+    assert!(matches!(decide_text(&p, "cat f"), Decision::Deny(_)));
+}
+
+#[test]
+fn compound_mode_allows_only_when_every_part_is_allowed() {
+    let p = policy(Level::Ask, &["git status", "cargo test"], &[]);
+    let cmd = "git status && cargo test --quiet";
+    assert!(is_unallowed(&decide_text(&p, cmd)), "off by default");
+    let p = with(p, true, false);
+    match decide_text(&p, cmd) {
+        Decision::Allow(Allowed::Compound { parts }) => {
+            let texts: Vec<&str> = parts.iter().map(|(t, _)| &**t).collect();
+            assert_eq!(texts, ["git status", "cargo test --quiet"]);
+        }
+        other => panic!("{other:?}"),
+    }
+    for cmd in [
+        "git status && rm -rf x",
+        "git status; cargo test > out",
+        "git status && $(cargo test)",
+        "git status & cargo test",
+        "(git status) && cargo test",
+        "X=1 git status && cargo test",
+        "git status &&",
+    ] {
+        assert!(is_unallowed(&decide_text(&p, cmd)), "{cmd}");
+    }
+}
+
+#[test]
+fn compound_parts_may_be_allowed_by_the_preset_or_a_remembered_approval() {
+    let p = with(policy(Level::Ask, &["git status"], &[]), true, true);
+    assert!(matches!(
+        decide_text(&p, "git status | head -5"),
+        Decision::Allow(Allowed::Compound { .. })
+    ));
+    let p = with(policy(Level::Ask, &["git status"], &[]), true, false);
+    let mut r = Remembered::new();
+    r.remember_command("make test");
+    let c = CommandText::new("git status && make test");
+    assert!(matches!(
+        decide(&p, &r, Request::Command(&c), &Files::nothing_there()),
+        Decision::Allow(Allowed::Compound { .. })
+    ));
+    // A deny rule in any part refuses the whole.
+    let p = with(policy(Level::Ask, &["git status"], &["rm"]), true, true);
+    assert!(matches!(
+        decide_text(&p, "git status && rm x"),
+        Decision::Deny(_)
+    ));
+}
+
+fn narrowed(allow: &[&str]) -> Policy {
+    Policy {
+        readonly_rules: true,
+        ..policy(Level::Ask, allow, &[])
+    }
+}
+
+#[test]
+fn readonly_rules_keep_a_read_only_rule_to_read_only_commands() {
+    let allow = [
+        "git diff",
+        "find",
+        "sed -n",
+        "rg",
+        "cargo test",
+        "git commit",
+    ];
+    let p = narrowed(&allow);
+    let plain = policy(Level::Ask, &allow, &[]);
+    for allowed in [
+        "git diff",
+        "git diff --stat HEAD~1",
+        "find . -name '*.rs'",
+        "sed -n 1,5p README.md",
+        "rg -n parser src",
+        // Rules that are not read-only commands are untouched.
+        "cargo test --release",
+        "git commit -m wip",
+    ] {
+        assert!(
+            matches!(
+                decide_text(&p, allowed),
+                Decision::Allow(Allowed::Rule { .. })
+            ),
+            "{allowed}"
+        );
+    }
+    for asked in [
+        "git diff --output=PWNED",
+        "git diff --ext-diff",
+        "find . -delete",
+        "find . -fprint out",
+        "sed -n '1e touch PWNED' f",
+        "sed -n 'w out' f",
+        "rg --pre sh x",
+    ] {
+        assert!(is_unallowed(&decide_text(&p, asked)), "{asked}");
+        // Without the setting the seeds' prefix rule allows each of them.
+        assert!(
+            matches!(decide_text(&plain, asked), Decision::Allow(_)),
+            "{asked}"
+        );
+    }
+    for rule in [
+        "git diff",
+        "git log -p",
+        "find",
+        "sed -n",
+        "grep -r",
+        "rg",
+        "cat",
+    ] {
+        assert!(is_read_only_rule(rule), "{rule}");
+    }
+    for rule in [
+        "git",
+        "sed -i",
+        "sed",
+        "find -delete",
+        "cargo test",
+        "rm",
+        "./sed -n",
+    ] {
+        assert!(!is_read_only_rule(rule), "{rule}");
+    }
+    // A broader rule that is not read-only still allows what it covers.
+    let p = narrowed(&["git diff", "git"]);
+    assert!(matches!(
+        decide_text(&p, "git diff --output=x"),
+        Decision::Allow(Allowed::Rule { rule, .. }) if &*rule == "git"
+    ));
+    // In compound mode every part is held to the same.
+    let p = with(narrowed(&["git diff", "ls"]), true, false);
+    assert!(is_unallowed(&decide_text(&p, "ls && git diff --output=x")));
+    assert!(matches!(
+        decide_text(&p, "ls && git diff --stat"),
+        Decision::Allow(Allowed::Compound { .. })
+    ));
+}
+
+proptest::proptest! {
+    /// With readonly_rules, a read-only rule allows only read-only commands.
+    #[test]
+    fn a_read_only_rule_allows_only_read_only_commands(
+        program in proptest::sample::select(vec![
+            "git diff", "git log", "git grep", "find", "sed -n", "rg", "grep", "sort",
+        ]),
+        args in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "-n", "--output=x", "-O", "less", "-exec", "rm", "{}", "+", "-delete",
+                "--pre", "sh", "1e", "'1e touch x'", "w", "-o", "out", "--ext-diff",
+                "-c", "core.pager=sh", "--textconv", "src", "*.rs", "-fprint", "-i",
+            ]),
+            0..5,
+        ),
+    ) {
+        let text = std::iter::once(program).chain(args).collect::<Vec<_>>().join(" ");
+        let p = narrowed(&[program]);
+        if let Decision::Allow(Allowed::Rule { rule, .. }) = decide_text(&p, &text) {
+            proptest::prop_assert!(
+                !is_read_only_rule(&rule)
+                    || super::super::readonly::read_only(&text, &Files::nothing_there())
+                        .is_some(),
+                "{text} allowed by the read-only rule {rule}"
+            );
+        }
+    }
+}
+
+proptest::proptest! {
+    /// Compound allow implies every part is allowed on its own.
+    #[test]
+    fn a_compound_allow_means_each_part_alone_is_allowed(
+        parts in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "git status", "ls -l", "cargo test", "rm -rf x", "echo hi", "make",
+                "cat f", "sed -n 1p f", "curl x",
+            ]),
+            1..5,
+        ),
+        ops in proptest::collection::vec(
+            proptest::sample::select(vec![" && ", " || ", "; ", " | "]),
+            4,
+        ),
+    ) {
+        let mut text = String::from(parts[0]);
+        for (i, part) in parts.iter().enumerate().skip(1) {
+            text.push_str(ops[i - 1]);
+            text.push_str(part);
+        }
+        let p = with(policy(Level::Ask, &["git status", "cargo test", "echo"], &[]), true, true);
+        if let Decision::Allow(Allowed::Compound { parts: allowed }) = decide_text(&p, &text) {
+            for (part, _) in &allowed {
+                let alone = decide_text(&with(p.clone(), false, true), part);
+                proptest::prop_assert!(matches!(alone, Decision::Allow(_)), "{part} in {text}");
+            }
+        }
+    }
+}
