@@ -696,7 +696,7 @@ fn grep_recurses(args: &[Word]) -> bool {
             if c == 'r' || c == 'd' {
                 return true;
             }
-            if super::GREP_VALUES.contains(c) {
+            if super::checks::GREP_VALUES.contains(c) {
                 break;
             }
         }
