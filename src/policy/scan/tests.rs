@@ -1,3 +1,6 @@
+use super::lexer::lex;
+use super::wrapper_table::{FLOCK_LONG, WRAPPERS};
+use super::wrappers::{Resolved, Takes, resolve_long};
 use super::*;
 
 fn texts(command: &SimpleCommand) -> Vec<&str> {
