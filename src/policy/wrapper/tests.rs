@@ -1,3 +1,4 @@
+use super::holes::{CODEX_OVERRIDE, CODEX_PROXY_ENV_SET, CODEX_PROXY_OVERRIDE};
 use super::*;
 use proptest::prelude::*;
 
