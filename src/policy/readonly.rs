@@ -61,7 +61,7 @@ mod table;
 mod words;
 use checks::{check_find, check_git, check_grep, check_jq, check_sed};
 use getopt::parse_options;
-pub use secrets::{SECRET_LOCATIONS, SHOWN_VARIABLES};
+pub use secrets::{DEFAULT_HIDDEN_SECRETS, SECRET_LOCATIONS, SHOWN_VARIABLES};
 use secrets::{check_printenv, names_secret};
 use table::ENTRIES;
 use words::is_assignment;

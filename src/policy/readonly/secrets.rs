@@ -1,17 +1,19 @@
 //! What the preset must never show the model: the places where secrets are kept
-//! ([`SECRET_LOCATIONS`], the one list the sandbox's `deny_read` defaults are built from too)
-//! and the environment variables `printenv` may show ([`SHOWN_VARIABLES`]).
+//! ([`SECRET_LOCATIONS`], of which the sandbox hides [`DEFAULT_HIDDEN_SECRETS`] by
+//! default) and the environment variables `printenv` may show ([`SHOWN_VARIABLES`]).
 //!
 //! Pure: it matches words against names and reads no file.
 
 use super::words::Word;
 use super::{Entry, NotReadOnly};
 
-/// Where secrets are kept, as path components below a home directory: the sandbox's
-/// `deny_read` defaults (`crate::sandbox::spec::DEFAULT_DENY_READ`; a test keeps the two
-/// lists together) and the agents' own credential files. A command whose words name one
-/// of these is not read-only: what it prints goes to the model.
-pub const SECRET_LOCATIONS: &[&str] = &[
+/// The secrets every home may hold, as path components below the home directory: the
+/// sandbox hides each of these by default at `safe` (its `deny_read` defaults, which
+/// `crate::sandbox::spec` should take from here; a test keeps the two lists together),
+/// and the preset refuses a command that names one. Package-registry and vault tokens
+/// are files in directories that also hold ordinary settings (`~/.cargo`), so the file
+/// alone is named.
+pub const DEFAULT_HIDDEN_SECRETS: [&str; 16] = [
     ".ssh",
     ".gnupg",
     ".aws",
@@ -28,6 +30,10 @@ pub const SECRET_LOCATIONS: &[&str] = &[
     ".cargo/credentials.toml",
     ".cargo/credentials",
     ".vault-token",
+];
+
+/// The agents' own credential files, below the home directory.
+const AGENT_CREDENTIALS: [&str; 5] = [
     // Claude Code: its login (Linux) and the key it stores when you approve one.
     ".claude/.credentials.json",
     ".claude.json",
@@ -35,6 +41,31 @@ pub const SECRET_LOCATIONS: &[&str] = &[
     ".gemini/oauth_creds.json",
     ".qwen/oauth_creds.json",
 ];
+
+/// Where secrets are kept, as path components below a home directory:
+/// [`DEFAULT_HIDDEN_SECRETS`], then the agents' own credential files. A command whose
+/// words name one of these is not read-only: what it prints goes to the model.
+pub const SECRET_LOCATIONS: &[&str] = &joined::<21>(&DEFAULT_HIDDEN_SECRETS, &AGENT_CREDENTIALS);
+
+/// `first` then `second`, as one array of `N` names (a compile error unless `N` is the sum
+/// of their lengths).
+const fn joined<const N: usize>(
+    first: &[&'static str],
+    second: &[&'static str],
+) -> [&'static str; N] {
+    assert!(first.len() + second.len() == N);
+    let mut out = [""; N];
+    let mut at = 0;
+    while at < N {
+        out[at] = if at < first.len() {
+            first[at]
+        } else {
+            second[at - first.len()]
+        };
+        at += 1;
+    }
+    out
+}
 
 /// The secret location `word` names, if any: one of [`SECRET_LOCATIONS`] as consecutive
 /// components anywhere in it (`~/.ssh/id_rsa`, `/home/me/.aws`, `--file=.netrc`,
