@@ -13,12 +13,12 @@ fn policy(level: Level, allow: &[&str], deny: &[&str]) -> Policy {
 }
 
 fn decide_text(p: &Policy, text: &str) -> Decision {
-    decide(
-        p,
-        &Remembered::new(),
-        Request::Command(&CommandText::new(text)),
-        &Files::nothing_there(),
-    )
+    decide_request(p, Request::Command(&CommandText::new(text)))
+}
+
+/// `request` decided with nothing remembered and nothing on disk.
+fn decide_request(p: &Policy, request: Request<'_>) -> Decision {
+    decide(p, &Remembered::new(), request, &Files::nothing_there())
 }
 
 fn is_unallowed(d: &Decision) -> bool {
@@ -351,12 +351,7 @@ fn level_deny_refuses_everything_even_allowed_commands() {
     let p = policy(Level::Deny, &["ls"], &[]);
     assert_eq!(decide_text(&p, "ls"), Decision::Deny(Denied::Level));
     assert_eq!(
-        decide(
-            &p,
-            &Remembered::new(),
-            Request::Session,
-            &Files::nothing_there()
-        ),
+        decide_request(&p, Request::Session),
         Decision::Deny(Denied::Level)
     );
 }
@@ -394,12 +389,7 @@ fn full_allows_everything_not_denied() {
         Decision::Allow(Allowed::Level)
     );
     assert_eq!(
-        decide(
-            &p,
-            &Remembered::new(),
-            Request::Session,
-            &Files::nothing_there()
-        ),
+        decide_request(&p, Request::Session),
         Decision::Allow(Allowed::Level)
     );
 }
@@ -412,12 +402,7 @@ fn safe_allows_everything_inside_the_sandbox() {
         Decision::Allow(Allowed::Sandboxed)
     );
     assert_eq!(
-        decide(
-            &p,
-            &Remembered::new(),
-            Request::Session,
-            &Files::nothing_there()
-        ),
+        decide_request(&p, Request::Session),
         Decision::Allow(Allowed::Sandboxed)
     );
 }
@@ -439,12 +424,7 @@ fn ask_asks_about_everything_else() {
     let p = policy(Level::Ask, &["git status"], &[]);
     assert!(is_unallowed(&decide_text(&p, "git push")));
     assert!(is_unallowed(&decide_text(&p, "git status; rm -rf ~")));
-    assert!(is_unallowed(&decide(
-        &p,
-        &Remembered::new(),
-        Request::Session,
-        &Files::nothing_there()
-    )));
+    assert!(is_unallowed(&decide_request(&p, Request::Session)));
 }
 
 #[test]
@@ -730,25 +710,26 @@ fn an_ask_rule_looks_at_an_agents_wrapper_and_its_command_but_leaves_a_gate_it_e
 
 #[test]
 fn a_shell_session_is_asked_about_at_full_and_safe_only_when_there_are_ask_rules() {
-    let session =
-        |p: &Policy, request| decide(p, &Remembered::new(), request, &Files::nothing_there());
     for level in [Level::Safe, Level::Full] {
         let p = asking(level, &[], &[], &["git push"]);
         assert_eq!(
-            session(&p, Request::Session),
+            decide_request(&p, Request::Session),
             Decision::Ask(Asked::Rule(AskMatch::Unreadable)),
             "{level}"
         );
         // `--version` runs nothing.
-        assert!(matches!(session(&p, Request::Info), Decision::Allow(_)));
+        assert!(matches!(
+            decide_request(&p, Request::Info),
+            Decision::Allow(_)
+        ));
         let p = asking(level, &[], &[], &[]);
         assert!(
-            matches!(session(&p, Request::Session), Decision::Allow(_)),
+            matches!(decide_request(&p, Request::Session), Decision::Allow(_)),
             "{level}"
         );
     }
     let p = asking(Level::Ask, &[], &[], &["git push"]);
-    assert!(is_unallowed(&session(&p, Request::Session)));
+    assert!(is_unallowed(&decide_request(&p, Request::Session)));
 }
 
 #[test]
