@@ -305,9 +305,20 @@ fn parser_agrees(scanned: &Scanned<'_>) -> bool {
         }
         skeleton.push_str(part.name);
     }
-    let Some(parsed) = parse(&skeleton) else {
-        return false;
-    };
+    parse(&skeleton).is_some_and(|parsed| {
+        reads_as_scanned(&parsed, scanned, |p, s| {
+            p.words.len() == 1 && p.words[0] == s.name
+        })
+    })
+}
+
+/// Whether the parser read the scan's simple commands, in order, joined by the same
+/// operators, with each command's words as `same_words` compares them.
+fn reads_as_scanned(
+    parsed: &[ParsedCommand],
+    scanned: &Scanned<'_>,
+    same_words: impl Fn(&ParsedCommand, &Part<'_>) -> bool,
+) -> bool {
     parsed.len() == scanned.parts.len()
         && parsed
             .iter()
@@ -315,8 +326,7 @@ fn parser_agrees(scanned: &Scanned<'_>) -> bool {
             .enumerate()
             .all(|(i, (p, s))| {
                 p.operator_before == i.checked_sub(1).map(|j| scanned.operators[j])
-                    && p.words.len() == 1
-                    && p.words[0] == s.name
+                    && same_words(p, s)
             })
 }
 

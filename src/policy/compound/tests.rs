@@ -10,15 +10,7 @@ fn full_parse_agrees(command: &str) -> bool {
     let (Some(scanned), Some(parsed)) = (scan(command), parse(command)) else {
         return false;
     };
-    parsed.len() == scanned.parts.len()
-        && parsed
-            .iter()
-            .zip(&scanned.parts)
-            .enumerate()
-            .all(|(i, (p, s))| {
-                p.operator_before == i.checked_sub(1).map(|j| scanned.operators[j])
-                    && p.words == words(s.text)
-            })
+    reads_as_scanned(&parsed, &scanned, |p, s| p.words == words(s.text))
 }
 
 /// The words of a part, as written.
