@@ -4,7 +4,7 @@
 //!
 //! Each check refuses what it does not understand; the lists it reads are in the table.
 
-use super::getopt::{Opt, glob_as_option, glob_moves_words, parse_options};
+use super::getopt::{Opt, glob_as_option, glob_moves_words, parse_options, refused_long_option};
 use super::table::{
     ENTRIES, FIND_REFUSED, GIT_BRANCH, GIT_GLOBAL, GIT_GLOBAL_REFUSED, GIT_SUB_EXACT,
     GIT_SUB_REFUSED, SED,
@@ -218,18 +218,8 @@ pub(super) fn check_grep(entry: &Entry, args: &[Word]) -> Result<(), NotReadOnly
         }
         if let Some(long) = text.strip_prefix("--") {
             let name = long.split_once('=').map_or(long, |(n, _)| n);
-            if let Some((refused, why)) = GREP_REFUSED_LONG
-                .iter()
-                .find(|(r, _)| !name.is_empty() && r.starts_with(name))
-            {
-                return Err(entry.refuse(if *refused == name {
-                    format!("`{}`: the option `--{name}` {why}", entry.name)
-                } else {
-                    format!(
-                        "`{}`: `--{name}` abbreviates `--{refused}`, which {why}",
-                        entry.name
-                    )
-                }));
+            if let Some(refused) = refused_long_option(entry, &GREP_REFUSED_LONG, name) {
+                return Err(refused);
             }
             continue;
         }
@@ -492,15 +482,8 @@ fn check_git_words(entry: &Entry, rest: &[Word]) -> Result<(), NotReadOnly> {
         if name.is_empty() || GIT_SUB_EXACT.contains(&name) {
             continue;
         }
-        if let Some((refused, why)) = GIT_SUB_REFUSED.iter().find(|(r, _)| r.starts_with(name)) {
-            return Err(entry.refuse(if *refused == name {
-                format!("`{}`: the option `--{name}` {why}", entry.name)
-            } else {
-                format!(
-                    "`{}`: `--{name}` abbreviates `--{refused}`, which {why}",
-                    entry.name
-                )
-            }));
+        if let Some(refused) = refused_long_option(entry, &GIT_SUB_REFUSED, name) {
+            return Err(refused);
         }
     }
     Ok(())

@@ -66,22 +66,33 @@ fn take_value<'w>(
 }
 
 pub(super) fn refused_long(entry: &Entry, spec: &Options, name: &str) -> NotReadOnly {
-    for (refused, why) in spec.refused_long {
-        if *refused == name {
-            return entry.refuse(format!("`{}`: the option `--{name}` {why}", entry.name));
-        }
-        if !name.is_empty() && refused.starts_with(name) {
-            return entry.refuse(format!(
-                "`{}`: `--{name}` abbreviates `--{refused}`, which {why}",
-                entry.name
-            ));
-        }
-    }
-    entry.refuse(format!(
-        "`{}`: the option `--{name}` is not one the preset knows (long options must be \
-         spelled out in full)",
-        entry.name
-    ))
+    refused_long_option(entry, spec.refused_long, name).unwrap_or_else(|| {
+        entry.refuse(format!(
+            "`{}`: the option `--{name}` is not one the preset knows (long options must be \
+             spelled out in full)",
+            entry.name
+        ))
+    })
+}
+
+/// Why `--name` (without its value) is refused, when it is one of `refused` or an
+/// abbreviation of one: the first of them it begins, named when it is abbreviated.
+pub(super) fn refused_long_option(
+    entry: &Entry,
+    refused: &[(&str, &str)],
+    name: &str,
+) -> Option<NotReadOnly> {
+    let (refused, why) = refused
+        .iter()
+        .find(|(r, _)| !name.is_empty() && r.starts_with(name))?;
+    Some(entry.refuse(if *refused == name {
+        format!("`{}`: the option `--{name}` {why}", entry.name)
+    } else {
+        format!(
+            "`{}`: `--{name}` abbreviates `--{refused}`, which {why}",
+            entry.name
+        )
+    }))
 }
 
 pub(super) fn refused_short(entry: &Entry, spec: &Options, c: char) -> Option<NotReadOnly> {
