@@ -299,23 +299,28 @@ const TOX: List = List {
 // ---------------------------------------------------------------------------------------
 // npm, pnpm, yarn
 
+// What npm, pnpm and yarn share: each runs a package's scripts with a shell and node, as
+// its configuration or an option says.
+const SCRIPT_SHELL: Refused = refused(
+    &["--script-shell"],
+    "runs the package's scripts with the program it names as the shell",
+);
+const NODE_OPTIONS: Refused = refused(
+    &["--node-options"],
+    "passes options to node, such as `--require MODULE`",
+);
+/// npm and pnpm read `.npmrc`.
+const OTHER_NPMRC: Refused = refused(
+    &["--userconfig", "--globalconfig"],
+    "reads another `.npmrc`, which can set `script-shell` and `node-options`",
+);
+const ANOTHER_PACKAGE: &str = "runs the scripts of another directory's package.json";
+
 const NPM_REFUSED: &[Refused] = &[
-    refused(
-        &["--script-shell"],
-        "runs the package's scripts with the program it names as the shell",
-    ),
-    refused(
-        &["--node-options"],
-        "passes options to node, such as `--require MODULE`",
-    ),
-    refused(
-        &["--userconfig", "--globalconfig"],
-        "reads another `.npmrc`, which can set `script-shell` and `node-options`",
-    ),
-    refused(
-        &["--prefix", "-C"],
-        "runs the scripts of another directory's package.json",
-    ),
+    SCRIPT_SHELL,
+    NODE_OPTIONS,
+    OTHER_NPMRC,
+    refused(&["--prefix", "-C"], ANOTHER_PACKAGE),
     refused(&["--call", "-c"], "runs the command it gives (`npm exec`)"),
     refused(
         &[
@@ -341,26 +346,14 @@ const NPM: List = List {
 };
 
 const PNPM_REFUSED: &[Refused] = &[
-    refused(
-        &["--script-shell"],
-        "runs the package's scripts with the program it names as the shell",
-    ),
-    refused(
-        &["--node-options"],
-        "passes options to node, such as `--require MODULE`",
-    ),
+    SCRIPT_SHELL,
+    NODE_OPTIONS,
     refused(
         &["--config"],
         "sets configuration (`--config.script-shell`), which names programs pnpm runs",
     ),
-    refused(
-        &["--userconfig", "--globalconfig"],
-        "reads another `.npmrc`, which can set `script-shell` and `node-options`",
-    ),
-    refused(
-        &["--dir", "-C"],
-        "runs the scripts of another directory's package.json",
-    ),
+    OTHER_NPMRC,
+    refused(&["--dir", "-C"], ANOTHER_PACKAGE),
     refused(
         &["--pnpmfile", "--global-pnpmfile"],
         "loads hooks from another `.pnpmfile.cjs`",
@@ -378,10 +371,7 @@ const PNPM: List = List {
 };
 
 const YARN_REFUSED: &[Refused] = &[
-    refused(
-        &["--cwd"],
-        "runs the scripts of another directory's package.json",
-    ),
+    refused(&["--cwd"], ANOTHER_PACKAGE),
     refused(
         &["--use-yarnrc", "--yarn-path"],
         "reads another `.yarnrc`, or runs another copy of yarn",
@@ -390,14 +380,8 @@ const YARN_REFUSED: &[Refused] = &[
         &["--modules-folder"],
         "takes the packages (and their programs) from another directory",
     ),
-    refused(
-        &["--script-shell"],
-        "runs the package's scripts with the program it names as the shell",
-    ),
-    refused(
-        &["--node-options"],
-        "passes options to node, such as `--require MODULE`",
-    ),
+    SCRIPT_SHELL,
+    NODE_OPTIONS,
 ];
 
 const YARN: List = List {
