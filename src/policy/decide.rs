@@ -430,7 +430,7 @@ fn find_rule<'p>(
 /// Whether an allow rule is a read-only command, by itself (`git diff`, `find`) or with
 /// one more operand (`sed -n`, `grep -r`, which need a script or a pattern): its words,
 /// or its words and ` p`, pass the read-only preset's checks.
-pub fn is_read_only_rule(rule: &str) -> bool {
+pub(crate) fn is_read_only_rule(rule: &str) -> bool {
     super::readonly::reads_only_as_written(rule)
         || super::readonly::reads_only_as_written(&format!("{rule} p"))
 }

@@ -52,7 +52,8 @@ use super::{describe_char, first_unmatchable_char};
 pub mod files;
 
 use files::Reading;
-pub use files::{Files, Found, Kind, Place, Protected, Query, View};
+pub(crate) use files::View;
+pub use files::{Files, Found, Kind, Place, Protected, Query};
 
 mod checks;
 mod getopt;
@@ -61,7 +62,8 @@ mod table;
 mod words;
 use checks::{check_find, check_git, check_grep, check_jq, check_sed};
 use getopt::parse_options;
-pub use secrets::{DEFAULT_HIDDEN_SECRETS, SECRET_LOCATIONS, SHOWN_VARIABLES};
+pub use secrets::DEFAULT_HIDDEN_SECRETS;
+pub(crate) use secrets::SECRET_LOCATIONS;
 use secrets::{check_printenv, names_secret};
 use table::ENTRIES;
 use words::is_assignment;
@@ -85,7 +87,7 @@ pub fn check(command: &str, files: &Files) -> Result<&'static Entry, NotReadOnly
 }
 
 /// [`check`] for one part of a compound command, which sees the facts through `view`.
-pub fn check_in(command: &str, view: &View<'_>) -> Result<&'static Entry, NotReadOnly> {
+pub(crate) fn check_in(command: &str, view: &View<'_>) -> Result<&'static Entry, NotReadOnly> {
     let (entry, words, start) = structure(command)?;
     files::check(entry, &words[start..], view)?;
     Ok(entry)
@@ -93,7 +95,7 @@ pub fn check_in(command: &str, view: &View<'_>) -> Result<&'static Entry, NotRea
 
 /// Whether the words of `command` pass its entry's checks, whatever they name on disk:
 /// whether an allow rule is itself a read-only command.
-pub fn reads_only_as_written(command: &str) -> bool {
+pub(crate) fn reads_only_as_written(command: &str) -> bool {
     structure(command).is_ok()
 }
 

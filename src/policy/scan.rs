@@ -28,14 +28,14 @@ mod lexer;
 mod nested;
 mod wrapper_table;
 mod wrappers;
-pub use glob::glob_matches;
+pub(crate) use glob::glob_matches;
 use lexer::lex_in;
 use nested::{exec_like_tails, nested_shell_text};
 use wrappers::{Unwrapped, strip_wrapper};
 
 /// One word of a simple command, after quote removal.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Word {
+pub(crate) struct Word {
     pub text: String,
     /// Part of the word comes from an expansion or substitution (`$X`, `${X}`, `$(…)`,
     /// `` `…` ``), so its real value is unknown until the shell runs.
@@ -74,7 +74,7 @@ impl Word {
 }
 
 /// The words of one simple command.
-pub type SimpleCommand = Vec<Word>;
+pub(crate) type SimpleCommand = Vec<Word>;
 
 /// How deep `bash -c '…'`, `eval …` and `env -S …` strings are followed.
 const MAX_NESTED_SHELLS: usize = 8;
@@ -99,12 +99,12 @@ const MAX_CANDIDATE_WORDS: usize = 1 << 20;
 
 /// The text is too large or too deeply wrapped to be read in bounded time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TooComplex;
+pub(crate) struct TooComplex;
 
 /// Every simple command that `text` could run, each in every form a deny rule should see:
 /// as written (after assignments), and again after each wrapper (`env`, `nohup`, `sudo`…)
 /// is removed.
-pub fn candidate_commands(text: &str) -> Result<Vec<SimpleCommand>, TooComplex> {
+pub(crate) fn candidate_commands(text: &str) -> Result<Vec<SimpleCommand>, TooComplex> {
     let mut all = Vec::new();
     for_each_candidate(text, |command| all.push(command.to_vec()))?;
     Ok(all)
@@ -122,7 +122,10 @@ pub fn candidate_commands(text: &str) -> Result<Vec<SimpleCommand>, TooComplex> 
 /// string may go to any shell, so it takes every reading ([`ANY_SHELL`]); a string
 /// handed to a shell by name (`dash -c …`) takes that shell's readings
 /// ([`shells::Dialect::readings`]), whatever reading found it.
-pub fn for_each_candidate(text: &str, mut visit: impl FnMut(&[Word])) -> Result<(), TooComplex> {
+pub(crate) fn for_each_candidate(
+    text: &str,
+    mut visit: impl FnMut(&[Word]),
+) -> Result<(), TooComplex> {
     let mut out = Candidates {
         visit: &mut visit,
         words: 0,
@@ -352,7 +355,7 @@ fn is_assignment(word: &Word) -> bool {
 }
 
 /// The program name as a deny rule compares it: the last path component.
-pub fn program_name(word: &str) -> &str {
+pub(crate) fn program_name(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
 }
 

@@ -105,7 +105,7 @@ enum Place {
 
 /// Reads the words after a program as that program would: [`Item`]s, one per operand
 /// and one per option (a cluster gives several).
-pub struct Reader<'a, I: Iterator<Item = Arg<'a>>> {
+pub(crate) struct Reader<'a, I: Iterator<Item = Arg<'a>>> {
     program: &'static Program,
     args: std::iter::Peekable<I>,
     place: Place,
@@ -414,7 +414,7 @@ struct RuleOption {
 
 /// A deny rule's words after the program: operands in order, options as a set.
 #[derive(Debug, Clone)]
-pub struct RuleArgs {
+pub(crate) struct RuleArgs {
     program: &'static Program,
     operands: Vec<Box<[u8]>>,
     options: Vec<RuleOption>,

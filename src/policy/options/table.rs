@@ -13,7 +13,7 @@
 
 /// How a program reads the words after its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Style {
+pub(crate) enum Style {
     /// getopt_long and git's parse-options: short options cluster (`-rf`) and may hold
     /// their value (`-mfix`); `--long` or `--long=value`; a unique prefix of a long name
     /// is that option (`--rec`); options may come anywhere before `--`.
@@ -30,7 +30,7 @@ pub enum Style {
 
 /// What an option takes after it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Takes {
+pub(crate) enum Takes {
     Nothing,
     /// A value: attached (`-C dir` or `-Cdir`, `--git-dir=x` or `--git-dir x`).
     Value,
@@ -48,7 +48,7 @@ mod tools;
 
 /// One option: its spellings and what it takes.
 #[derive(Debug)]
-pub struct Opt {
+pub(crate) struct Opt {
     pub names: &'static [&'static str],
     pub takes: Takes,
     /// What the option means when that is not its first name: the options it stands for
@@ -69,7 +69,7 @@ impl Opt {
 
 /// A subcommand (the program's first operand) with options of its own.
 #[derive(Debug)]
-pub struct Subcommand {
+pub(crate) struct Subcommand {
     pub names: &'static [&'static str],
     pub options: &'static [Opt],
     /// Options that an operand starting with `+` stands for: `git push origin +main`
@@ -78,7 +78,7 @@ pub struct Subcommand {
 }
 
 #[derive(Debug)]
-pub struct Program {
+pub(crate) struct Program {
     pub names: &'static [&'static str],
     pub style: Style,
     /// The program's own options (before its subcommand, for a program with subcommands).
@@ -141,10 +141,10 @@ const fn sub(names: &'static [&'static str], options: &'static [Opt]) -> Subcomm
 }
 
 /// A program this table does not know.
-pub const UNKNOWN: Program = program(&[], Style::Gnu, &[]);
+pub(crate) const UNKNOWN: Program = program(&[], Style::Gnu, &[]);
 
 /// The table entry for a program name (`rm`, `mkfs.ext4`), or [`UNKNOWN`].
-pub fn program_named(name: &str) -> &'static Program {
+pub(crate) fn program_named(name: &str) -> &'static Program {
     PROGRAMS
         .iter()
         .find(|p| p.names.contains(&name))

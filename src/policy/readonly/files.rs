@@ -138,7 +138,7 @@ impl Files {
 /// directory or the environment (`cd src && cat x`), relative names and `~` no longer
 /// mean what the edge resolved.
 #[derive(Debug, Clone, Copy)]
-pub struct View<'a> {
+pub(crate) struct View<'a> {
     files: &'a Files,
     /// The working directory and `HOME` are the edge's.
     here: bool,
@@ -179,7 +179,7 @@ impl<'a> View<'a> {
 
 /// Shell builtins after which relative names and `~` may mean something else: they
 /// change the directory, or the variables (`HOME`), or run text gate has not read.
-pub const MOVES: &[&str] = &[
+pub(crate) const MOVES: &[&str] = &[
     "cd", "pushd", "popd", "source", ".", "eval", "exec", "builtin", "command", "export", "unset",
     "declare", "typeset", "local", "readonly", "set", "shopt", "alias",
 ];
@@ -523,7 +523,7 @@ fn check_walk(
 }
 
 /// Character devices that hold no data: reading gives nothing, zeros, or randomness.
-pub const HARMLESS_DEVICES: [&str; 5] = [
+pub(crate) const HARMLESS_DEVICES: [&str; 5] = [
     "/dev/null",
     "/dev/zero",
     "/dev/full",
@@ -535,7 +535,7 @@ pub const HARMLESS_DEVICES: [&str; 5] = [
 /// The others hold its environment (`environ`), memory (`mem`, `maps`, `pagemap`),
 /// arguments (`cmdline`), open files (`fd/`), root and working directory (links into
 /// its view of the files), or tell about its address space.
-pub const PROC_SHOWN: [&str; 10] = [
+pub(crate) const PROC_SHOWN: [&str; 10] = [
     "status",
     "stat",
     "statm",
@@ -550,7 +550,7 @@ pub const PROC_SHOWN: [&str; 10] = [
 
 /// Files of /proc itself that are secrets: the kernel's memory and log, its symbols,
 /// the pages of every process, the keys of the keyrings.
-pub const PROC_SECRETS: [&str; 8] = [
+pub(crate) const PROC_SECRETS: [&str; 8] = [
     "kcore",
     "kmsg",
     "kallsyms",

@@ -45,7 +45,8 @@ const AGENT_CREDENTIALS: [&str; 5] = [
 /// Where secrets are kept, as path components below a home directory:
 /// [`DEFAULT_HIDDEN_SECRETS`], then the agents' own credential files. A command whose
 /// words name one of these is not read-only: what it prints goes to the model.
-pub const SECRET_LOCATIONS: &[&str] = &joined::<21>(&DEFAULT_HIDDEN_SECRETS, &AGENT_CREDENTIALS);
+pub(crate) const SECRET_LOCATIONS: &[&str] =
+    &joined::<21>(&DEFAULT_HIDDEN_SECRETS, &AGENT_CREDENTIALS);
 
 /// `first` then `second`, as one array of `N` names (a compile error unless `N` is the sum
 /// of their lengths).
@@ -119,7 +120,7 @@ pub(super) fn pattern_may_match(pattern: &str, name: &str) -> bool {
 }
 
 /// Environment variables that hold no secret by convention: `printenv` may show these.
-pub const SHOWN_VARIABLES: &[&str] = &[
+pub(super) const SHOWN_VARIABLES: &[&str] = &[
     "HOME",
     "PATH",
     "USER",

@@ -27,7 +27,7 @@ pub const SETUP_VOCABULARY: &str = "shopt -u OPT…, setopt OPT…, unalias -- N
 /// turning them off leaves the shell as gate judges it; each only changes what patterns
 /// match. (Turning off an option that is on by default, `extquote` say, would change how
 /// the command gate judged is read: never in the vocabulary.)
-pub const SETUP_BASH_OPTIONS: &[&str] = &[
+pub(super) const SETUP_BASH_OPTIONS: &[&str] = &[
     "extglob",
     "nullglob",
     "failglob",
@@ -41,7 +41,7 @@ pub const SETUP_BASH_OPTIONS: &[&str] = &[
 /// off a kind of pattern matching or expansion, most of them off by default already
 /// (`EQUALS`, the `=cmd` expansion, is on: turning it off makes zsh read a word as bash
 /// does). (`NO_CASE_GLOB` would widen matching: not in the list.)
-pub const SETUP_ZSH_OPTIONS: &[&str] = &[
+pub(super) const SETUP_ZSH_OPTIONS: &[&str] = &[
     "NO_EXTENDED_GLOB",
     "NO_BARE_GLOB_QUAL",
     "NO_BRACE_CCL",
@@ -54,7 +54,7 @@ pub const SETUP_ZSH_OPTIONS: &[&str] = &[
 ];
 
 /// At most this many setup statements: boilerplate, not a program.
-pub const SETUP_MAX_STATEMENTS: usize = 16;
+pub(super) const SETUP_MAX_STATEMENTS: usize = 16;
 
 /// The shells whose builtins a setup's words are ([`Bookkeeping::shells`]).
 const BASH_OR_ZSH: &[&str] = &["bash", "zsh"];

@@ -148,7 +148,7 @@ pub const SNAPSHOT_STUB: &str = "# Snapshot file\n# Written by gate, which answe
 
 /// Whether a snapshot file's content is exactly gate's stub, so that sourcing it is known
 /// to do nothing.
-pub fn is_snapshot_stub(content: &[u8]) -> bool {
+pub(crate) fn is_snapshot_stub(content: &[u8]) -> bool {
     content == SNAPSHOT_STUB.as_bytes()
 }
 
@@ -156,7 +156,7 @@ pub fn is_snapshot_stub(content: &[u8]) -> bool {
 /// then the sections Codex expects after it, each ended by a NUL: no aliases, no exported
 /// variables, and the end. Codex refuses a capture without them ("invalid shell snapshot
 /// capture") and then runs without a snapshot.
-pub const CODEX_CAPTURE_STUB: &str = "# Snapshot file\n# Written by gate, which answers an agent's shell-snapshot call without running it.\n\0\0\0";
+pub(crate) const CODEX_CAPTURE_STUB: &str = "# Snapshot file\n# Written by gate, which answers an agent's shell-snapshot call without running it.\n\0\0\0";
 
 /// The snapshot file Codex 0.171 writes from [`CODEX_CAPTURE_STUB`]: the first section,
 /// then its header of the (empty) exports. Comments only.
@@ -165,6 +165,6 @@ pub const CODEX_SNAPSHOT_STUB: &str = "# Snapshot file\n# Written by gate, which
 /// Whether a Codex snapshot file holds exactly what Codex makes of gate's answer to its
 /// capture (or, as older releases wrote it, the stub itself), so that sourcing it does
 /// nothing.
-pub fn is_codex_snapshot_stub(content: &[u8]) -> bool {
+pub(crate) fn is_codex_snapshot_stub(content: &[u8]) -> bool {
     content == CODEX_SNAPSHOT_STUB.as_bytes() || is_snapshot_stub(content)
 }
