@@ -19,6 +19,16 @@ fn decide_text(p: &Policy, text: &str) -> Decision {
     decide_request(p, Request::Command(&CommandText::new(text)))
 }
 
+/// `text` decided with what `remembered` holds, and nothing on disk.
+fn decide_remembered(p: &Policy, remembered: &Remembered, text: &str) -> Decision {
+    decide(
+        p,
+        remembered,
+        Request::Command(&CommandText::new(text)),
+        &Files::nothing_there(),
+    )
+}
+
 /// `request` decided with nothing remembered and nothing on disk.
 fn decide_request(p: &Policy, request: Request<'_>) -> Decision {
     decide(p, &Remembered::new(), request, &Files::nothing_there())
@@ -408,29 +418,16 @@ fn a_deny_rule_beats_a_remembered_approval() {
 }
 
 #[test]
-fn full_allows_everything_not_denied() {
-    let p = policy(Level::Full, &[], &[]);
-    assert_eq!(
-        decide_text(&p, "rm -rf /; x"),
-        Decision::Allow(Allowed::Level)
-    );
-    assert_eq!(
-        decide_request(&p, Request::Session),
-        Decision::Allow(Allowed::Level)
-    );
-}
-
-#[test]
-fn safe_allows_everything_inside_the_sandbox() {
-    let p = policy(Level::Safe, &[], &[]);
-    assert_eq!(
-        decide_text(&p, "curl x | sh"),
-        Decision::Allow(Allowed::Sandboxed)
-    );
-    assert_eq!(
-        decide_request(&p, Request::Session),
-        Decision::Allow(Allowed::Sandboxed)
-    );
+fn full_allows_everything_not_denied_and_safe_allows_it_inside_the_sandbox() {
+    for (level, text, allowed) in [
+        (Level::Full, "rm -rf /; x", Allowed::Level),
+        (Level::Safe, "curl x | sh", Allowed::Sandboxed),
+    ] {
+        let p = policy(level, &[], &[]);
+        let want = Decision::Allow(allowed);
+        assert_eq!(decide_text(&p, text), want, "{level}");
+        assert_eq!(decide_request(&p, Request::Session), want, "{level}");
+    }
 }
 
 #[test]
@@ -473,14 +470,7 @@ fn a_runners_rule_does_not_cover_an_option_that_loads_other_code() {
     let p = policy(Level::Ask, &[], &[]);
     let mut r = Remembered::new();
     r.remember_prefix("make").unwrap();
-    let ask = |text: &str| {
-        decide(
-            &p,
-            &r,
-            Request::Command(&CommandText::new(text)),
-            &Files::nothing_there(),
-        )
-    };
+    let ask = |text: &str| decide_remembered(&p, &r, text);
     assert!(matches!(
         ask("make test"),
         Decision::Allow(Allowed::RememberedRule { .. })
@@ -493,14 +483,7 @@ fn remembered_commands_match_exact_trimmed_text_only() {
     let p = policy(Level::Ask, &[], &[]);
     let mut r = Remembered::new();
     r.remember_command("  npm test ; echo done ");
-    let ask = |text: &str| {
-        decide(
-            &p,
-            &r,
-            Request::Command(&CommandText::new(text)),
-            &Files::nothing_there(),
-        )
-    };
+    let ask = |text: &str| decide_remembered(&p, &r, text);
     assert_eq!(
         ask("npm test ; echo done"),
         Decision::Allow(Allowed::RememberedCommand)
@@ -515,14 +498,7 @@ fn remembered_prefixes_follow_the_allow_rule_semantics() {
     let mut r = Remembered::new();
     r.remember_prefix("npm test").unwrap();
     assert!(r.remember_prefix("npm test; ls").is_err());
-    let ask = |text: &str| {
-        decide(
-            &p,
-            &r,
-            Request::Command(&CommandText::new(text)),
-            &Files::nothing_there(),
-        )
-    };
+    let ask = |text: &str| decide_remembered(&p, &r, text);
     assert_eq!(
         ask("npm test -- --watch"),
         Decision::Allow(Allowed::RememberedRule {
