@@ -293,11 +293,11 @@ impl Globs {
 enum Check {
     /// Any arguments.
     Any,
-    /// Only variables from [`SHOWN_VARIABLES`], named.
+    /// Only variables from [`secrets::SHOWN_VARIABLES`], named.
     Printenv,
     /// Options from a list, operands by a rule.
     Options(&'static Options),
-    /// `-n`, options from [`SED`], and print-only scripts.
+    /// `-n`, options from [`table::SED`], and print-only scripts.
     Sed,
     /// No primary that runs, deletes or writes, wherever it is.
     Find,

@@ -28,14 +28,14 @@ mod lexer;
 mod nested;
 mod wrapper_table;
 mod wrappers;
-pub(crate) use glob::glob_matches;
+pub use glob::glob_matches;
 use lexer::lex_in;
 use nested::{exec_like_tails, nested_shell_text};
 use wrappers::{Unwrapped, strip_wrapper};
 
 /// One word of a simple command, after quote removal.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Word {
+pub struct Word {
     pub text: String,
     /// Part of the word comes from an expansion or substitution (`$X`, `${X}`, `$(…)`,
     /// `` `…` ``), so its real value is unknown until the shell runs.
@@ -74,7 +74,7 @@ impl Word {
 }
 
 /// The words of one simple command.
-pub(crate) type SimpleCommand = Vec<Word>;
+pub type SimpleCommand = Vec<Word>;
 
 /// How deep `bash -c '…'`, `eval …` and `env -S …` strings are followed.
 const MAX_NESTED_SHELLS: usize = 8;

@@ -61,12 +61,13 @@ use holes::{
     codex_snapshot_name, gemini_inner, gemini_lines_inner, gemini_pgrep_len, gemini_temp_dir,
     home_of, is_path_byte,
 };
-pub use setup::SETUP_VOCABULARY;
 use setup::claude_setup;
-pub(crate) use startup_calls::{CODEX_CAPTURE_STUB, is_codex_snapshot_stub, is_snapshot_stub};
+pub use setup::{SETUP_BASH_OPTIONS, SETUP_MAX_STATEMENTS, SETUP_VOCABULARY, SETUP_ZSH_OPTIONS};
 pub use startup_calls::{
-    CODEX_SNAPSHOT_STUB, SNAPSHOT_STUB, StartupAnswer, StartupCall, startup, startup_call,
+    CODEX_CAPTURE_STUB, CODEX_SNAPSHOT_STUB, SNAPSHOT_STUB, StartupAnswer, StartupCall, startup,
+    startup_call,
 };
+pub(crate) use startup_calls::{is_codex_snapshot_stub, is_snapshot_stub};
 pub use templates::{FAMILIES, Family, TEMPLATES, family, resembles};
 
 /// An agent's wrapper, recognised, and the agent's own command inside it.
@@ -253,7 +254,7 @@ impl Redirect {
 /// Whether `path` can be the shell Codex execs to run the inner command: an absolute
 /// path of plain components whose file name is `bash`, `zsh` or `sh`. Which file that is
 /// (a system shell, or gate's own shim) is for the run path to check.
-pub(crate) fn is_exec_shell_path(path: &str) -> bool {
+pub fn is_exec_shell_path(path: &str) -> bool {
     let Some(rest) = path.strip_prefix('/') else {
         return false;
     };
@@ -623,7 +624,7 @@ fn decode_npm_bare(rest: &str) -> Option<(Value<'_>, usize)> {
 /// quote closed, and no backslash, comment, substitution or control character that
 /// could make the appended words part of something else. (An appended redirection after
 /// a trailing operator is a shell syntax error, which runs nothing.)
-pub(crate) fn appending_stdin_is_neutral(command: &str) -> bool {
+pub fn appending_stdin_is_neutral(command: &str) -> bool {
     #[derive(PartialEq)]
     enum State {
         Plain,

@@ -179,7 +179,7 @@ impl<'a> View<'a> {
 
 /// Shell builtins after which relative names and `~` may mean something else: they
 /// change the directory, or the variables (`HOME`), or run text gate has not read.
-pub(crate) const MOVES: &[&str] = &[
+pub const MOVES: &[&str] = &[
     "cd", "pushd", "popd", "source", ".", "eval", "exec", "builtin", "command", "export", "unset",
     "declare", "typeset", "local", "readonly", "set", "shopt", "alias",
 ];

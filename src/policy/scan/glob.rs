@@ -23,7 +23,7 @@ pub(super) fn glob_pattern(chars: &[(char, bool)]) -> Option<String> {
 
 /// Whether the glob `pattern` (`*`, `?`, `[…]` with `!`/`^` and ranges, `\` escapes)
 /// matches all of `text`, as the shell matches a file name.
-pub(crate) fn glob_matches(pattern: &str, text: &str) -> bool {
+pub fn glob_matches(pattern: &str, text: &str) -> bool {
     let p: Vec<char> = pattern.chars().collect();
     let t: Vec<char> = text.chars().collect();
     // Iterative matching with one backtrack point for the last `*`: linear-ish, never

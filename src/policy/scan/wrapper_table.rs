@@ -29,7 +29,7 @@ pub(super) struct WrapperSpec {
     /// Every long option, without its `--`, as getopt_long's table holds it: `name=`
     /// takes a value (`--name=V` or `--name V`), `name?` takes one only with `=`, a
     /// bare `name` takes none. getopt_long also accepts any unique prefix of a name
-    /// ([`resolve_long`]).
+    /// ([`resolve_long`](super::wrappers::resolve_long)).
     pub(super) long: &'static [&'static str],
     /// Operands before the command (`timeout DURATION`, `chroot DIR`, `taskset MASK`).
     pub(super) operands: usize,

@@ -132,7 +132,7 @@ fn codex_saved_pair<'a>(rest: &'a str, prefix: &str, index: usize) -> Option<(&'
         .then_some((name, pair.len()))
 }
 
-/// [`Piece::CodexEnvSave`]: the names, and the length up to the end of the last line
+/// [`Piece::CodexEnvSave`](super::Piece::CodexEnvSave): the names, and the length up to the end of the last line
 /// (its newline not included).
 pub(super) fn codex_env_save(rest: &str) -> Option<(CodexEnv<'_>, usize)> {
     let mut pos = 0;
@@ -164,7 +164,7 @@ fn codex_restore_one(prefix: &str, index: usize, name: &str) -> String {
     )
 }
 
-/// [`Piece::CodexEnvRestore`]: the restores of the overrides, then the proxy variables'
+/// [`Piece::CodexEnvRestore`](super::Piece::CodexEnvRestore): the restores of the overrides, then the proxy variables'
 /// inside one `if … fi`, lines joined by newlines.
 pub(super) fn codex_env_restore(env: &CodexEnv<'_>) -> String {
     let mut blocks: Vec<String> = env
@@ -185,7 +185,7 @@ pub(super) fn codex_env_restore(env: &CodexEnv<'_>) -> String {
     blocks.join("\n")
 }
 
-/// [`Piece::CodexPathPrepend`], when present: the directory and the length.
+/// [`Piece::CodexPathPrepend`](super::Piece::CodexPathPrepend), when present: the directory and the length.
 pub(super) fn codex_path_prepend(rest: &str) -> Option<(&str, usize)> {
     let after = rest.strip_prefix("\nif [ -n \"${PATH:-}\" ]; then export PATH='")?;
     let dir = &after[..after.find('\'')?];

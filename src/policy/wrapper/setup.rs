@@ -1,11 +1,11 @@
-//! Claude Code's setup statements between its snapshot and `eval` ([`Piece::ClaudeSetup`]):
+//! Claude Code's setup statements between its snapshot and `eval` ([`Piece::ClaudeSetup`](super::Piece::ClaudeSetup)):
 //! a small vocabulary of statements that only turn pattern options off or remove an alias or
 //! a function, read with their literal arguments.
 //!
 //! It accepts nothing outside the vocabulary; a release that adds anything else is judged
 //! whole.
 
-/// The statements [`Piece::ClaudeSetup`] accepts, in brief (the parser below,
+/// The statements [`Piece::ClaudeSetup`](super::Piece::ClaudeSetup) accepts, in brief (the parser below,
 /// `claude_setup`, is the definition). Each changes only the shell's own state,
 /// towards the defaults gate judges commands under, and runs nothing else:
 ///
@@ -20,14 +20,14 @@
 /// - followed by nothing, ` 2>/dev/null` or ` >/dev/null 2>&1`, then ` || true`;
 /// - at most [`SETUP_MAX_STATEMENTS`] of them, and not a bare `shopt` (bash's) and a bare
 ///   `setopt` (zsh's) in one setup: in the other shell the word would be a program found
-///   on `PATH` ([`Bookkeeping::shells`], which the run path compares with its shell).
+///   on `PATH` ([`Bookkeeping::shells`](super::Bookkeeping::shells), which the run path compares with its shell).
 pub const SETUP_VOCABULARY: &str = "shopt -u OPT…, setopt OPT…, unalias -- NAME, unset -f -- NAME (each also as \\builtin …), alone or in { …; } with ; or ||, then nothing, 2>/dev/null or >/dev/null 2>&1, then || true";
 
 /// Bash options a setup statement may turn off: off by default in `bash -c`, so that
 /// turning them off leaves the shell as gate judges it; each only changes what patterns
 /// match. (Turning off an option that is on by default, `extquote` say, would change how
 /// the command gate judged is read: never in the vocabulary.)
-pub(super) const SETUP_BASH_OPTIONS: &[&str] = &[
+pub const SETUP_BASH_OPTIONS: &[&str] = &[
     "extglob",
     "nullglob",
     "failglob",
@@ -41,7 +41,7 @@ pub(super) const SETUP_BASH_OPTIONS: &[&str] = &[
 /// off a kind of pattern matching or expansion, most of them off by default already
 /// (`EQUALS`, the `=cmd` expansion, is on: turning it off makes zsh read a word as bash
 /// does). (`NO_CASE_GLOB` would widen matching: not in the list.)
-pub(super) const SETUP_ZSH_OPTIONS: &[&str] = &[
+pub const SETUP_ZSH_OPTIONS: &[&str] = &[
     "NO_EXTENDED_GLOB",
     "NO_BARE_GLOB_QUAL",
     "NO_BRACE_CCL",
@@ -54,9 +54,9 @@ pub(super) const SETUP_ZSH_OPTIONS: &[&str] = &[
 ];
 
 /// At most this many setup statements: boilerplate, not a program.
-pub(super) const SETUP_MAX_STATEMENTS: usize = 16;
+pub const SETUP_MAX_STATEMENTS: usize = 16;
 
-/// The shells whose builtins a setup's words are ([`Bookkeeping::shells`]).
+/// The shells whose builtins a setup's words are ([`Bookkeeping::shells`](super::Bookkeeping::shells)).
 const BASH_OR_ZSH: &[&str] = &["bash", "zsh"];
 const BASH_ONLY: &[&str] = &["bash"];
 const ZSH_ONLY: &[&str] = &["zsh"];
@@ -70,7 +70,7 @@ struct SetupShells {
     zsh: bool,
 }
 
-/// [`Piece::ClaudeSetup`]: the length of the run of setup statements at the start of
+/// [`Piece::ClaudeSetup`](super::Piece::ClaudeSetup): the length of the run of setup statements at the start of
 /// `rest`, each with its ` && `, and the shells it can run in. It stops before `eval `;
 /// any statement outside the vocabulary, or a setup that needs both bash and zsh, makes
 /// the whole text no wrapper.

@@ -156,7 +156,7 @@ pub(crate) fn is_snapshot_stub(content: &[u8]) -> bool {
 /// then the sections Codex expects after it, each ended by a NUL: no aliases, no exported
 /// variables, and the end. Codex refuses a capture without them ("invalid shell snapshot
 /// capture") and then runs without a snapshot.
-pub(crate) const CODEX_CAPTURE_STUB: &str = "# Snapshot file\n# Written by gate, which answers an agent's shell-snapshot call without running it.\n\0\0\0";
+pub const CODEX_CAPTURE_STUB: &str = "# Snapshot file\n# Written by gate, which answers an agent's shell-snapshot call without running it.\n\0\0\0";
 
 /// The snapshot file Codex 0.171 writes from [`CODEX_CAPTURE_STUB`]: the first section,
 /// then its header of the (empty) exports. Comments only.

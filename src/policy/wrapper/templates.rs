@@ -231,7 +231,7 @@ pub static FAMILIES: &[Family] = &[
 ];
 
 /// Which known agent's wrapper `command` looks like, by its marks alone: for a text that
-/// [`unwrap`] does not recognise, so that gate can say why nothing in it is allowed (a
+/// [`unwrap`](super::unwrap) does not recognise, so that gate can say why nothing in it is allowed (a
 /// version of the agent gate does not know, most likely). A guess, used only in what gate
 /// says, never in what it decides.
 pub fn resembles(command: &str) -> Option<&'static Family> {

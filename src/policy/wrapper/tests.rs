@@ -1,5 +1,4 @@
 use super::holes::{CODEX_OVERRIDE, CODEX_PROXY_ENV_SET, CODEX_PROXY_OVERRIDE};
-use super::setup::SETUP_MAX_STATEMENTS;
 use super::*;
 use proptest::prelude::*;
 
