@@ -38,11 +38,12 @@
 //! known at all. `docs/readonly.md` lists these limits.
 //!
 //! This module holds the walk through those steps and the shapes of the table; the rest
-//! lives beside it, one concern to a file: the table itself (`table`: entries and option
-//! lists, data only), the word reader's view of each word (`words`), the secrets the preset
-//! never shows (`secrets`), the option reader the option-list entries share (`getopt`), the
-//! checks of the programs whose arguments are more than options (`checks`: sed, find, grep,
-//! jq, git), and what names lead to on disk ([`files`]).
+//! lives beside it, one concern to a file: the table itself (`table`) and the option lists
+//! its entries name (`option_lists`), both data only; the word reader's view of each word
+//! (`words`); the secrets the preset never shows (`secrets`); the option reader the
+//! option-list entries share (`getopt`); the checks of the programs whose arguments are
+//! more than options (`checks`: sed, find, grep, jq, git); and what names lead to on disk
+//! ([`files`]).
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -57,6 +58,7 @@ pub use files::{Files, Found, Kind, Place, Protected, Query};
 
 mod checks;
 mod getopt;
+mod option_lists;
 mod secrets;
 mod table;
 mod words;

@@ -5,10 +5,10 @@
 //! Each check refuses what it does not understand; the lists it reads are in the table.
 
 use super::getopt::{Opt, glob_as_option, glob_moves_words, parse_options, refused_long_option};
-use super::table::{
-    ENTRIES, FIND_REFUSED, GIT_BRANCH, GIT_GLOBAL, GIT_GLOBAL_REFUSED, GIT_SUB_EXACT,
-    GIT_SUB_REFUSED, SED,
+use super::option_lists::{
+    FIND_REFUSED, GIT_BRANCH, GIT_GLOBAL, GIT_GLOBAL_REFUSED, GIT_SUB_EXACT, GIT_SUB_REFUSED, SED,
 };
+use super::table::ENTRIES;
 use super::words::Word;
 use super::{Check, Entry, GitSub, NotReadOnly};
 

@@ -4,7 +4,7 @@
 //!
 //! It knows no program: each program's lists are in the table.
 
-use super::table::SETS_CLOCK;
+use super::option_lists::SETS_CLOCK;
 use super::words::Word;
 use super::{Arg, Entry, Globs, NotReadOnly, Operands, Options, Style};
 

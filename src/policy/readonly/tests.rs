@@ -1,5 +1,5 @@
+use super::option_lists::{DATE, FILE, GIT_BRANCH, RG, SED, SORT, TAIL, TREE, UNIQ};
 use super::secrets::{SECRET_LOCATIONS, pattern_may_match};
-use super::table::{DATE, FILE, GIT_BRANCH, RG, SED, SORT, TAIL, TREE, UNIQ};
 use super::words::is_pattern_char;
 use super::*;
 use proptest::prelude::*;
