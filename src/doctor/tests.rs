@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn marking(mark: Mark, ptrace_scope: Option<u8>) -> Marking {

@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn env_with(home: &Path) -> impl Fn(&str) -> Option<OsString> + '_ {
