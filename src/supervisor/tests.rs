@@ -1,3 +1,4 @@
+use super::process::ranges;
 use super::*;
 
 #[test]
