@@ -1,3 +1,5 @@
+use super::read::{parse_shebang, read_path_and_argv0};
+use super::tell::{shown, shown_argv};
 use super::*;
 
 #[test]
