@@ -1,3 +1,7 @@
+use super::super::listing::Listing;
+use super::aliases::{Mount, alias_candidates, mount_devices};
+use super::canonical::{Resolved, canonical_dir};
+use super::terminals::{has_controlling_terminal, pts_of_tty_nr};
 use super::*;
 
 fn env_with(home: &Path) -> impl Fn(&str) -> Option<OsString> + '_ {
