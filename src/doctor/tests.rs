@@ -1,4 +1,7 @@
+use super::kernel::{landlock_absent, seccomp_absent};
+use super::safe::unreadable;
 use super::*;
+use crate::sandbox::Mark;
 
 fn marking(mark: Mark, ptrace_scope: Option<u8>) -> Marking {
     Marking {
