@@ -315,11 +315,21 @@ fn sandbox_problem(settings: &Settings) -> Result<String, String> {
         &protected_files(settings),
     ) {
         Ok(spec) => spec,
-        Err(e) => return Err(format!("gate would not run it (exit 125): {e}")),
+        Err(e) => {
+            return Err(format!(
+                "gate would not run it (exit 125): {}",
+                explain::sandbox_not_run(&e)
+            ));
+        }
     };
     let grade = match sandbox::grade(&spec, &sandbox::probe()) {
         Ok(grade) => grade,
-        Err(e) => return Err(format!("gate would not run it (exit 125): {e}")),
+        Err(e) => {
+            return Err(format!(
+                "gate would not run it (exit 125): {}",
+                explain::sandbox_not_run(&e)
+            ));
+        }
     };
     // What this kernel lacks and gate makes up for, in the same sentences as `gate
     // doctor` (a run itself prints none of it: see docs/sandbox.md).

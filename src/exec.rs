@@ -189,10 +189,10 @@ impl ExecError {
 impl fmt::Display for ExecError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(e) = &self.unmarked {
-            return write!(f, "{e}");
+            return f.write_str(&crate::explain::not_run(e, None));
         }
         if let Some(e) = &self.unchecked {
-            return write!(f, "{e}");
+            return f.write_str(e);
         }
         if let Some(line) = &self.refused {
             return f.write_str(line.strip_prefix("gate: ").unwrap_or(line));
@@ -295,7 +295,7 @@ pub fn exec(plan: Plan, permit: Permit) -> ExecError {
                 Ok(filter) => filter,
                 Err(e) => {
                     return ExecError {
-                        unchecked: Some(e.to_string()),
+                        unchecked: Some(crate::explain::sandbox_not_run(&e)),
                         ..fail(Errno::EPERM)
                     };
                 }
@@ -310,7 +310,7 @@ pub fn exec(plan: Plan, permit: Permit) -> ExecError {
                 Ok(supervisor) => supervisor,
                 Err(e) => {
                     return ExecError {
-                        unchecked: Some(e.to_string()),
+                        unchecked: Some(crate::explain::not_run(&e, None)),
                         ..fail(Errno::EPERM)
                     };
                 }
@@ -320,12 +320,12 @@ pub fn exec(plan: Plan, permit: Permit) -> ExecError {
             // command runs in one of its own, as at `safe`.
             if userns {
                 let entered = crate::sandbox::ending::enter()
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| crate::explain::sandbox_not_run(&e))
                     .and_then(|made| {
                         made.map_err(|why| {
-                            format!(
-                                "{}; nothing was run",
-                                crate::supervisor::unreadable_without_namespace(&why)
+                            crate::explain::not_run(
+                                &crate::supervisor::unreadable_without_namespace(&why),
+                                None,
                             )
                         })
                     });
@@ -356,11 +356,11 @@ pub fn exec(plan: Plan, permit: Permit) -> ExecError {
     if let Some((supervisor, audit, own, filter)) = supervisor {
         let handed = filter
             .load()
-            .map_err(|e| e.to_string())
+            .map_err(|e| crate::explain::sandbox_not_run(&e))
             .and_then(|listener| {
                 supervisor
                     .hand_over(Some(listener), audit, None)
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| crate::explain::not_run(&e, None))
             });
         if let Err(message) = handed {
             return ExecError {

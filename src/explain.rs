@@ -364,6 +364,23 @@ pub fn refusal_line(what: &str, reason: &str, advice: &str) -> String {
     format!("gate: refused {what}: {reason}; nothing was run. {advice}")
 }
 
+/// The line for a run gate could not set up (the sandbox, the supervisor, the mark):
+/// what went wrong, that nothing was run, and what to do where there is advice. The
+/// layers that fail say only what went wrong ([`crate::sandbox::SandboxError`],
+/// [`crate::supervisor::SupervisorError`], [`crate::sandbox::MarkError`]); these words
+/// are added here, once.
+pub fn not_run(cause: &dyn std::fmt::Display, advice: Option<&str>) -> String {
+    match advice {
+        Some(advice) => format!("{cause}; nothing was run. {advice}"),
+        None => format!("{cause}; nothing was run"),
+    }
+}
+
+/// [`not_run`] for the sandbox's errors, with their advice.
+pub fn sandbox_not_run(e: &crate::sandbox::SandboxError) -> String {
+    not_run(e, e.advice())
+}
+
 /// Advice for a refusal by policy.
 pub fn advice(decision: &Decision, command: Option<&CommandText>) -> &'static str {
     match decision {

@@ -353,7 +353,7 @@ fn run_allowed(
                 *trail.sandbox.borrow_mut() = Some(sandbox.summary().clone());
                 (Some((sandbox, userns)), supervisor.map(Deferred::Started))
             }
-            Err(e) => return refuse(e.to_string()),
+            Err(line) => return refuse(line),
         },
     };
     if let Err(line) = trail.record("allow", &explanation, None) {
@@ -422,7 +422,7 @@ fn run_allowed(
             let notified = sandbox.notifies();
             let enforced = sandbox
                 .enforce()
-                .map_err(|e| e.to_string())
+                .map_err(|e| explain::sandbox_not_run(&e))
                 .and_then(
                     |mut enforced| match (supervisor, enforced.listener.take()) {
                         (None, _) => Ok(enforced),
@@ -433,7 +433,7 @@ fn run_allowed(
                         (Some(supervisor), listener) => supervisor
                             .hand_over(listener, audit, userns)
                             .map(|()| enforced)
-                            .map_err(|e| e.to_string()),
+                            .map_err(|e| explain::not_run(&e, None)),
                     },
                 );
             match enforced {

@@ -3,6 +3,7 @@
 //! command's memory, network by domain, and what a command leaves behind.
 
 use crate::config::Settings;
+use crate::explain;
 use crate::sandbox::{self, Feature, Kernel};
 
 use super::var;
@@ -44,11 +45,16 @@ pub(super) fn safe_level(settings: &Settings, kernel: &Kernel, root: bool) -> Sa
         &protect,
     ) {
         Ok(spec) => spec,
-        Err(e) => return Safe::no(format!("cannot run here: {e}")),
+        Err(e) => return Safe::no(format!("cannot run here: {}", explain::sandbox_not_run(&e))),
     };
     let grade = match sandbox::grade(&spec, kernel) {
         Ok(grade) => grade,
-        Err(e) => return Safe::no(format!("cannot be enforced: {e}")),
+        Err(e) => {
+            return Safe::no(format!(
+                "cannot be enforced: {}",
+                explain::sandbox_not_run(&e)
+            ));
+        }
     };
     if !grade.not_enforced.is_empty() {
         // Best effort: the command runs, with a warning, and the core does not hold.
@@ -99,7 +105,10 @@ pub(super) fn safe_level(settings: &Settings, kernel: &Kernel, root: bool) -> Sa
             residual: grade.residual_lines(strict.unix_sockets),
             residual_json: grade.residual_json(strict.unix_sockets),
         },
-        Err(e) => Safe::no(format!("cannot be set up: {e}")),
+        Err(e) => Safe::no(format!(
+            "cannot be set up: {}",
+            explain::sandbox_not_run(&e)
+        )),
     }
 }
 

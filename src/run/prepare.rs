@@ -4,6 +4,7 @@
 //! enforces last, right before exec.
 
 use crate::config::Settings;
+use crate::explain;
 use crate::sandbox;
 use crate::settings::{protected_files, sandbox_settings};
 
@@ -27,28 +28,27 @@ pub(super) fn exec_checks_readable() -> Result<bool, String> {
         Ok(Reading::Direct) => Ok(false),
         Ok(Reading::OwnUserNamespace) => match sandbox::ending::plan(root) {
             sandbox::ending::Plan::Namespace => Ok(true),
-            sandbox::ending::Plan::NotEnded(why) => Err(format!(
-                "{}; nothing was run",
-                crate::supervisor::unreadable_without_namespace(&why)
+            sandbox::ending::Plan::NotEnded(why) => Err(explain::not_run(
+                &crate::supervisor::unreadable_without_namespace(&why),
+                None,
             )),
         },
-        Err(why) => Err(format!("{why}; nothing was run")),
+        Err(why) => Err(explain::not_run(&why, None)),
     }
 }
 
 /// Build and prepare the sandbox for a run in the current directory, with gate's
 /// supervisor when the run needs one (network by domain, deny rules at exec, ending what
-/// the command leaves behind).
+/// the command leaves behind). `Err` is the line to print: this is the edge where the
+/// sandbox's and the supervisor's errors are told as a run that did not happen.
 pub(super) fn prepare_sandbox(
     settings: &Settings,
     execs: Option<crate::supervisor::Execs>,
-) -> Result<Prepared, sandbox::SandboxError> {
-    let cwd = std::env::current_dir().map_err(|e| {
-        sandbox::SandboxError(format!(
-            "cannot find the working directory ({e}); nothing was run"
-        ))
-    })?;
-    crate::agents::agent_workspace(&cwd, &var).map_err(sandbox::SandboxError)?;
+) -> Result<Prepared, String> {
+    let not_run = |e: sandbox::SandboxError| explain::sandbox_not_run(&e);
+    let cwd = std::env::current_dir()
+        .map_err(|e| explain::not_run(&format!("cannot find the working directory ({e})"), None))?;
+    crate::agents::agent_workspace(&cwd, &var)?;
     let is_root = nix::unistd::geteuid().is_root();
     let spec = sandbox::spec::build(
         &sandbox_settings(settings),
@@ -56,9 +56,10 @@ pub(super) fn prepare_sandbox(
         &var,
         is_root,
         &protected_files(settings),
-    )?;
+    )
+    .map_err(not_run)?;
     tracing::debug!(?spec, "sandbox");
-    let kernel = sandbox::Sandbox::admit(&spec)?;
+    let kernel = sandbox::Sandbox::admit(&spec).map_err(not_run)?;
     let notified = sandbox::Notified::of(&spec, &kernel, execs.is_some());
     // Before Landlock ABI 4, the supervisor decides TCP by the same ports.
     let tcp = match (&spec.network, notified.tcp) {
@@ -85,15 +86,14 @@ pub(super) fn prepare_sandbox(
         }
     };
     let supervisor = if notified.any() || ends {
-        let error = |e: String| sandbox::SandboxError(e);
         // Under Yama's ptrace_scope 1 or 2, the command's own user namespace is what
         // lets the supervisor read its memory (and copy its sockets).
         if execs.is_some() || tcp.is_some() {
-            let reading = crate::supervisor::readable(false)
-                .map_err(|why| error(format!("{why}; nothing was run")))?;
+            let reading =
+                crate::supervisor::readable(false).map_err(|why| explain::not_run(&why, None))?;
             if reading == crate::supervisor::Reading::OwnUserNamespace {
                 if let sandbox::ending::Plan::NotEnded(why) = &ending {
-                    return Err(error(format!("{}; nothing was run", unreadable(why))));
+                    return Err(explain::not_run(&unreadable(why), None));
                 }
                 needs_userns = true;
             }
@@ -103,8 +103,11 @@ pub(super) fn prepare_sandbox(
             Some(domains) => {
                 let policy = crate::netproxy::Policy::new(&domains.allow, &domains.deny)
                     .and_then(|p| p.with_resolve(&domains.resolve))
-                    .map_err(|e| error(format!("{e}; nothing was run")))?;
-                Some(crate::supervisor::Bound::bind(policy).map_err(|e| error(e.to_string()))?)
+                    .map_err(|e| explain::not_run(&e, None))?;
+                Some(
+                    crate::supervisor::Bound::bind(policy)
+                        .map_err(|e| explain::not_run(&e, None))?,
+                )
             }
         };
         Some(
@@ -114,20 +117,17 @@ pub(super) fn prepare_sandbox(
                 tcp,
                 drop_capabilities: true,
             })
-            .map_err(|e| error(e.to_string()))?,
+            .map_err(|e| explain::not_run(&e, None))?,
         )
     } else {
         None
     };
-    let mut sandbox = sandbox::Sandbox::prepare(&spec, kernel, notified)?;
+    let mut sandbox = sandbox::Sandbox::prepare(&spec, kernel, notified).map_err(not_run)?;
     let userns = if ends {
-        match sandbox::ending::enter()? {
+        match sandbox::ending::enter().map_err(not_run)? {
             Ok(userns) => Some(userns),
             Err(why) if needs_userns => {
-                return Err(sandbox::SandboxError(format!(
-                    "{}; nothing was run",
-                    unreadable(&why)
-                )));
+                return Err(explain::not_run(&unreadable(&why), None));
             }
             Err(why) => {
                 ending = sandbox::ending::Plan::NotEnded(why);

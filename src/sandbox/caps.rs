@@ -36,8 +36,8 @@ struct CapData {
 }
 
 fn error(step: &str, e: impl std::fmt::Display) -> SandboxError {
-    SandboxError(format!(
-        "cannot set up the sandbox (dropping capabilities: {step}): {e}; nothing was run"
+    SandboxError::Setup(format!(
+        "cannot set up the sandbox (dropping capabilities: {step}): {e}"
     ))
 }
 

@@ -74,9 +74,9 @@ pub fn plan(root: bool) -> Plan {
 }
 
 fn error(step: &str, e: impl std::fmt::Display) -> SandboxError {
-    SandboxError(format!(
+    SandboxError::Setup(format!(
         "cannot set up the user namespace that ends what the command leaves behind \
-         ({step}: {e}); nothing was run"
+         ({step}: {e})"
     ))
 }
 

@@ -75,9 +75,7 @@ fn device_access() -> BitFlags<AccessFs> {
 }
 
 fn error(context: &str, e: impl std::fmt::Display) -> SandboxError {
-    SandboxError(format!(
-        "cannot set up the sandbox ({context}): {e}; nothing was run"
-    ))
+    SandboxError::Setup(format!("cannot set up the sandbox ({context}): {e}"))
 }
 
 /// A created ruleset with every rule added, not yet enforced.

@@ -94,7 +94,8 @@ impl Mark {
     }
 }
 
-/// Why a command could not be marked: gate's own failure (125), nothing ran.
+/// Why a command could not be marked: gate's own failure (125), and it must not run.
+/// The words say what went wrong; the edge that prints it says that nothing was run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MarkError(pub String);
 
@@ -121,7 +122,7 @@ pub fn mark() -> Result<Mark, MarkError> {
 fn domain(kind: Mark) -> Result<(), MarkError> {
     let cannot = |e: &dyn fmt::Display| {
         MarkError(format!(
-            "cannot mark the command with its Landlock domain ({e}); nothing was run"
+            "cannot mark the command with its Landlock domain ({e})"
         ))
     };
     let ruleset = Ruleset::default().set_compatibility(CompatLevel::HardRequirement);
@@ -146,7 +147,7 @@ fn domain(kind: Mark) -> Result<(), MarkError> {
                 }) if source.raw_os_error() == Some(libc::E2BIG) => MarkError(format!(
                     "cannot mark the command: Landlock nests at most {MAX_DOMAINS} domains, and \
                      this gate runs inside {MAX_DOMAINS} already (gates inside commands gate \
-                     ran, or other sandboxes); nothing was run"
+                     ran, or other sandboxes)"
                 )),
                 RulesetError::RestrictSelf(RestrictSelfError::SetNoNewPrivsCall {
                     source, ..
@@ -175,9 +176,7 @@ fn set_no_new_privs() -> Result<(), MarkError> {
 }
 
 fn nnp_error(e: &dyn fmt::Display) -> MarkError {
-    MarkError(format!(
-        "cannot set no_new_privs on the command ({e}); nothing was run"
-    ))
+    MarkError(format!("cannot set no_new_privs on the command ({e})"))
 }
 
 /// Whether this process runs with no_new_privs: it descends from a command gate ran (or

@@ -41,6 +41,7 @@
 
 mod caps;
 pub mod ending;
+mod error;
 mod landlock;
 mod listing;
 pub mod mark;
@@ -52,11 +53,11 @@ pub use seccomp::OwnExec;
 pub mod spec;
 mod verify;
 
-use std::fmt;
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
+pub use error::SandboxError;
 pub use mark::{Mark, MarkError};
 pub use probe::{Kernel, landlock_answer, probe, seccomp_answer, under_seccomp_filter};
 
@@ -337,12 +338,14 @@ pub fn grade(spec: &Spec, kernel: &Kernel) -> Result<Grade, SandboxError> {
         } else {
             ""
         };
-        return Err(SandboxError(format!(
-            "a domain list (--allow-domain, sandbox.allow_domains){with_unix} needs {}, which \
-             this kernel cannot do; nothing was run. Run `gate doctor` for details, or use \
-             --net-connect PORT instead",
-            names(&lacking)
-        )));
+        return Err(SandboxError::Kernel {
+            cause: format!(
+                "a domain list (--allow-domain, sandbox.allow_domains){with_unix} needs {}, \
+                 which this kernel cannot do",
+                names(&lacking)
+            ),
+            advice: "Run `gate doctor` for details, or use --net-connect PORT instead".to_owned(),
+        });
     }
     let required_here: Vec<Feature> = missing
         .iter()
@@ -352,26 +355,32 @@ pub fn grade(spec: &Spec, kernel: &Kernel) -> Result<Grade, SandboxError> {
     if !required_here.is_empty() {
         // What the configuration requires is never best effort either: that is what
         // requiring it means.
-        return Err(SandboxError(format!(
-            "the safe level needs {}, which this kernel (Landlock ABI {}) lacks and \
-             sandbox.require asks for; nothing was run. Run `gate doctor` for what gate \
-             does without it, or use a newer kernel",
-            names(&required_here),
-            kernel.landlock_abi
-        )));
+        return Err(SandboxError::Kernel {
+            cause: format!(
+                "the safe level needs {}, which this kernel (Landlock ABI {}) lacks and \
+                 sandbox.require asks for",
+                names(&required_here),
+                kernel.landlock_abi
+            ),
+            advice: "Run `gate doctor` for what gate does without it, or use a newer kernel"
+                .to_owned(),
+        });
     }
     let decides = supervisor_decides_tcp(spec, kernel);
     let (core, residual): (Vec<Feature>, Vec<Feature>) = missing
         .into_iter()
         .partition(|&f| f.is_core() || (f == Feature::TcpRules && !decides));
     if !core.is_empty() && !spec.best_effort {
-        return Err(SandboxError(format!(
-            "the safe level needs {}, which this kernel (Landlock ABI {}) cannot enforce; \
-             nothing was run. Run `gate doctor` for details, or pass --best-effort to run \
-             with what it can enforce",
-            names(&core),
-            kernel.landlock_abi
-        )));
+        return Err(SandboxError::Kernel {
+            cause: format!(
+                "the safe level needs {}, which this kernel (Landlock ABI {}) cannot enforce",
+                names(&core),
+                kernel.landlock_abi
+            ),
+            advice: "Run `gate doctor` for details, or pass --best-effort to run with what it \
+                     can enforce"
+                .to_owned(),
+        });
     }
     Ok(Grade {
         residual,
@@ -450,9 +459,8 @@ impl ExecFilter {
     pub fn load(self) -> Result<std::os::fd::OwnedFd, SandboxError> {
         match self.0.load()? {
             Some(listener) => Ok(listener),
-            None => Err(SandboxError(
-                "the seccomp filter gave no listener for the supervisor; nothing was run"
-                    .to_owned(),
+            None => Err(SandboxError::Supervisor(
+                "the seccomp filter gave no listener for the supervisor".to_owned(),
             )),
         }
     }
@@ -491,18 +499,6 @@ impl Notified {
         self.connect || self.listen || self.exec
     }
 }
-
-/// Why the sandbox could not be set up: gate's own failure (exit 125), nothing ran.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SandboxError(pub String);
-
-impl fmt::Display for SandboxError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for SandboxError {}
 
 /// How the hidden paths are kept from the command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -590,9 +586,9 @@ impl Sandbox {
             || notified.listen != seccomp::listen_notified(&spec.network, spec.unix_sockets)
         {
             // The supervisor must decide exactly when Landlock cannot.
-            return Err(SandboxError(
+            return Err(SandboxError::Supervisor(
                 "gate's supervisor was not set up to decide TCP connections in place of \
-                 Landlock's TCP rules; nothing was run"
+                 Landlock's TCP rules"
                     .to_owned(),
             ));
         }

@@ -147,9 +147,7 @@ const AF_INET: u32 = libc::AF_INET as u32;
 const AF_INET6: u32 = libc::AF_INET6 as u32;
 
 fn error(e: impl std::fmt::Display) -> SandboxError {
-    SandboxError(format!(
-        "cannot set up the sandbox (seccomp filter): {e}; nothing was run"
-    ))
+    SandboxError::Setup(format!("cannot set up the sandbox (seccomp filter): {e}"))
 }
 
 /// A test of one argument's low 32 bits (every argument checked here is an `int`, a
@@ -769,9 +767,8 @@ fn probe() -> Result<libc::c_long, i32> {
 fn acts(answer: Result<libc::c_long, i32>) -> Result<(), SandboxError> {
     match answer {
         Err(libc::EPERM) => Ok(()),
-        other => Err(SandboxError(format!(
-            "the seccomp filter was loaded but does not act (a refused call answered {}); \
-             nothing was run",
+        other => Err(SandboxError::NotActing(format!(
+            "the seccomp filter was loaded but does not act (a refused call answered {})",
             match other {
                 Ok(rc) => format!("{rc}"),
                 Err(e) => std::io::Error::from_raw_os_error(e).to_string(),

@@ -50,8 +50,12 @@ fn root_only_entries(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-fn error(message: impl Into<String>) -> SandboxError {
-    SandboxError(message.into())
+/// This place or configuration cannot be sandboxed as asked, and what to do about it.
+fn place(cause: impl Into<String>, advice: Option<&str>) -> SandboxError {
+    SandboxError::Place {
+        cause: cause.into(),
+        advice: advice.map(str::to_owned),
+    }
 }
 
 /// The canonical form of `path`, or `None` when it does not exist. Most default paths
@@ -131,17 +135,18 @@ pub fn build(
     protect: &[PathBuf],
 ) -> Result<Spec, SandboxError> {
     let home = crate::xdg::home(env).ok_or_else(|| {
-        error(
+        place(
             "HOME is not set (or not absolute), so the safe level cannot find the secrets it \
-             hides (~/.ssh, ~/.aws, ...); nothing was run. Set HOME",
+             hides (~/.ssh, ~/.aws, ...)",
+            Some("Set HOME"),
         )
     })?;
-    let workspace = existing(cwd)
-        .ok_or_else(|| error("the working directory no longer exists; nothing was run"))?;
+    let workspace =
+        existing(cwd).ok_or_else(|| place("the working directory no longer exists", None))?;
     if workspace == Path::new("/") {
-        return Err(error(
-            "the safe level makes the working directory writable, and it is /; nothing was \
-             run. Run the command from a project directory",
+        return Err(place(
+            "the safe level makes the working directory writable, and it is /",
+            Some("Run the command from a project directory"),
         ));
     }
 
@@ -150,10 +155,13 @@ pub fn build(
     let (mut deny_read, missing_read, hidden_kinds) =
         canonical_split(&deny_read_wanted, &mut resolved_parents);
     if let Some(secret) = deny_read.iter().find(|d| under(&workspace, d)) {
-        return Err(error(format!(
-            "the working directory is inside {}, which the safe level hides; nothing was run",
-            secret.display()
-        )));
+        return Err(place(
+            format!(
+                "the working directory is inside {}, which the safe level hides",
+                secret.display()
+            ),
+            None,
+        ));
     }
 
     let config_home = crate::xdg::config_home(env).unwrap_or_else(|| home.join(".config"));
@@ -207,9 +215,10 @@ pub fn build(
         .collect();
     extend_new(&mut write, canonical_set(&more));
     if write.iter().any(|w| w == Path::new("/")) {
-        return Err(error(
+        return Err(place(
             "a writable path of the safe level ($TMPDIR or --write / sandbox.write) is /, which \
-             would make everything writable; nothing was run",
+             would make everything writable",
+            None,
         ));
     }
 
@@ -312,12 +321,15 @@ fn hidden_there(hidden: &Path, temp: &Path, home: &Path) -> SandboxError {
             temp = temp.display()
         )
     };
-    error(format!(
-        "the safe level hides {hidden}, which is in {temp}, and hiding it there would take \
-         away the right to create files directly in {temp}; nothing was run. {advice}",
-        hidden = hidden.display(),
-        temp = temp.display()
-    ))
+    SandboxError::Place {
+        cause: format!(
+            "the safe level hides {hidden}, which is in {temp}, and hiding it there would \
+             take away the right to create files directly in {temp}",
+            hidden = hidden.display(),
+            temp = temp.display()
+        ),
+        advice: Some(advice),
+    }
 }
 
 /// The writable roots that are /tmp or /dev/shm (canonical), where protection stops.

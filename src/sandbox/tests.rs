@@ -77,7 +77,7 @@ fn a_domain_list_is_never_best_effort() {
         lacks(&proxied, &kernel(3, true)),
         Some(vec![Feature::TcpRules])
     );
-    let e = grade(&proxied, &kernel(3, true)).unwrap_err().to_string();
+    let e = crate::explain::sandbox_not_run(&grade(&proxied, &kernel(3, true)).unwrap_err());
     assert!(
         e.starts_with(
             "a domain list (--allow-domain, sandbox.allow_domains) with Unix sockets \
@@ -200,7 +200,7 @@ fn sandbox_require_refuses_below_what_it_names_even_with_best_effort() {
     let mut strict = spec(Network::Off);
     strict.require = vec![Feature::Scopes];
     strict.best_effort = true;
-    let e = grade(&strict, &kernel(5, true)).unwrap_err().to_string();
+    let e = crate::explain::sandbox_not_run(&grade(&strict, &kernel(5, true)).unwrap_err());
     assert!(
         e.starts_with(
             "the safe level needs Landlock signal and abstract socket scoping (ABI 6), \

@@ -76,22 +76,32 @@ pub use reading::{
     Reading, readable, tcp_unreadable_without_namespace, unreadable_without_namespace,
 };
 
-/// Why the supervisor could not be set up: the command must not run.
+/// Why the supervisor could not be set up: the command must not run. Each kind carries
+/// the error of the step that failed; what that means for the command (nothing was run)
+/// is said by the edge that prints it ([`crate::explain::not_run`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SupervisorError(pub String);
+pub enum SupervisorError {
+    /// The supervisor could not be started, or the listener not handed over to it.
+    Start(String),
+    /// The proxy for network by domain could not be set up.
+    Proxy(String),
+}
 
 impl std::fmt::Display for SupervisorError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            SupervisorError::Start(e) => write!(f, "cannot start gate's supervisor: {e}"),
+            SupervisorError::Proxy(e) => {
+                write!(f, "cannot set up network by domain (the supervisor): {e}")
+            }
+        }
     }
 }
 
 impl std::error::Error for SupervisorError {}
 
 fn error(e: impl std::fmt::Display) -> SupervisorError {
-    SupervisorError(format!(
-        "cannot start gate's supervisor: {e}; nothing was run"
-    ))
+    SupervisorError::Start(e.to_string())
 }
 
 /// What the supervisor is for.
@@ -132,9 +142,7 @@ pub struct Bound {
 
 /// A failure to bind the proxy, worded for network by domain.
 fn proxy_error(e: impl std::fmt::Display) -> SupervisorError {
-    SupervisorError(format!(
-        "cannot set up network by domain (the supervisor): {e}; nothing was run"
-    ))
+    SupervisorError::Proxy(e.to_string())
 }
 
 impl Bound {

@@ -24,3 +24,22 @@ fn this_kernel_can_supervise() {
     // Linux 6.18 on the development and CI machines: user notification and ADDFD.
     kernel_supports().unwrap();
 }
+
+#[test]
+fn a_supervisor_error_says_what_failed_and_the_run_says_nothing_ran() {
+    let e = SupervisorError::Start("pidfd_open: ESRCH".to_owned());
+    assert_eq!(
+        e.to_string(),
+        "cannot start gate's supervisor: pidfd_open: ESRCH"
+    );
+    assert_eq!(
+        crate::explain::not_run(&e, None),
+        "cannot start gate's supervisor: pidfd_open: ESRCH; nothing was run"
+    );
+    let e = SupervisorError::Proxy("cannot start the proxy: EADDRINUSE".to_owned());
+    assert_eq!(
+        crate::explain::not_run(&e, None),
+        "cannot set up network by domain (the supervisor): cannot start the proxy: \
+         EADDRINUSE; nothing was run"
+    );
+}

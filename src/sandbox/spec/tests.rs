@@ -85,9 +85,15 @@ fn a_secret_hidden_in_tmp_is_refused_with_what_to_change() {
     std::fs::create_dir(home.path().join(".ssh")).unwrap();
     let err = run(&SandboxSettings::default()).unwrap().unwrap();
     let ssh = home.path().canonicalize().unwrap().join(".ssh");
-    assert!(err.0.contains(&format!("hides {}", ssh.display())), "{err}");
     assert!(
-        err.0.contains("Set HOME to a directory outside /tmp"),
+        err.to_string()
+            .contains(&format!("hides {}", ssh.display())),
+        "{err}"
+    );
+    assert!(
+        err.advice()
+            .unwrap()
+            .contains("Set HOME to a directory outside /tmp"),
         "{err}"
     );
     // Added by hand, outside HOME.
@@ -103,7 +109,10 @@ fn a_secret_hidden_in_tmp_is_refused_with_what_to_change() {
         .unwrap()
         .unwalkable
         .unwrap();
-    assert!(err.0.contains("Move it out of /tmp"), "{err}");
+    assert!(
+        err.advice().unwrap().contains("Move it out of /tmp"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -397,7 +406,7 @@ fn nothing_makes_the_root_directory_writable() {
         _ => None,
     };
     let err = build(&SandboxSettings::default(), work.path(), &env, false, &[]).unwrap_err();
-    assert!(err.0.contains("is /"), "{err}");
+    assert!(err.to_string().contains("is /"), "{err}");
     let settings = SandboxSettings {
         write: vec![PathBuf::from("/")],
         ..SandboxSettings::default()
@@ -479,7 +488,12 @@ fn the_root_directory_is_never_the_workspace() {
         &[],
     )
     .unwrap_err();
-    assert!(err.0.contains("it is /"), "{err}");
+    assert!(err.to_string().contains("it is /"), "{err}");
+    assert_eq!(
+        crate::explain::sandbox_not_run(&err),
+        "the safe level makes the working directory writable, and it is /; nothing was run. \
+         Run the command from a project directory"
+    );
 }
 
 #[test]
@@ -494,7 +508,10 @@ fn a_workspace_inside_a_secret_is_refused() {
         &[],
     )
     .unwrap_err();
-    assert!(err.0.contains("which the safe level hides"), "{err}");
+    assert!(
+        err.to_string().contains("which the safe level hides"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -508,7 +525,12 @@ fn without_home_nothing_runs() {
         &[],
     )
     .unwrap_err();
-    assert!(err.0.starts_with("HOME is not set"), "{err}");
+    assert!(err.to_string().starts_with("HOME is not set"), "{err}");
+    assert_eq!(
+        crate::explain::sandbox_not_run(&err),
+        "HOME is not set (or not absolute), so the safe level cannot find the secrets it \
+         hides (~/.ssh, ~/.aws, ...); nothing was run. Set HOME"
+    );
 }
 
 #[test]
