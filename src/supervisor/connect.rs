@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use nix::errno::Errno;
 use nix::sys::socket::{AddressFamily, SockFlag, SockType, SockaddrIn};
 
-use super::notify::{Answer, first_descriptor, id_valid, read_memory, respond};
+use super::notify::{self, Answer, first_descriptor, id_valid, read_memory, respond};
 use crate::netproxy;
 
 /// The proxy of network by domain, as the connect duty needs it.
@@ -331,26 +331,7 @@ impl Connects {
                 nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
             )?;
         }
-        let addfd = libc::seccomp_notif_addfd {
-            id: req.id,
-            flags: libc::SECCOMP_ADDFD_FLAG_SETFD as u32,
-            srcfd: sock.as_raw_fd() as u32,
-            newfd: fd as u32,
-            newfd_flags: (flags & libc::O_CLOEXEC) as u32,
-        };
-        // SAFETY: the kernel reads the struct, alive for the call, and installs a copy
-        // of `sock` in the caller at `fd` (replacing what was there).
-        let rc = unsafe {
-            libc::ioctl(
-                listener.as_raw_fd(),
-                libc::SECCOMP_IOCTL_NOTIF_ADDFD,
-                &addfd as *const libc::seccomp_notif_addfd,
-            )
-        };
-        if rc < 0 {
-            return Err(Errno::last());
-        }
-        Ok(())
+        notify::addfd(listener, req.id, sock.as_fd(), fd, flags & libc::O_CLOEXEC)
     }
 }
 

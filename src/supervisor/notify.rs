@@ -240,6 +240,39 @@ pub(super) fn descriptor_from(pidfd: &OwnedFd, fd: i32) -> Result<OwnedFd, Errno
     Ok(unsafe { OwnedFd::from_raw_fd(copy as i32) })
 }
 
+/// Install a copy of `src` in the caller of notification `id`, as its descriptor
+/// `newfd` (replacing what was there), with `newfd_flags` (`O_CLOEXEC` or none):
+/// `SECCOMP_IOCTL_NOTIF_ADDFD`, Linux 5.9. It allocates nothing, so a forked child may
+/// call it too.
+pub(super) fn addfd(
+    listener: BorrowedFd<'_>,
+    id: u64,
+    src: BorrowedFd<'_>,
+    newfd: i32,
+    newfd_flags: i32,
+) -> Result<(), Errno> {
+    let addfd = libc::seccomp_notif_addfd {
+        id,
+        flags: libc::SECCOMP_ADDFD_FLAG_SETFD as u32,
+        srcfd: src.as_raw_fd() as u32,
+        newfd: newfd as u32,
+        newfd_flags: newfd_flags as u32,
+    };
+    // SAFETY: the kernel reads the struct, alive for the call, and installs a copy of
+    // `src` in the caller of `id` (with no notification of that id, nothing).
+    let rc = unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_ADDFD,
+            &addfd as *const libc::seccomp_notif_addfd,
+        )
+    };
+    if rc < 0 {
+        return Err(Errno::last());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,12 +3,12 @@
 //! the start), and whether a gate supervisor above this process already checks its
 //! execs ([`outer_checks`]). It starts no supervisor and answers no call.
 
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
 use nix::errno::Errno;
 use nix::unistd::{ForkResult, fork};
 
-use super::execs;
+use super::{execs, notify};
 
 /// What checks this process's execs already, asked before gate starts a supervisor of
 /// its own ([`outer_checks`]).
@@ -67,26 +67,10 @@ pub(super) fn addfd_works(listener: BorrowedFd<'_>) -> Result<(), String> {
 
 /// The error of the ADDFD probe (no allocation: it also runs in a forked child).
 pub(super) fn addfd_probe(listener: BorrowedFd<'_>) -> Errno {
-    let addfd = libc::seccomp_notif_addfd {
-        id: 0,
-        flags: libc::SECCOMP_ADDFD_FLAG_SETFD as u32,
-        srcfd: listener.as_raw_fd() as u32,
-        newfd: 0,
-        newfd_flags: 0,
-    };
-    // SAFETY: the kernel reads the struct, alive for the call; with no notification of
-    // that id it installs nothing.
-    let rc = unsafe {
-        libc::ioctl(
-            listener.as_raw_fd(),
-            libc::SECCOMP_IOCTL_NOTIF_ADDFD,
-            &addfd as *const libc::seccomp_notif_addfd,
-        )
-    };
-    if rc < 0 {
-        Errno::last()
-    } else {
-        Errno::UnknownErrno
+    // No call of this process waits, so no notification has id 0: nothing is installed.
+    match notify::addfd(listener, 0, listener, 0, 0) {
+        Err(e) => e,
+        Ok(()) => Errno::UnknownErrno,
     }
 }
 
