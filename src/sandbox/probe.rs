@@ -25,17 +25,21 @@ pub fn probe() -> Kernel {
 /// `seccomp(SECCOMP_GET_ACTION_AVAIL)` for `SECCOMP_RET_USER_NOTIF`: 0 when the kernel
 /// knows the action.
 fn user_notify_available() -> bool {
-    let action: u32 = libc::SECCOMP_RET_USER_NOTIF;
+    action_available(libc::SECCOMP_RET_USER_NOTIF) == 0
+}
+
+/// `seccomp(SECCOMP_GET_ACTION_AVAIL)` for `action`: 0 when the kernel knows it, or -1
+/// with the errno set.
+fn action_available(action: u32) -> libc::c_long {
     // SAFETY: the kernel reads one u32 from `action`, alive for the call.
-    let rc = unsafe {
+    unsafe {
         libc::syscall(
             libc::SYS_seccomp,
             libc::SECCOMP_GET_ACTION_AVAIL,
             0 as libc::c_uint,
             &action as *const u32,
         )
-    };
-    rc == 0
+    }
 }
 
 /// `landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)` returns the ABI
@@ -81,17 +85,7 @@ pub fn seccomp_answer() -> Result<(), i32> {
     if mode < 0 {
         return Err(last_errno());
     }
-    let action: u32 = libc::SECCOMP_RET_ERRNO;
-    // SAFETY: the kernel reads one u32 from `action`, alive for the call.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_seccomp,
-            libc::SECCOMP_GET_ACTION_AVAIL,
-            0 as libc::c_uint,
-            &action as *const u32,
-        )
-    };
-    if rc == 0 {
+    if action_available(libc::SECCOMP_RET_ERRNO) == 0 {
         return Ok(());
     }
     match last_errno() {
