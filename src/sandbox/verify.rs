@@ -178,12 +178,7 @@ fn writable_above<'a>(write: &'a [PathBuf], path: &Path) -> Option<&'a PathBuf> 
 
 /// A datagram socket bound to a name the kernel picks (autobind: an abstract name).
 fn bound_socket() -> nix::Result<(OwnedFd, UnixAddr)> {
-    let fd = socket(
-        AddressFamily::Unix,
-        SockType::Datagram,
-        SockFlag::SOCK_CLOEXEC,
-        None,
-    )?;
+    let fd = datagram_socket()?;
     bind(fd.as_raw_fd(), &UnixAddr::new_unnamed())?;
     let address: UnixAddr = getsockname(fd.as_raw_fd())?;
     if address.as_abstract().is_none() {
@@ -224,13 +219,18 @@ fn open(file: &Path, access: Access) -> nix::Result<OwnedFd> {
 
 /// Connect a new datagram socket to `address`; nothing is sent.
 fn reach(address: &UnixAddr) -> nix::Result<()> {
-    let fd = socket(
+    let fd = datagram_socket()?;
+    connect(fd.as_raw_fd(), address)
+}
+
+/// A new Unix datagram socket, unbound.
+fn datagram_socket() -> nix::Result<OwnedFd> {
+    socket(
         AddressFamily::Unix,
         SockType::Datagram,
         SockFlag::SOCK_CLOEXEC,
         None,
-    )?;
-    connect(fd.as_raw_fd(), address)
+    )
 }
 
 fn does_not_act(what: &str, answer: String) -> SandboxError {
