@@ -28,9 +28,15 @@ const SHOWN_CHARS: usize = 200;
 /// A command as a message shows it: on one line, control characters escaped, long
 /// commands cut.
 pub fn display(text: &str) -> String {
+    one_line(text, SHOWN_CHARS)
+}
+
+/// `text` as one line of a message: control characters escaped, cut after `max_chars`
+/// characters (with `…`).
+pub fn one_line(text: &str, max_chars: usize) -> String {
     let mut shown = String::new();
     for (i, c) in text.chars().enumerate() {
-        if i == SHOWN_CHARS {
+        if i == max_chars {
             shown.push('…');
             break;
         }

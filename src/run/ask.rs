@@ -206,17 +206,5 @@ pub(super) fn ask_then_run(
 /// An approver's message as the model reads it: one line, control characters escaped,
 /// at most 1,000 characters.
 pub(super) fn approval_message(text: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in text.chars().enumerate() {
-        if i == 1000 {
-            out.push('…');
-            break;
-        }
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    explain::one_line(text, 1000)
 }

@@ -48,16 +48,7 @@ pub(super) fn message(refusal: &Refusal) -> Option<String> {
 
 /// Bytes as one line of a message: invalid UTF-8 replaced, control characters escaped.
 pub(super) fn shown(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes)
-        .chars()
-        .flat_map(|c| {
-            if c.is_control() {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
+    crate::explain::one_line(&String::from_utf8_lossy(bytes), usize::MAX)
 }
 
 /// An argv as a message shows it, cut to a readable length.
