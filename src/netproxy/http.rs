@@ -107,16 +107,22 @@ fn version(text: &str) -> Result<&str, String> {
     }
 }
 
+/// A start line's three parts, split at the first two spaces (the third keeps its
+/// spaces: a reason phrase); a missing part is empty.
+fn three_parts(start_line: &str) -> [&str; 3] {
+    let mut parts = start_line.splitn(3, ' ');
+    [
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or_default(),
+    ]
+}
+
 impl<'a> Head<'a> {
     /// Parses a request head (with its blank line), strictly: see the module's notes.
     pub fn request(buf: &'a [u8]) -> Result<Head<'a>, String> {
         let (start_line, headers) = Head::lines(buf)?;
-        let mut parts = start_line.splitn(3, ' ');
-        let start = [
-            parts.next().unwrap_or_default(),
-            parts.next().unwrap_or_default(),
-            parts.next().unwrap_or_default(),
-        ];
+        let start = three_parts(start_line);
         if !is_token(start[0]) {
             return Err("a malformed start line (the method is not a token)".into());
         }
@@ -131,12 +137,7 @@ impl<'a> Head<'a> {
     /// request's; the status line is a version, a three-digit code and a phrase.
     pub fn response(buf: &'a [u8]) -> Result<Head<'a>, String> {
         let (start_line, headers) = Head::lines(buf)?;
-        let mut parts = start_line.splitn(3, ' ');
-        let start = [
-            parts.next().unwrap_or_default(),
-            parts.next().unwrap_or_default(),
-            parts.next().unwrap_or_default(),
-        ];
+        let start = three_parts(start_line);
         version(start[0])?;
         if start[1].len() != 3 || !start[1].bytes().all(|b| b.is_ascii_digit()) {
             return Err("a malformed status line".into());
