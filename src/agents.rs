@@ -34,16 +34,16 @@ const SYSTEM_SHELLS: &[&str] = &[
 
 /// What the checks found out about a wrapper whose files can be trusted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Trust {
+pub(crate) struct Trust {
     /// The wrapper execs gate itself (one of its shims) to run the inner command, so
     /// that gate judges the inner command: this one need not.
-    pub execs_gate: bool,
+    pub(crate) execs_gate: bool,
 }
 
 /// Whether the files `u` touches can be trusted, and its words are the builtins they
 /// are meant to be in `shell` (the kind of shell gate runs it with: `bash`, `zsh`);
 /// Err says why not (for diagnostics).
-pub fn trusted(
+pub(crate) fn trusted(
     u: &Unwrapped<'_>,
     shell: Option<&str>,
     var: &dyn Fn(&str) -> Option<OsString>,
@@ -227,21 +227,21 @@ fn own_regular_file(meta: &std::fs::Metadata, path: &str) -> Result<(), String> 
 /// An agent that lets the model choose the working directory of each command, and how
 /// gate knows that it runs under it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ChoosesCwd {
+pub(crate) struct ChoosesCwd {
     /// The agent's name, as messages give it.
-    pub agent: &'static str,
+    pub(crate) agent: &'static str,
     /// A variable the agent puts into the environment of every command it runs, after
     /// everything else, so that neither the model nor the environment the agent was
     /// started with can take it out.
-    pub marker: &'static str,
+    pub(crate) marker: &'static str,
     /// The tool argument through which the model chooses the directory.
-    pub argument: &'static str,
+    pub(crate) argument: &'static str,
 }
 
 /// The agents whose model chooses the working directory: Codex CLI sets
 /// `CODEX_THREAD_ID` for each command it runs, Qwen Code `QWEN_CODE=1` (both on its
 /// pseudo-terminal and without one).
-pub const CHOOSES_CWD: &[ChoosesCwd] = &[
+pub(crate) const CHOOSES_CWD: &[ChoosesCwd] = &[
     ChoosesCwd {
         agent: "Codex",
         marker: "CODEX_THREAD_ID",
@@ -255,7 +255,7 @@ pub const CHOOSES_CWD: &[ChoosesCwd] = &[
 ];
 
 /// The agent of [`CHOOSES_CWD`] that gate runs under, by its marker in the environment.
-pub fn cwd_chooser(var: &dyn Fn(&str) -> Option<OsString>) -> Option<&'static ChoosesCwd> {
+pub(crate) fn cwd_chooser(var: &dyn Fn(&str) -> Option<OsString>) -> Option<&'static ChoosesCwd> {
     CHOOSES_CWD.iter().find(|a| var(a.marker).is_some())
 }
 
@@ -264,7 +264,10 @@ pub fn cwd_chooser(var: &dyn Fn(&str) -> Option<OsString>) -> Option<&'static Ch
 /// model would choose what the sandbox lets it write. Under such an agent the working
 /// directory must be the agent's own, the directory of the process that started gate,
 /// or inside it. `Err` says why not; nothing may run then.
-pub fn agent_workspace(cwd: &Path, var: &dyn Fn(&str) -> Option<OsString>) -> Result<(), String> {
+pub(crate) fn agent_workspace(
+    cwd: &Path,
+    var: &dyn Fn(&str) -> Option<OsString>,
+) -> Result<(), String> {
     let Some(chooser) = cwd_chooser(var) else {
         return Ok(());
     };
@@ -314,7 +317,7 @@ fn marked() -> bool {
 /// An agent's start-up call that gate answers itself, if `args` is one for this user's
 /// home. Codex's check of its snapshot is one only while the file holds gate's stub;
 /// otherwise the call is judged like any command.
-pub fn startup<'a>(
+pub(crate) fn startup<'a>(
     args: &'a [OsString],
     var: &dyn Fn(&str) -> Option<OsString>,
 ) -> Option<StartupCall<'a>> {
@@ -338,7 +341,7 @@ pub fn startup<'a>(
 /// only) to the snapshot path, in a private directory, never through a link. Codex's
 /// capture: the stub, on standard output. Codex's check: nothing to do (the file was
 /// checked when the call was recognised). Claude Code's environment probe: nothing.
-pub fn answer_startup(call: &StartupCall<'_>) -> Result<(), String> {
+pub(crate) fn answer_startup(call: &StartupCall<'_>) -> Result<(), String> {
     match call.answer {
         StartupAnswer::WriteStub(path) => write_stub(Path::new(path)),
         StartupAnswer::PrintStub => {

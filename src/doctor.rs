@@ -320,7 +320,7 @@ impl Report {
 
 /// Run the checks and print the report (`json`: as one JSON object); returns the exit
 /// status.
-pub fn run(inv: &Invocation, json: bool) -> i32 {
+pub(crate) fn run(inv: &Invocation, json: bool) -> i32 {
     let report = Report::gather(inv);
     let text = if json {
         format!("{}\n", report.json())

@@ -21,11 +21,11 @@ use crate::invocation::ShellWork;
 use crate::policy::{Allowed, Origin};
 
 mod placed;
-pub mod start_files;
+pub(crate) mod start_files;
 
 /// Proof that a run was allowed.
 #[derive(Debug)]
-pub struct Permit {
+pub(crate) struct Permit {
     /// The sandbox, kept alive (with its descriptors, closed by exec) until exec.
     sandbox: Option<crate::sandbox::Enforced>,
     /// Network by domain: where the proxy listens, for the command's environment.
@@ -42,14 +42,14 @@ pub struct Permit {
 
 /// Why an allow decision could not become a [`Permit`] by itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PermitError {
+pub(crate) enum PermitError {
     /// The decision allows the command inside the sandbox only: use [`Permit::inside`].
     NeedsSandbox,
 }
 
 impl Permit {
     /// The permit for an allow decision that needs no sandbox.
-    pub fn for_allowed(allowed: &Allowed) -> Result<Permit, PermitError> {
+    pub(crate) fn for_allowed(allowed: &Allowed) -> Result<Permit, PermitError> {
         match allowed {
             // The safe level never runs a command outside the sandbox.
             Allowed::Sandboxed
@@ -80,7 +80,7 @@ impl Permit {
     /// `userns`: the command runs in a user namespace of its own, which the supervisor
     /// owns from outside, for it to read the command's memory under Yama
     /// ([`crate::supervisor::Reading::OwnUserNamespace`]).
-    pub fn checked_at_exec(
+    pub(crate) fn checked_at_exec(
         mut self,
         execs: crate::supervisor::Execs,
         audit: Option<crate::supervisor::Audit>,
@@ -94,7 +94,7 @@ impl Permit {
     /// gives one.
     /// `proxy`: with network by domain, where the proxy listens (gate's supervisor has
     /// the filter's listener already).
-    pub fn inside(
+    pub(crate) fn inside(
         enforced: crate::sandbox::Enforced,
         proxy: Option<std::net::SocketAddr>,
     ) -> Permit {
@@ -108,7 +108,7 @@ impl Permit {
 
 /// What is exec'd.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PlanKind {
+pub(crate) enum PlanKind {
     /// The caller's program (`-- PROGRAM`), looked up in `PATH` like a shell would.
     Program,
     /// The real shell, by path.
@@ -117,20 +117,20 @@ pub enum PlanKind {
 
 /// What to exec: a path (or a name to look up in `PATH`) and the whole argv.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
-    pub program: OsString,
-    pub argv: Vec<OsString>,
-    pub kind: PlanKind,
+pub(crate) struct Plan {
+    pub(crate) program: OsString,
+    pub(crate) argv: Vec<OsString>,
+    pub(crate) kind: PlanKind,
     /// Environment variables taken out before the exec ([`START_UP_VARIABLES`] when the
     /// shell starts clean, none otherwise).
-    pub unset: &'static [&'static str],
+    pub(crate) unset: &'static [&'static str],
 }
 
 /// The plan for the real shell at `shell`, called `argv0`, with the caller's `args`
 /// (operands from `operands_at`): for a command or a script it starts without any
 /// start-up file ([`start_files`]); a session starts as asked. Err says why gate cannot
 /// start this shell so.
-pub fn shell_plan(
+pub(crate) fn shell_plan(
     shell: PathBuf,
     argv0: &OsStr,
     args: &[OsString],
@@ -155,25 +155,25 @@ pub fn shell_plan(
 
 /// An exec that did not happen. The caller turns it into an exit status.
 #[derive(Debug)]
-pub struct ExecError {
-    pub program: OsString,
-    pub kind: PlanKind,
-    pub errno: Errno,
+pub(crate) struct ExecError {
+    pub(crate) program: OsString,
+    pub(crate) kind: PlanKind,
+    pub(crate) errno: Errno,
     /// The command could not be marked ([`crate::sandbox::mark`]), so it was not exec'd.
-    pub unmarked: Option<crate::sandbox::MarkError>,
+    pub(crate) unmarked: Option<crate::sandbox::MarkError>,
     /// Deny rules at exec could not be put in force (the filter or the hand-over to the
     /// supervisor failed), so it was not exec'd.
-    pub unchecked: Option<String>,
+    pub(crate) unchecked: Option<String>,
     /// A deny rule refused the program at exec (gate judged its own exec as the
     /// supervisor would): the line, recorded already.
-    pub refused: Option<String>,
+    pub(crate) refused: Option<String>,
 }
 
 impl ExecError {
     /// 127 for a program that does not exist, as a shell would say. Everything else,
     /// including a real shell that is missing, is gate's failure to run it (125): 126
     /// always means "refused".
-    pub fn exit_status(&self) -> i32 {
+    pub(crate) fn exit_status(&self) -> i32 {
         if self.refused.is_some() {
             126
         } else if self.unmarked.is_some() || self.unchecked.is_some() {
@@ -215,7 +215,7 @@ fn cstring(s: &OsStr) -> Result<CString, Errno> {
 }
 
 /// Replace this process with the plan's program. Returns only if exec failed.
-pub fn exec(plan: Plan, permit: Permit) -> ExecError {
+pub(crate) fn exec(plan: Plan, permit: Permit) -> ExecError {
     let fail = |errno| ExecError {
         program: plan.program.clone(),
         kind: plan.kind,
@@ -392,7 +392,7 @@ pub fn exec(plan: Plan, permit: Permit) -> ExecError {
 /// report it as "permission denied" even when the program exists nowhere, which is not
 /// what a shell says). Relative entries are skipped, as for the shims: a command must
 /// not be found in whatever directory it happens to run in.
-pub fn find_program(name: &OsStr, path_var: Option<&OsStr>) -> Result<PathBuf, Errno> {
+pub(crate) fn find_program(name: &OsStr, path_var: Option<&OsStr>) -> Result<PathBuf, Errno> {
     if name.as_bytes().contains(&b'/') {
         return Ok(PathBuf::from(name));
     }
@@ -434,7 +434,7 @@ fn identity(path: &Path) -> Option<(u64, u64)> {
 /// `zsh` that is this very program); `None` when there are none. Directories are
 /// compared by what they hold, so `/usr/bin` (where gate itself may live, next to the
 /// real bash) stays.
-pub fn without_shim_dirs(path: &OsStr) -> Option<OsString> {
+pub(crate) fn without_shim_dirs(path: &OsStr) -> Option<OsString> {
     let own = self_identity()?;
     // The first of the names that exists decides: a directory whose `bash` is the real
     // one is not a shim directory, whatever else it holds. One pass, one `stat` for
@@ -478,7 +478,7 @@ fn self_identity() -> Option<(u64, u64)> {
 
 /// Why the real shell could not be found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ShellError(pub String);
+pub(crate) struct ShellError(pub String);
 
 impl fmt::Display for ShellError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -489,7 +489,7 @@ impl fmt::Display for ShellError {
 /// The configured shell for gate's own personality, checked before anything is recorded
 /// or run: it must be an executable file, and not gate itself. `origin` is where it was
 /// set, so that the message names the option, variable or `FILE:LINE` to fix.
-pub fn configured_shell(path: &Path, origin: &Origin) -> Result<PathBuf, ShellError> {
+pub(crate) fn configured_shell(path: &Path, origin: &Origin) -> Result<PathBuf, ShellError> {
     let fix = "set --shell, GATE_SHELL or `shell` to a real shell";
     let shell = format!("the shell `{}` (from {origin})", path.display());
     let meta = match std::fs::metadata(path) {
@@ -535,7 +535,7 @@ pub fn configured_shell(path: &Path, origin: &Origin) -> Result<PathBuf, ShellEr
 /// that is not gate itself and not in gate's own directory. Relative `PATH` entries are
 /// skipped: a shell must not be found in a directory the command can write to by
 /// changing its working directory.
-pub fn shim_shell(
+pub(crate) fn shim_shell(
     name: &str,
     argv0: &OsStr,
     path_var: Option<&OsStr>,
@@ -581,7 +581,7 @@ pub fn shim_shell(
 
 /// argv0 for the real shell in gate's own personality: the shell's file name, with a
 /// leading `-` when gate itself was started as a login shell.
-pub fn shell_argv0(shell: &Path, gate_argv0: &OsStr) -> OsString {
+pub(crate) fn shell_argv0(shell: &Path, gate_argv0: &OsStr) -> OsString {
     let name = shell.file_name().unwrap_or(shell.as_os_str());
     if gate_argv0.as_bytes().starts_with(b"-") {
         let mut login = b"-".to_vec();

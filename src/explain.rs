@@ -12,14 +12,14 @@ use crate::policy::{
 
 /// What a decision rests on, in fields (for JSON) and in a sentence.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Explanation {
+pub(crate) struct Explanation {
     /// rule / remembered / level / deny-rule / ask-rule / none
-    pub decided_by: &'static str,
-    pub rule: Option<String>,
-    pub rule_origin: Option<String>,
+    pub(crate) decided_by: &'static str,
+    pub(crate) rule: Option<String>,
+    pub(crate) rule_origin: Option<String>,
     /// The simple command a deny or ask rule caught.
-    pub matched: Option<String>,
-    pub reason: String,
+    pub(crate) matched: Option<String>,
+    pub(crate) reason: String,
 }
 
 /// The longest command shown in a message, in characters.
@@ -27,13 +27,13 @@ const SHOWN_CHARS: usize = 200;
 
 /// A command as a message shows it: on one line, control characters escaped, long
 /// commands cut.
-pub fn display(text: &str) -> String {
+pub(crate) fn display(text: &str) -> String {
     one_line(text, SHOWN_CHARS)
 }
 
 /// `text` as one line of a message: control characters escaped, cut after `max_chars`
 /// characters (with `…`).
-pub fn one_line(text: &str, max_chars: usize) -> String {
+pub(crate) fn one_line(text: &str, max_chars: usize) -> String {
     let mut shown = String::new();
     for (i, c) in text.chars().enumerate() {
         if i == max_chars {
@@ -51,7 +51,7 @@ pub fn one_line(text: &str, max_chars: usize) -> String {
 
 /// Explain `decision`, reached under `policy`: the decision says why, and this puts it in
 /// words (the policy gives the level and where it came from).
-pub fn explain(decision: &Decision, policy: &Policy) -> Explanation {
+pub(crate) fn explain(decision: &Decision, policy: &Policy) -> Explanation {
     let level = policy.level;
     let level_origin = policy.level_origin.to_string();
     let plain = |decided_by, reason: String| Explanation {
@@ -231,12 +231,12 @@ pub fn explain(decision: &Decision, policy: &Policy) -> Explanation {
 
 /// A setting that is off and would have allowed a command that needs an approver.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Alternative {
+pub(crate) struct Alternative {
     /// The settings turned on, by their configuration keys: `compound`, `readonly`, or
     /// both.
-    pub settings: Vec<&'static str>,
+    pub(crate) settings: Vec<&'static str>,
     /// Why the command would then be allowed.
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 /// For `decision`, made under `policy` for `request`, when it needs an approver because
@@ -244,7 +244,7 @@ pub struct Alternative {
 /// `readonly`, would have allowed it, each alone or (when neither alone does) both
 /// together. Each is [`decide`](crate::policy::decide) again with the setting turned on;
 /// nothing else changes.
-pub fn alternatives(
+pub(crate) fn alternatives(
     decision: &Decision,
     policy: &Policy,
     remembered: &Remembered,
@@ -358,7 +358,7 @@ fn part_reason(why: &Allowed) -> String {
 }
 
 /// What a refusal names: the command, or the shell session.
-pub fn subject(command: Option<&CommandText>) -> String {
+pub(crate) fn subject(command: Option<&CommandText>) -> String {
     match command {
         Some(c) => format!("`{}`", display(c.as_str())),
         None => "an interactive shell".to_owned(),
@@ -366,7 +366,7 @@ pub fn subject(command: Option<&CommandText>) -> String {
 }
 
 /// The one line a refused caller reads on stderr: what, why, and what to do instead.
-pub fn refusal_line(what: &str, reason: &str, advice: &str) -> String {
+pub(crate) fn refusal_line(what: &str, reason: &str, advice: &str) -> String {
     format!("gate: refused {what}: {reason}; nothing was run. {advice}")
 }
 
@@ -375,7 +375,7 @@ pub fn refusal_line(what: &str, reason: &str, advice: &str) -> String {
 /// layers that fail say only what went wrong ([`crate::sandbox::SandboxError`],
 /// [`crate::supervisor::SupervisorError`], [`crate::sandbox::MarkError`]); these words
 /// are added here, once.
-pub fn not_run(cause: &dyn std::fmt::Display, advice: Option<&str>) -> String {
+pub(crate) fn not_run(cause: &dyn std::fmt::Display, advice: Option<&str>) -> String {
     match advice {
         Some(advice) => format!("{cause}; nothing was run. {advice}"),
         None => format!("{cause}; nothing was run"),
@@ -383,12 +383,12 @@ pub fn not_run(cause: &dyn std::fmt::Display, advice: Option<&str>) -> String {
 }
 
 /// [`not_run`] for the sandbox's errors, with their advice.
-pub fn sandbox_not_run(e: &crate::sandbox::SandboxError) -> String {
+pub(crate) fn sandbox_not_run(e: &crate::sandbox::SandboxError) -> String {
     not_run(e, e.advice())
 }
 
 /// Advice for a refusal by policy.
-pub fn advice(decision: &Decision, command: Option<&CommandText>) -> &'static str {
+pub(crate) fn advice(decision: &Decision, command: Option<&CommandText>) -> &'static str {
     match decision {
         Decision::Deny(Denied::Level) => {
             "No command can run at this level; tell the user if one is needed."

@@ -14,7 +14,7 @@ use crate::output::print_out;
 use crate::policy::Origin;
 
 /// `gate rules [--json]`: exit 0 once listed, 125 when the configuration does not load.
-pub fn run(inv: &Invocation, json: bool) -> i32 {
+pub(crate) fn run(inv: &Invocation, json: bool) -> i32 {
     let settings = match crate::settings::load_settings(inv) {
         Ok(s) => s,
         Err(code) => return code,
@@ -101,7 +101,7 @@ const REMEMBERED: &str = "approvals remembered for a session (gate approve --rem
                           marked (always allow)";
 
 /// The listing people read.
-pub fn to_text(s: &Settings) -> String {
+pub(crate) fn to_text(s: &Settings) -> String {
     let mut out = String::new();
     let files = if s.files.is_empty() {
         "none".to_owned()
@@ -230,7 +230,7 @@ fn origin_json(origin: &Origin) -> Value {
 }
 
 /// The listing as one JSON object.
-pub fn to_json(s: &Settings) -> Value {
+pub(crate) fn to_json(s: &Settings) -> Value {
     let rules: Vec<Value> = rules(s)
         .into_iter()
         .map(|(kind, rule, origin)| {

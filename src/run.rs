@@ -28,7 +28,7 @@ fn var(name: &str) -> Option<OsString> {
 }
 
 /// Run one invocation to its exit status (or exec, never returning).
-pub fn run(argv: Vec<OsString>) -> i32 {
+pub(crate) fn run(argv: Vec<OsString>) -> i32 {
     // Whether a word that looks like a mistyped subcommand names a script here.
     let exists = |name: &OsStr| std::fs::symlink_metadata(name).is_ok();
     let inv = match invocation::parse(argv, &exists) {

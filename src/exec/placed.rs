@@ -27,7 +27,7 @@ const PAGE: u64 = 4096;
 const TRIES: usize = 8;
 
 /// The three arrays in place. Dropping it unmaps them (gate's exec failed).
-pub struct Placed {
+pub(crate) struct Placed {
     maps: Vec<(*mut libc::c_void, usize)>,
     path: *const libc::c_char,
     argv: *const *const libc::c_char,
@@ -43,7 +43,7 @@ impl Placed {
     /// Copy `path`, argv's pointers and the environment's pointers (the strings stay
     /// where they are: the filter checks only the arrays' addresses) to random places.
     /// `None` when no place could be had: the exec is then notified like any other.
-    pub fn new(path: &CStr, argv: &[CString]) -> Option<Placed> {
+    pub(crate) fn new(path: &CStr, argv: &[CString]) -> Option<Placed> {
         let mut placed = Placed {
             maps: Vec::new(),
             path: std::ptr::null(),
@@ -70,12 +70,12 @@ impl Placed {
     }
 
     /// The filter's view of the exec: its three pointers.
-    pub fn own(&self) -> OwnExec {
+    pub(crate) fn own(&self) -> OwnExec {
         OwnExec([self.path as u64, self.argv as u64, self.envp as u64])
     }
 
     /// `execve` with the placed arrays. Returns only when it failed.
-    pub fn exec(&self) -> Errno {
+    pub(crate) fn exec(&self) -> Errno {
         // SAFETY: the three pointers are NUL- and NULL-terminated copies alive in this
         // process's own mappings, and the strings argv and envp point to are alive (the
         // caller keeps argv; the environment is not changed after `new`).

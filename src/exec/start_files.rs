@@ -46,15 +46,15 @@ use crate::shells::{BASH_LONG_WITH_VALUE, CommandString, Shell};
 /// `BASH_ENV` (every non-interactive bash), `ENV` (interactive POSIX shells, bash in
 /// POSIX mode). Even when a person set them, the file they name is one the model can
 /// write, so a clean start takes them out.
-pub const START_UP_VARIABLES: &[&str] = &["BASH_ENV", "ENV"];
+pub(crate) const START_UP_VARIABLES: &[&str] = &["BASH_ENV", "ENV"];
 
 /// A shell family: what its start-up files are and how to start it without them.
-pub use crate::shells::Family;
+pub(crate) use crate::shells::Family;
 
 /// The shell at `path` (its name, and gate's facts about it when it knows the program),
 /// by the name of the program it is once symbolic links are followed (`/bin/sh` is dash
 /// on Debian, bash on Fedora).
-pub fn shell_at(path: &Path) -> (OsString, Option<&'static Shell>) {
+pub(crate) fn shell_at(path: &Path) -> (OsString, Option<&'static Shell>) {
     let real = std::fs::canonicalize(path).ok();
     let program = real.as_deref().unwrap_or(path);
     let name = program.file_name().unwrap_or(program.as_os_str());
@@ -99,13 +99,14 @@ fn last_name_before_multi_call(path: &Path) -> OsString {
 
 impl Family {
     /// The family of the shell at `path` ([`shell_at`]).
-    pub fn of(path: &Path) -> Family {
+    pub(crate) fn of(path: &Path) -> Family {
         shell_at(path).1.map_or(Family::Other, |s| s.family)
     }
 
     /// The family of a program called `name`: `bash`, `bash5.2`, `zsh-5.9` … (the
     /// table in [`crate::shells`]); a program gate does not know is [`Family::Other`].
-    pub fn named(name: &OsStr) -> Family {
+    #[cfg(test)]
+    fn named(name: &OsStr) -> Family {
         crate::shells::named_bytes(name.as_bytes()).map_or(Family::Other, |s| s.family)
     }
 
@@ -118,7 +119,7 @@ impl Family {
 /// parsed them (`operands_at`: where the command or script starts), so that the shell
 /// reads no start-up file before `work`. A session, and `--version`, keep the caller's
 /// argv as it is. Err says why gate cannot start this shell that way.
-pub fn argv(
+pub(crate) fn argv(
     family: Family,
     argv0: &OsStr,
     args: &[OsString],
@@ -182,7 +183,7 @@ pub fn argv(
 /// rest of its word; `fish -C CMD1 -c CMD2` runs both), and then what gate judged is
 /// not what would run. Err says so. A shell gate has no table for, or whose language
 /// it does not read, is taken as gate read it.
-pub fn reads_as_judged(
+pub(crate) fn reads_as_judged(
     name: &OsStr,
     shell: Option<&Shell>,
     args: &[OsString],

@@ -76,7 +76,7 @@ fn prctl(option: libc::c_int, arg: libc::c_ulong) -> libc::c_int {
 }
 
 /// Whether this process holds any capability, for the audit record.
-pub fn held() -> Result<bool, SandboxError> {
+pub(crate) fn held() -> Result<bool, SandboxError> {
     let now = capget()?;
     Ok(now
         .iter()
@@ -91,7 +91,7 @@ const SECUREBITS: libc::c_ulong = SECBIT_NOROOT
 
 /// Drop every capability this process has, and make sure exec cannot bring any back
 /// (no_new_privs is set too).
-pub fn drop_all() -> Result<(), SandboxError> {
+pub(crate) fn drop_all() -> Result<(), SandboxError> {
     let before = capget()?;
     let has_setpcap = before[0].effective & (1 << CAP_SETPCAP) != 0;
     if has_setpcap && prctl(libc::PR_SET_SECUREBITS, SECUREBITS) != 0 {

@@ -28,7 +28,7 @@ use super::SandboxError;
 /// Whether what the command leaves behind can be ended here, decided before gate's
 /// supervisor is started (cheap checks: no namespace is made yet).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Plan {
+pub(crate) enum Plan {
     /// A user namespace of the command's own, ended by the supervisor.
     Namespace,
     /// Not ended, and why: the residual, recorded and shown by `gate doctor`.
@@ -37,7 +37,7 @@ pub enum Plan {
 
 impl Plan {
     /// For the audit record's `sandbox` object.
-    pub fn summary(&self) -> Value {
+    pub(crate) fn summary(&self) -> Value {
         match self {
             Plan::Namespace => json!({"ended": true, "by": "user_namespace"}),
             Plan::NotEnded(why) => json!({"ended": false, "why": why}),
@@ -50,7 +50,7 @@ impl Plan {
 const APPARMOR_RESTRICTION: &str = "/proc/sys/kernel/apparmor_restrict_unprivileged_userns";
 
 /// Decide, without making anything, whether a user namespace can be made and mapped.
-pub fn plan(root: bool) -> Plan {
+pub(crate) fn plan(root: bool) -> Plan {
     if !root && std::fs::read_to_string(APPARMOR_RESTRICTION).is_ok_and(|v| v.trim() == "1") {
         return Plan::NotEnded(
             "unprivileged user namespaces are restricted by AppArmor here \
@@ -85,7 +85,7 @@ fn error(step: &str, e: impl std::fmt::Display) -> SandboxError {
 /// namespaces here (nothing changed; the residual, with the reason). Call last before
 /// enforcing: gate must be single-threaded, and as root after the mounts that cover the
 /// hidden paths.
-pub fn enter() -> Result<Result<OwnedFd, String>, SandboxError> {
+pub(crate) fn enter() -> Result<Result<OwnedFd, String>, SandboxError> {
     let uid = nix::unistd::geteuid().as_raw();
     let gid = nix::unistd::getegid().as_raw();
     let before = (
@@ -137,7 +137,7 @@ pub fn enter() -> Result<Result<OwnedFd, String>, SandboxError> {
 /// For `gate doctor`: whether a run would end what its command leaves behind, tried in a
 /// throwaway child (a fork, a namespace, its maps). `Err`: a run would make the namespace
 /// and fail to map it, so commands at `safe` would not run.
-pub fn probe(root: bool) -> Result<Plan, String> {
+pub(crate) fn probe(root: bool) -> Result<Plan, String> {
     let plan = plan(root);
     if plan != Plan::Namespace {
         return Ok(plan);

@@ -8,7 +8,7 @@ use std::fmt;
 /// must not run. `Display` says what went wrong; [`SandboxError::advice`], for some
 /// kinds, what to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SandboxError {
+pub(crate) enum SandboxError {
     /// The kernel lacks what the safe level, a domain list or `sandbox.require` needs.
     Kernel { cause: String, advice: String },
     /// This place or this configuration cannot be sandboxed as asked: `HOME` unset, the
@@ -30,7 +30,7 @@ pub enum SandboxError {
 
 impl SandboxError {
     /// What to do about it, where there is something to say (a sentence of its own).
-    pub fn advice(&self) -> Option<&str> {
+    pub(crate) fn advice(&self) -> Option<&str> {
         match self {
             SandboxError::Kernel { advice, .. } => Some(advice),
             SandboxError::Place { advice, .. } => advice.as_deref(),

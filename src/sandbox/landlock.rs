@@ -79,7 +79,7 @@ fn error(context: &str, e: impl std::fmt::Display) -> SandboxError {
 }
 
 /// A created ruleset with every rule added, not yet enforced.
-pub struct Prepared {
+pub(crate) struct Prepared {
     created: RulesetCreated,
     /// Every feature the kernel has was requested as a hard requirement.
     strict: bool,
@@ -89,7 +89,11 @@ pub struct Prepared {
 
 /// Build the ruleset for `spec`. `hidden`: the paths to walk around, those of
 /// `spec.deny_read` that are not covered by mounts already ([`super::mounts`]).
-pub fn prepare(spec: &Spec, kernel: &Kernel, hidden: &[PathBuf]) -> Result<Prepared, SandboxError> {
+pub(crate) fn prepare(
+    spec: &Spec,
+    kernel: &Kernel,
+    hidden: &[PathBuf],
+) -> Result<Prepared, SandboxError> {
     // Where the kernel has Landlock, ask for exactly the rights of its ABI (up to
     // gate's target) as hard requirements, so that a mismatch is an error, never a
     // silent downgrade; what an older ABI lacks was graded before ([`super::grade`]),
@@ -427,7 +431,7 @@ impl Grants {
 impl Prepared {
     /// Enforce the ruleset on this process (setting no_new_privs) and check that the
     /// kernel enforces it as asked.
-    pub fn restrict(self) -> Result<Vec<OwnedFd>, SandboxError> {
+    pub(crate) fn restrict(self) -> Result<Vec<OwnedFd>, SandboxError> {
         let status = self
             .created
             .restrict_self()

@@ -13,7 +13,7 @@ use nix::sys::stat::Mode;
 
 /// Call `each` with the name and type (`DT_*`) of every entry of the directory `dir`
 /// (open for reading, at its start). `each` returns false to stop early.
-pub fn for_each_entry(
+pub(crate) fn for_each_entry(
     dir: BorrowedFd<'_>,
     mut each: impl FnMut(&CStr, u8) -> bool,
 ) -> Result<(), nix::errno::Errno> {
@@ -55,7 +55,7 @@ pub fn for_each_entry(
 
 /// The names in one directory and their types, as listed once.
 #[derive(Debug)]
-pub struct Listing {
+pub(crate) struct Listing {
     /// The directory as it was named (not made canonical): paths are matched against it
     /// as they were built, by their bytes.
     dir: PathBuf,
@@ -65,7 +65,7 @@ pub struct Listing {
 
 /// What a listing says of a path below its directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Listed {
+pub(crate) enum Listed {
     /// Its first name below the directory is not there: the path does not exist.
     Missing,
     /// It is an entry of the directory, of this type, and no symbolic link: true for a
@@ -80,7 +80,7 @@ impl Listing {
 
     /// `dir` listed, or `None` when it cannot be (or holds too many entries to be worth
     /// it): the caller then looks each path up.
-    pub fn of(dir: &Path) -> Option<Listing> {
+    pub(crate) fn of(dir: &Path) -> Option<Listing> {
         let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
         let fd = nix::fcntl::open(dir, flags, Mode::empty()).ok()?;
         let mut entries: Vec<(Box<[u8]>, u8)> = Vec::new();
@@ -108,7 +108,7 @@ impl Listing {
     /// way the directory was; `None` when it cannot say (not below, a `.` or `..` as its
     /// first name, a deeper path whose first name exists, a symbolic link, an unknown
     /// type): then `path` must be looked up.
-    pub fn lookup(&self, path: &Path) -> Option<Listed> {
+    pub(crate) fn lookup(&self, path: &Path) -> Option<Listed> {
         let dir = self.dir.as_os_str().as_bytes();
         let rest = path.as_os_str().as_bytes().strip_prefix(dir)?;
         let rest = if dir.last() == Some(&b'/') {

@@ -47,18 +47,18 @@ use landlock::{
 
 /// The Landlock ABI from which a domain can grant `REFER`, so that renames across
 /// directories keep working inside it.
-pub const DOMAIN_ABI: i32 = 2;
+pub(crate) const DOMAIN_ABI: i32 = 2;
 
 /// The Landlock ABI from which a domain can be made of a scope alone, handling no file
 /// right (so it leaves mounts alone too).
-pub const SCOPED_ABI: i32 = 6;
+pub(crate) const SCOPED_ABI: i32 = 6;
 
 /// How many Landlock domains can be nested (the kernel's `LANDLOCK_MAX_NUM_LAYERS`).
-pub const MAX_DOMAINS: u32 = 16;
+pub(crate) const MAX_DOMAINS: u32 = 16;
 
 /// What marks the commands gate runs on a kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mark {
+pub(crate) enum Mark {
     /// no_new_privs and a Landlock domain that only scopes abstract Unix sockets.
     Scoped,
     /// no_new_privs and a Landlock domain that handles and grants `REFER`.
@@ -69,7 +69,7 @@ pub enum Mark {
 
 impl Mark {
     /// What a kernel with Landlock ABI `abi` (0: none) gives.
-    pub fn for_abi(abi: i32) -> Mark {
+    pub(crate) fn for_abi(abi: i32) -> Mark {
         if abi >= SCOPED_ABI {
             Mark::Scoped
         } else if abi >= DOMAIN_ABI {
@@ -80,12 +80,12 @@ impl Mark {
     }
 
     /// Whether the mark includes a Landlock domain (and so its ptrace rule).
-    pub fn has_domain(self) -> bool {
+    pub(crate) fn has_domain(self) -> bool {
         matches!(self, Mark::Scoped | Mark::Domain)
     }
 
     /// One word for JSON.
-    pub fn word(self) -> &'static str {
+    pub(crate) fn word(self) -> &'static str {
         match self {
             Mark::Scoped => "no_new_privs+landlock-scope",
             Mark::Domain => "no_new_privs+landlock",
@@ -97,7 +97,7 @@ impl Mark {
 /// Why a command could not be marked: gate's own failure (125), and it must not run.
 /// The words say what went wrong; the edge that prints it says that nothing was run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MarkError(pub String);
+pub(crate) struct MarkError(pub String);
 
 impl fmt::Display for MarkError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -108,7 +108,7 @@ impl fmt::Display for MarkError {
 impl std::error::Error for MarkError {}
 
 /// Mark this process, which is about to exec a command. Returns what it got.
-pub fn mark() -> Result<Mark, MarkError> {
+pub(crate) fn mark() -> Result<Mark, MarkError> {
     match Mark::for_abi(super::probe::landlock_abi()) {
         Mark::Scoped => domain(Mark::Scoped).map(|()| Mark::Scoped),
         Mark::Domain => domain(Mark::Domain).map(|()| Mark::Domain),
@@ -181,14 +181,14 @@ fn nnp_error(e: &dyn fmt::Display) -> MarkError {
 
 /// Whether this process runs with no_new_privs: it descends from a command gate ran (or
 /// from another sandbox). `prctl(PR_GET_NO_NEW_PRIVS)`, no `/proc` needed.
-pub fn this_process_marked() -> bool {
+pub(crate) fn this_process_marked() -> bool {
     // SAFETY: PR_GET_NO_NEW_PRIVS takes no pointer and only returns a value.
     unsafe { libc::prctl(libc::PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1 }
 }
 
 /// The `NoNewPrivs` field of a `/proc/PID/status` text: `None` when it has none (a
 /// kernel older than 4.10 does not show it).
-pub fn no_new_privs_in_status(status: &str) -> Option<bool> {
+pub(crate) fn no_new_privs_in_status(status: &str) -> Option<bool> {
     status.lines().find_map(|line| {
         let value = line.strip_prefix("NoNewPrivs:")?.trim();
         match value {
@@ -201,7 +201,7 @@ pub fn no_new_privs_in_status(status: &str) -> Option<bool> {
 
 /// Yama's `ptrace_scope` (0: classic, 1: only descendants, 2: admin only, 3: none), or
 /// `None` without Yama.
-pub fn ptrace_scope() -> Option<u8> {
+pub(crate) fn ptrace_scope() -> Option<u8> {
     std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope")
         .ok()?
         .trim()

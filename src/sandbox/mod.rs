@@ -40,30 +40,30 @@
 //! reports success without acting runs nothing.
 
 mod caps;
-pub mod ending;
+pub(crate) mod ending;
 mod error;
 mod landlock;
 mod listing;
-pub mod mark;
+pub(crate) mod mark;
 mod mounts;
 mod paths;
 mod probe;
 mod seccomp;
-pub use seccomp::OwnExec;
-pub mod spec;
+pub(crate) use seccomp::OwnExec;
+pub(crate) mod spec;
 mod verify;
 
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-pub use error::SandboxError;
-pub use mark::{Mark, MarkError};
-pub use probe::{Kernel, landlock_answer, probe, seccomp_answer, under_seccomp_filter};
+pub(crate) use error::SandboxError;
+pub(crate) use mark::{Mark, MarkError};
+pub(crate) use probe::{Kernel, landlock_answer, probe, seccomp_answer, under_seccomp_filter};
 
 /// What the network may do inside the sandbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Network {
+pub(crate) enum Network {
     /// No sockets but `AF_UNIX`.
     Off,
     /// TCP to these ports only (connect) and on these ports only (bind); no other
@@ -75,47 +75,47 @@ pub enum Network {
 
 /// The host names a proxied command may reach, as the settings give them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Domains {
-    pub allow: Vec<String>,
-    pub deny: Vec<String>,
+pub(crate) struct Domains {
+    pub(crate) allow: Vec<String>,
+    pub(crate) deny: Vec<String>,
     /// The user's name-to-address mapping (`sandbox.resolve`, `--resolve`).
-    pub resolve: Vec<String>,
+    pub(crate) resolve: Vec<String>,
 }
 
 /// Everything the sandbox is built from. Paths are canonical and exist.
 #[derive(Debug, Clone)]
-pub struct Spec {
+pub(crate) struct Spec {
     /// Read, write and execute.
-    pub write: Vec<PathBuf>,
+    pub(crate) write: Vec<PathBuf>,
     /// Neither read nor write, wherever they are.
-    pub deny_read: Vec<PathBuf>,
+    pub(crate) deny_read: Vec<PathBuf>,
     /// What each of `deny_read` was seen to be while the spec was built (true: a
     /// directory). Covering needs to know; a path not listed here is looked at again.
-    pub hidden_kinds: Vec<(PathBuf, bool)>,
+    pub(crate) hidden_kinds: Vec<(PathBuf, bool)>,
     /// Readable, never writable, even inside a writable directory (gate's own
     /// configuration and audit log, shell start-up files).
-    pub deny_write: Vec<PathBuf>,
+    pub(crate) deny_write: Vec<PathBuf>,
     /// Paths that would be protected but sit in a temporary directory, which must stay
     /// fully writable (reported, not enforced).
-    pub unprotected: Vec<PathBuf>,
+    pub(crate) unprotected: Vec<PathBuf>,
     /// The terminals gate was handed (on its standard descriptors, and its controlling
     /// terminal), read, written and ioctl'd: of all of /dev/pts, only these.
-    pub terminals: Vec<PathBuf>,
-    pub network: Network,
+    pub(crate) terminals: Vec<PathBuf>,
+    pub(crate) network: Network,
     /// Network by domain: TCP goes through the proxy, which lets these names through
     /// (`network` is then `Tcp`, with the ports the user allows directly, often none).
-    pub proxy: Option<Domains>,
+    pub(crate) proxy: Option<Domains>,
     /// Allow `socket(AF_UNIX)`: connections to any Unix socket reachable by path.
-    pub unix_sockets: bool,
+    pub(crate) unix_sockets: bool,
     /// Run with what the kernel can enforce, warning about the rest.
-    pub best_effort: bool,
+    pub(crate) best_effort: bool,
     /// Graded features the kernel must have itself (`sandbox.require`): without one,
     /// nothing runs, whatever gate could do instead.
-    pub require: Vec<Feature>,
+    pub(crate) require: Vec<Feature>,
     /// Why the hidden paths cannot be walked around: one of them is inside /tmp or
     /// /dev/shm, which must stay creatable. Only covering them (as root) can hide them
     /// then; when they are left to Landlock, nothing runs.
-    pub unwalkable: Option<SandboxError>,
+    pub(crate) unwalkable: Option<SandboxError>,
 }
 
 /// A Landlock feature gate needs, by the ABI version that brought it.
@@ -142,7 +142,7 @@ pub enum Feature {
 
 impl Feature {
     /// The Landlock ABI that brought it (0 for seccomp).
-    pub fn abi(self) -> i32 {
+    pub(crate) fn abi(self) -> i32 {
         match self {
             Feature::Filesystem => 1,
             Feature::Refer => 2,
@@ -158,12 +158,12 @@ impl Feature {
     /// outside (Landlock's filesystem rules), the network as configured (seccomp, TCP
     /// port rules, the supervisor of a domain list). Without one nothing runs, unless
     /// best effort is asked for. The others are graded ([`GRADED`]).
-    pub fn is_core(self) -> bool {
+    pub(crate) fn is_core(self) -> bool {
         !GRADED.contains(&self)
     }
 
     /// The name `sandbox.require` gives a graded feature.
-    pub fn key(self) -> Option<&'static str> {
+    pub(crate) fn key(self) -> Option<&'static str> {
         match self {
             Feature::Refer => Some("refer"),
             Feature::Truncate => Some("truncate"),
@@ -175,14 +175,14 @@ impl Feature {
     }
 
     /// The graded feature `sandbox.require` names `key`.
-    pub fn from_key(key: &str) -> Option<Feature> {
+    pub(crate) fn from_key(key: &str) -> Option<Feature> {
         GRADED.into_iter().find(|f| f.key() == Some(key))
     }
 
     /// What gate does on a kernel without this graded feature, and what stays open
     /// then (docs/sandbox.md's kernel table says the same). `unix_sockets`: whether
     /// the command may make Unix sockets.
-    pub fn without(self, unix_sockets: bool) -> (&'static str, &'static str) {
+    pub(crate) fn without(self, unix_sockets: bool) -> (&'static str, &'static str) {
         match self {
             Feature::Refer => (
                 "Landlock refuses every link and rename from one directory to another \
@@ -220,7 +220,7 @@ impl Feature {
         }
     }
 
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Feature::Filesystem => "Landlock filesystem rules (ABI 1)",
             Feature::Refer => "Landlock link and rename control (ABI 2)",
@@ -239,7 +239,7 @@ impl Feature {
 /// The features whose absence gate makes up for, or names: the core holds without them.
 /// TCP rules only where the supervisor can decide instead ([`supervisor_decides_tcp`]);
 /// elsewhere their absence leaves the network open, and they are part of the core.
-pub const GRADED: [Feature; 5] = [
+pub(crate) const GRADED: [Feature; 5] = [
     Feature::Refer,
     Feature::Truncate,
     Feature::TcpRules,
@@ -249,7 +249,7 @@ pub const GRADED: [Feature; 5] = [
 
 /// The features a spec needs. TCP rules only matter when some ports are allowed: with
 /// the network off, seccomp refuses every network socket by itself.
-pub fn required(spec: &Spec) -> Vec<Feature> {
+pub(crate) fn required(spec: &Spec) -> Vec<Feature> {
     let mut features = vec![
         Feature::Filesystem,
         Feature::Refer,
@@ -269,7 +269,7 @@ pub fn required(spec: &Spec) -> Vec<Feature> {
 }
 
 /// The features a kernel lacks, of those required.
-pub fn missing(required: &[Feature], kernel: &Kernel) -> Vec<Feature> {
+pub(crate) fn missing(required: &[Feature], kernel: &Kernel) -> Vec<Feature> {
     required
         .iter()
         .copied()
@@ -283,17 +283,17 @@ pub fn missing(required: &[Feature], kernel: &Kernel) -> Vec<Feature> {
 
 /// How the sandbox stands on a kernel: what it lacks, split by what that means.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Grade {
+pub(crate) struct Grade {
     /// Graded features the kernel lacks: gate does what [`Feature::without`] says
     /// instead, and names what stays open.
-    pub residual: Vec<Feature>,
+    pub(crate) residual: Vec<Feature>,
     /// Core features the kernel lacks (best effort only): not enforced at all.
-    pub not_enforced: Vec<Feature>,
+    pub(crate) not_enforced: Vec<Feature>,
 }
 
 impl Grade {
     /// The residual, for the audit record and `gate check --json`.
-    pub fn residual_json(&self, unix_sockets: bool) -> Value {
+    pub(crate) fn residual_json(&self, unix_sockets: bool) -> Value {
         Value::Array(
             self.residual
                 .iter()
@@ -311,7 +311,7 @@ impl Grade {
     }
 
     /// One sentence per missing graded feature, for `gate doctor` and `gate check`.
-    pub fn residual_lines(&self, unix_sockets: bool) -> Vec<String> {
+    pub(crate) fn residual_lines(&self, unix_sockets: bool) -> Vec<String> {
         self.residual
             .iter()
             .map(|f| {
@@ -327,7 +327,7 @@ impl Grade {
 /// configured) must hold, or best effort be asked for; a graded feature the kernel
 /// lacks is made up for ([`Feature::without`]) unless `sandbox.require` names it.
 /// Pure: the caller probes the kernel.
-pub fn grade(spec: &Spec, kernel: &Kernel) -> Result<Grade, SandboxError> {
+pub(crate) fn grade(spec: &Spec, kernel: &Kernel) -> Result<Grade, SandboxError> {
     let missing = missing(&required(spec), kernel);
     if let Some(lacking) = proxy_lacks(spec, kernel, &missing) {
         // No best effort here: without the supervisor the proxy is out of reach, and
@@ -389,7 +389,7 @@ pub fn grade(spec: &Spec, kernel: &Kernel) -> Result<Grade, SandboxError> {
 }
 
 /// Features by their descriptions, for one line.
-pub fn names(features: &[Feature]) -> String {
+pub(crate) fn names(features: &[Feature]) -> String {
     features
         .iter()
         .map(|f| f.describe())
@@ -402,7 +402,11 @@ pub fn names(features: &[Feature]) -> String {
 /// kernel, unless the supervisor decides every connection in their place
 /// ([`supervisor_decides_tcp`]). `None` when nothing is lacking (or no domain list is
 /// asked for). Never best effort.
-pub fn proxy_lacks(spec: &Spec, kernel: &Kernel, missing: &[Feature]) -> Option<Vec<Feature>> {
+pub(crate) fn proxy_lacks(
+    spec: &Spec,
+    kernel: &Kernel,
+    missing: &[Feature],
+) -> Option<Vec<Feature>> {
     spec.proxy.as_ref()?;
     let decides = supervisor_decides_tcp(spec, kernel);
     let lacking: Vec<Feature> = missing
@@ -425,7 +429,7 @@ pub fn proxy_lacks(spec: &Spec, kernel: &Kernel, missing: &[Feature]) -> Option<
 /// a TCP socket at that descriptor's number before the kernel ran the call, so the
 /// supervisor would have to perform Unix connections too, from outside the command's
 /// view of the file system. Pure.
-pub fn supervisor_decides_tcp(spec: &Spec, kernel: &Kernel) -> bool {
+pub(crate) fn supervisor_decides_tcp(spec: &Spec, kernel: &Kernel) -> bool {
     matches!(spec.network, Network::Tcp { .. })
         && kernel.landlock_abi < Feature::TcpRules.abi()
         && kernel.seccomp
@@ -435,7 +439,7 @@ pub fn supervisor_decides_tcp(spec: &Spec, kernel: &Kernel) -> bool {
 
 /// Drop every capability of this process (for gate's supervisor, which reads what a
 /// command without capabilities sends).
-pub fn drop_capabilities() -> Result<(), SandboxError> {
+pub(crate) fn drop_capabilities() -> Result<(), SandboxError> {
     caps::drop_all()
 }
 
@@ -444,7 +448,7 @@ pub fn drop_capabilities() -> Result<(), SandboxError> {
 /// architectures killed, as in the sandbox's filter). Loaded right before exec, after
 /// the mark's no_new_privs; the listener comes back. With `own`, gate's own exec (by
 /// its pointers, [`OwnExec`]) goes on without the supervisor.
-pub fn exec_filter(own: Option<OwnExec>) -> Result<ExecFilter, SandboxError> {
+pub(crate) fn exec_filter(own: Option<OwnExec>) -> Result<ExecFilter, SandboxError> {
     seccomp::Filter::exec_only(own).map(ExecFilter)
 }
 
@@ -452,11 +456,11 @@ pub fn exec_filter(own: Option<OwnExec>) -> Result<ExecFilter, SandboxError> {
 /// ([`exec_filter`]): compiled before gate forks its supervisor, so that gate writes to
 /// few pages between that fork and its exec (each one the fork makes it copy), and
 /// loaded after the mark.
-pub struct ExecFilter(seccomp::Filter);
+pub(crate) struct ExecFilter(seccomp::Filter);
 
 impl ExecFilter {
     /// Load it into this process; the listener comes back.
-    pub fn load(self) -> Result<std::os::fd::OwnedFd, SandboxError> {
+    pub(crate) fn load(self) -> Result<std::os::fd::OwnedFd, SandboxError> {
         match self.0.load()? {
             Some(listener) => Ok(listener),
             None => Err(SandboxError::Supervisor(
@@ -468,23 +472,23 @@ impl ExecFilter {
 
 /// Which calls of the command the sandbox's filter hands to gate's supervisor.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Notified {
+pub(crate) struct Notified {
     /// `connect()`, for network by domain, or because the supervisor decides TCP.
-    pub connect: bool,
+    pub(crate) connect: bool,
     /// The supervisor decides every TCP `connect()` and `bind()` in place of Landlock's
     /// TCP rules ([`supervisor_decides_tcp`]): `bind()` goes to it too.
-    pub tcp: bool,
+    pub(crate) tcp: bool,
     /// `listen()`, with ports or domains where the command may serve
     /// ([`seccomp::listen_notified`]).
-    pub listen: bool,
+    pub(crate) listen: bool,
     /// `execve` and `execveat`, for deny rules at exec.
-    pub exec: bool,
+    pub(crate) exec: bool,
 }
 
 impl Notified {
     /// What the filter of `spec` hands to the supervisor on `kernel`; `exec`: deny rules
     /// are checked at exec.
-    pub fn of(spec: &Spec, kernel: &Kernel, exec: bool) -> Notified {
+    pub(crate) fn of(spec: &Spec, kernel: &Kernel, exec: bool) -> Notified {
         let tcp = supervisor_decides_tcp(spec, kernel);
         Notified {
             connect: spec.proxy.is_some() || tcp,
@@ -495,14 +499,14 @@ impl Notified {
     }
 
     /// Whether the filter hands any call to the supervisor.
-    pub fn any(&self) -> bool {
+    pub(crate) fn any(&self) -> bool {
         self.connect || self.listen || self.exec
     }
 }
 
 /// How the hidden paths are kept from the command.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Hiding {
+pub(crate) enum Hiding {
     /// Covered by empty read-only mounts in a private mount namespace of this process
     /// ([`mounts`]); Landlock does not walk around them.
     Mounts,
@@ -531,7 +535,7 @@ impl Hiding {
     }
 
     /// For the audit record and `gate doctor`: `mounts` or `landlock`.
-    pub fn by(&self) -> &'static str {
+    pub(crate) fn by(&self) -> &'static str {
         match self {
             Hiding::Mounts => "mounts",
             Hiding::Landlock(_) => "landlock",
@@ -540,14 +544,14 @@ impl Hiding {
 }
 
 /// A sandbox ready to enforce: every path opened, the filter built.
-pub struct Sandbox {
+pub(crate) struct Sandbox {
     ruleset: landlock::Prepared,
     /// The probes that show Landlock acts once restricted.
     check: verify::Check,
     filter: seccomp::Filter,
     summary: Value,
     /// What of the core is not enforced (best effort only), for one warning line.
-    pub not_enforced: Vec<Feature>,
+    pub(crate) not_enforced: Vec<Feature>,
     /// Whether the filter hands calls to gate's supervisor (and so gives a listener).
     notifies: bool,
 }
@@ -555,10 +559,9 @@ pub struct Sandbox {
 /// Proof that the sandbox is in force in this process. Only [`Sandbox::enforce`] makes
 /// one, and exec at the `safe` level needs it.
 #[derive(Debug)]
-pub struct Enforced {
-    pub summary: Value,
+pub(crate) struct Enforced {
     /// The listener of the filter's notifications, for gate's supervisor.
-    pub listener: Option<std::os::fd::OwnedFd>,
+    pub(crate) listener: Option<std::os::fd::OwnedFd>,
     /// Descriptors the rules were made from, left for exec to close.
     _kept: Vec<std::os::fd::OwnedFd>,
 }
@@ -566,7 +569,7 @@ pub struct Enforced {
 impl Sandbox {
     /// Check that this kernel can enforce `spec` (or that best effort was asked for),
     /// before anything is started or built.
-    pub fn admit(spec: &Spec) -> Result<Kernel, SandboxError> {
+    pub(crate) fn admit(spec: &Spec) -> Result<Kernel, SandboxError> {
         let kernel = probe();
         grade(spec, &kernel)?;
         Ok(kernel)
@@ -575,7 +578,7 @@ impl Sandbox {
     /// Build everything, enforcing nothing yet, on a kernel [`Sandbox::admit`] admitted.
     /// gate's supervisor, when there is one, is started before this (gate is small then,
     /// and the supervisor inherits none of the walk's descriptors).
-    pub fn prepare(
+    pub(crate) fn prepare(
         spec: &Spec,
         kernel: Kernel,
         notified: Notified,
@@ -655,19 +658,19 @@ impl Sandbox {
     }
 
     /// What the sandbox will enforce, for the audit record.
-    pub fn summary(&self) -> &Value {
+    pub(crate) fn summary(&self) -> &Value {
         &self.summary
     }
 
     /// Whether the filter hands calls to gate's supervisor, so that enforcing it gives a
     /// listener.
-    pub fn notifies(&self) -> bool {
+    pub(crate) fn notifies(&self) -> bool {
         self.notifies
     }
 
     /// Add what the run does about the processes its command leaves behind
     /// ([`ending`]) to the record: `left_behind`.
-    pub fn left_behind(&mut self, plan: &ending::Plan) {
+    pub(crate) fn left_behind(&mut self, plan: &ending::Plan) {
         self.summary["left_behind"] = plan.summary();
     }
 
@@ -675,13 +678,12 @@ impl Sandbox {
     /// no_new_privs) and try that it acts ([`verify`]), then load the seccomp filter and
     /// try that too. After an error here the process must not exec: it is partly
     /// restricted and should exit.
-    pub fn enforce(self) -> Result<Enforced, SandboxError> {
+    pub(crate) fn enforce(self) -> Result<Enforced, SandboxError> {
         caps::drop_all()?;
         let kept = self.ruleset.restrict()?;
         self.check.run()?;
         let listener = self.filter.load()?;
         Ok(Enforced {
-            summary: self.summary,
             listener,
             _kept: kept,
         })

@@ -91,7 +91,7 @@ fn check(rc: libc::c_long, step: &str) -> Result<(), String> {
 
 /// Cover each of `paths` (canonical, existing) in a new mount namespace of this process,
 /// or say why not. Only for a process that may mount (root); see the module doc.
-pub fn cover(paths: &[impl AsRef<Path>], kinds: &[(PathBuf, bool)]) -> Result<(), String> {
+pub(crate) fn cover(paths: &[impl AsRef<Path>], kinds: &[(PathBuf, bool)]) -> Result<(), String> {
     let namespace = || {
         nix::sys::stat::stat("/proc/self/ns/mnt")
             .map(|st| (st.st_dev, st.st_ino))

@@ -8,13 +8,13 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 /// Whether `a` and `b` are the same path, byte for byte.
-pub fn same(a: &Path, b: &Path) -> bool {
+pub(crate) fn same(a: &Path, b: &Path) -> bool {
     a.as_os_str().as_bytes() == b.as_os_str().as_bytes()
 }
 
 /// Whether `path` is `dir` or inside it, for canonical absolute paths: what
 /// `Path::starts_with` says of them.
-pub fn under(path: &Path, dir: &Path) -> bool {
+pub(crate) fn under(path: &Path, dir: &Path) -> bool {
     let (path, dir) = (path.as_os_str().as_bytes(), dir.as_os_str().as_bytes());
     match path.strip_prefix(dir) {
         None => false,

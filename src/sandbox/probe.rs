@@ -2,19 +2,19 @@
 
 /// The sandboxing features of the running kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Kernel {
+pub(crate) struct Kernel {
     /// The Landlock ABI version; 0 when Landlock is missing or disabled.
-    pub landlock_abi: i32,
+    pub(crate) landlock_abi: i32,
     /// seccomp filters can be loaded.
-    pub seccomp: bool,
+    pub(crate) seccomp: bool,
     /// seccomp can hand system calls to a supervisor (user notification, Linux 5.0).
     /// Whether it can also install descriptors (ADDFD, 5.9) is tried on the listener
     /// itself once the filter is loaded ([`crate::supervisor`]), and by `gate doctor`.
-    pub user_notify: bool,
+    pub(crate) user_notify: bool,
 }
 
 /// Ask the kernel.
-pub fn probe() -> Kernel {
+pub(crate) fn probe() -> Kernel {
     Kernel {
         landlock_abi: landlock_abi(),
         seccomp: seccomp_available(),
@@ -46,7 +46,7 @@ fn action_available(action: u32) -> libc::c_long {
 /// version, or fails with ENOSYS (not built), EOPNOTSUPP (left out at boot), or what a
 /// seccomp filter around this process answers instead (EPERM, or ENOSYS in a
 /// container whose profile predates the call): the errno, for `gate doctor`.
-pub fn landlock_answer() -> Result<i32, i32> {
+pub(crate) fn landlock_answer() -> Result<i32, i32> {
     const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
     // SAFETY: with a null attribute pointer and size 0, this call only reads its flags
     // argument and returns a number; it touches no memory of ours.
@@ -79,7 +79,7 @@ fn last_errno() -> i32 {
 /// but not that operation), or with what a
 /// seccomp filter around this process answers when it refuses the call (a container's
 /// profile). The errno, for `gate doctor`.
-pub fn seccomp_answer() -> Result<(), i32> {
+pub(crate) fn seccomp_answer() -> Result<(), i32> {
     // SAFETY: PR_GET_SECCOMP takes no pointer arguments and only returns a value.
     let mode = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) };
     if mode < 0 {
@@ -119,7 +119,7 @@ fn seccomp_available() -> bool {
 /// Whether this process runs under a seccomp filter (`Seccomp: 2` in
 /// /proc/self/status), as in a container: a refused Landlock or seccomp call may be its
 /// answer, not the kernel's.
-pub fn under_seccomp_filter() -> bool {
+pub(crate) fn under_seccomp_filter() -> bool {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|status| {

@@ -78,40 +78,40 @@ mod bpf;
 use bpf::{audit_arch, compile};
 
 /// What the filter is built for.
-pub struct Policy<'a> {
-    pub network: &'a Network,
+pub(crate) struct Policy<'a> {
+    pub(crate) network: &'a Network,
     /// `socket(AF_UNIX)` allowed.
-    pub unix_sockets: bool,
+    pub(crate) unix_sockets: bool,
     /// The command runs as uid 0.
-    pub root: bool,
+    pub(crate) root: bool,
     /// Network by domain, or TCP decided by the supervisor: every `connect()` goes to
     /// the supervisor ([`crate::supervisor`]) as a user notification.
-    pub proxied: bool,
+    pub(crate) proxied: bool,
     /// The supervisor decides TCP in place of Landlock's TCP rules (before ABI 4):
     /// `bind()` goes to it too, when the command may serve at all.
-    pub tcp_decided: bool,
+    pub(crate) tcp_decided: bool,
     /// Deny rules at exec: every `execve` and `execveat` goes to the supervisor.
-    pub exec_checked: bool,
+    pub(crate) exec_checked: bool,
     /// What the filter does for Landlock features the kernel lacks.
-    pub instead: Instead,
+    pub(crate) instead: Instead,
 }
 
 /// What the filter refuses in place of Landlock features the kernel lacks (see
 /// [`super::Feature::without`]); nothing on a kernel with every feature.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Instead {
+pub(crate) struct Instead {
     /// No truncate control (ABI 3): `truncate(2)`, and opens with `O_TRUNC` that are
     /// not for writing.
-    pub truncate: bool,
+    pub(crate) truncate: bool,
     /// No device ioctl control (ABI 5): opens with access mode 3.
-    pub device_open: bool,
+    pub(crate) device_open: bool,
     /// No signal scoping (ABI 6): `kill(-1, …)`.
-    pub kill_all: bool,
+    pub(crate) kill_all: bool,
 }
 
 impl Instead {
     /// What to refuse for these missing features.
-    pub fn of(residual: &[super::Feature]) -> Instead {
+    pub(crate) fn of(residual: &[super::Feature]) -> Instead {
         use super::Feature;
         Instead {
             truncate: residual.contains(&Feature::Truncate),
@@ -439,10 +439,10 @@ const EXEC_CALLS: [i64; 2] = [libc::SYS_execve, libc::SYS_execveat];
 /// cannot be read from inside it: `PTRACE_SECCOMP_GET_FILTER` needs CAP_SYS_ADMIN and a
 /// caller without a filter of its own); a wrong guess is an ordinary exec, judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OwnExec(pub [u64; 3]);
+pub(crate) struct OwnExec(pub [u64; 3]);
 
 /// The compiled filter, ready to load.
-pub struct Filter {
+pub(crate) struct Filter {
     program: Option<Vec<sock_filter>>,
     /// Loaded with a listener for its user notifications.
     listener: bool,
@@ -461,7 +461,7 @@ impl Filter {
     /// calls with rules instead of a test of each in turn, and each call's rules as few
     /// instructions as they can be (one bit test for all the mode bits, one masked
     /// comparison per socket type allowed).
-    pub fn build(policy: &Policy, available: bool) -> Result<Filter, SandboxError> {
+    pub(crate) fn build(policy: &Policy, available: bool) -> Result<Filter, SandboxError> {
         let listener = !notified(policy).is_empty();
         if !available {
             return Ok(Filter {
@@ -486,7 +486,7 @@ impl Filter {
     /// check, x32 refused, `execve` and `execveat` to the supervisor, everything else
     /// allowed; with `own`, the one `execve` whose three pointers are those goes on
     /// unasked (gate's own, judged already).
-    pub fn exec_only(own: Option<OwnExec>) -> Result<Filter, SandboxError> {
+    pub(crate) fn exec_only(own: Option<OwnExec>) -> Result<Filter, SandboxError> {
         let x32 = std::env::consts::ARCH == "x86_64";
         let program = compile(&BTreeMap::new(), &EXEC_CALLS, own, audit_arch()?, x32);
         Ok(Filter {
@@ -501,7 +501,7 @@ impl Filter {
     /// that it acts: a load that reports success without refusing anything must not run
     /// the command. With user notifications, the listener comes back (a kernel that
     /// cannot make one, or a process that has one already, is an error).
-    pub fn load(self) -> Result<Option<OwnedFd>, SandboxError> {
+    pub(crate) fn load(self) -> Result<Option<OwnedFd>, SandboxError> {
         let Some(program) = self.program else {
             if self.listener {
                 return Err(error(

@@ -14,10 +14,10 @@ mod canonical;
 mod defaults;
 mod terminals;
 
-pub use aliases::other_proc_mounts;
+pub(crate) use aliases::other_proc_mounts;
 use aliases::{aliases, each_filesystem_mounted_once, parse_mountinfo};
 use canonical::{canonical_set, canonical_split, listed_homes, not_yet};
-pub use defaults::{
+pub(crate) use defaults::{
     DEFAULT_DENY_READ, DEFAULT_DENY_WRITE, ROOT_DENY_READ, ROOT_HOME, ROOT_SCANNED,
 };
 use terminals::handed_terminals;
@@ -106,7 +106,7 @@ fn deny_read_wanted(
 /// it: canonical, existing, and with the other names mounts give the same files. The
 /// read-only preset refuses to read the same places (`crate::files`). `None` when
 /// `HOME` is not set (or not absolute), so the secrets in it cannot be found.
-pub fn hidden(
+pub(crate) fn hidden(
     settings: &SandboxSettings,
     cwd: &Path,
     env: &dyn Fn(&str) -> Option<OsString>,
@@ -127,7 +127,7 @@ pub fn hidden(
 
 /// Build the spec for a run in `cwd`. `protect`: more files to keep read-only, such as
 /// the configuration files gate read and its audit log, wherever they are.
-pub fn build(
+pub(crate) fn build(
     settings: &SandboxSettings,
     cwd: &Path,
     env: &dyn Fn(&str) -> Option<OsString>,
@@ -340,7 +340,7 @@ fn temporary_roots(write: &[PathBuf]) -> impl Iterator<Item = &PathBuf> {
 }
 
 /// Whether `path` is in /tmp or /dev/shm, which must stay fully writable at `safe`.
-pub fn in_temporary(path: &Path) -> bool {
+pub(crate) fn in_temporary(path: &Path) -> bool {
     path.starts_with("/tmp") || path.starts_with("/dev/shm")
 }
 

@@ -62,7 +62,7 @@ struct Files {
 
 /// What the check needs, made before anything is restricted.
 #[derive(Debug)]
-pub struct Check {
+pub(crate) struct Check {
     /// What the file probe chooses from, when Landlock's file rules are in force (ABI 1
     /// or later). The choice is made once restricted, with the credentials the command
     /// gets: root still holds `CAP_DAC_OVERRIDE` while preparing, which would make any
@@ -77,7 +77,7 @@ impl Check {
     /// chooses from, and bind the socket for the scope probe. `walked`: the hidden paths
     /// Landlock's rules keep out (none when they are covered by mounts instead, which
     /// then prove nothing about Landlock).
-    pub fn prepare(
+    pub(crate) fn prepare(
         spec: &Spec,
         kernel: &Kernel,
         walked: &[PathBuf],
@@ -108,7 +108,7 @@ impl Check {
     }
 
     /// Try both probes in this process, now restricted (and without capabilities).
-    pub fn run(self) -> Result<(), SandboxError> {
+    pub(crate) fn run(self) -> Result<(), SandboxError> {
         if let Some(files) = &self.files {
             let (file, access) = target(files)?;
             file_refused(&file, access, open(&file, access))?;

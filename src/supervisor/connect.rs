@@ -37,9 +37,9 @@ pub(super) struct Proxied {
 /// The ports the command may connect to and bind, when the supervisor decides them in
 /// place of Landlock's TCP rules.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Ports {
-    pub connect: Vec<u16>,
-    pub bind: Vec<u16>,
+pub(crate) struct Ports {
+    pub(crate) connect: Vec<u16>,
+    pub(crate) bind: Vec<u16>,
 }
 
 /// The connect duty.

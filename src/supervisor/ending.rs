@@ -34,7 +34,7 @@ fn id_of(fd: BorrowedFd<'_>) -> Option<Id> {
 
 /// Kill every process in the namespace `ours` or beneath it; return how many were
 /// killed.
-pub fn end(ours: BorrowedFd<'_>) -> usize {
+pub(crate) fn end(ours: BorrowedFd<'_>) -> usize {
     let Some(own) = id_of(ours) else {
         return 0;
     };

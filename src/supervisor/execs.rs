@@ -47,10 +47,10 @@ use tell::{encode, message, tell};
 /// The most argv bytes (strings and their pointers) read for a program the rules name.
 /// Far above what commands pass (Linux allows up to a quarter of the stack limit); an
 /// argv past it is refused rather than judged in part.
-pub const MAX_ARGV_BYTES: usize = 1 << 20;
+pub(crate) const MAX_ARGV_BYTES: usize = 1 << 20;
 /// argv[0] of the question another gate asks before it starts a supervisor of its own
 /// ([`super::outer_checks`]); the path is `/`.
-pub const PROBE: &str = "\u{1}gate: are these deny rules checked at exec?";
+pub(crate) const PROBE: &str = "\u{1}gate: are these deny rules checked at exec?";
 /// The longest path the kernel takes (PATH_MAX).
 const MAX_PATH: usize = 4096;
 /// How deep the kernel follows `#!` interpreters (binfmt's recursion limit).
@@ -69,7 +69,7 @@ const STANDARD_DIRS: [&str; 6] = [
 
 /// The exec duty: the deny rules, and what the supervisor learns of the files they name.
 #[derive(Debug)]
-pub struct Execs {
+pub(crate) struct Execs {
     rules: DenyRules,
     /// The names the rules start with.
     names: Vec<String>,
@@ -89,7 +89,7 @@ pub struct Execs {
 impl Execs {
     /// The duty for `rules`, with the command's `PATH` (nothing is looked up yet: that
     /// happens in the supervisor, [`Execs::learn`]).
-    pub fn new(rules: DenyRules, path: Option<OsString>) -> Execs {
+    pub(crate) fn new(rules: DenyRules, path: Option<OsString>) -> Execs {
         // By last component (a path rule too: the file is looked at, the rule decides),
         // and the multi-call binaries, which run the program their argv names.
         let mut names: Vec<String> = rules
@@ -124,7 +124,7 @@ impl Execs {
     /// which inherits what was found, and before gate judges its own exec). Once: later
     /// calls do nothing. The multi-call binaries are known by name and argv alone: a link
     /// to one runs what its argv[0] names, which is judged anyway.
-    pub fn learn(&mut self) {
+    pub(crate) fn learn(&mut self) {
         if std::mem::replace(&mut self.learned, true) {
             return;
         }
@@ -205,10 +205,10 @@ fn is_kind(meta: &FileStat, kind: SFlag) -> bool {
 
 /// Where a refusal is recorded: the run's audit log and its ids.
 pub(super) struct Record {
-    pub file: std::fs::File,
-    pub call_id: String,
-    pub session_id: String,
-    pub level: String,
+    pub(crate) file: std::fs::File,
+    pub(crate) call_id: String,
+    pub(crate) session_id: String,
+    pub(crate) level: String,
 }
 
 /// What the caller asks the kernel to run.
@@ -315,7 +315,7 @@ impl Execs {
     /// round trip (see [`crate::exec`]). A refusal is recorded (with `audit`) and its
     /// line returned for gate to print; a program no rule names, or a denied name where
     /// there is no file (the kernel's ENOENT), is `None`.
-    pub fn own_refusal(
+    pub(crate) fn own_refusal(
         &self,
         path: &[u8],
         argv: &[Vec<u8>],

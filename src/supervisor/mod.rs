@@ -48,7 +48,7 @@
 
 mod connect;
 mod ending;
-pub mod execs;
+pub(crate) mod execs;
 mod listens;
 mod notify;
 mod probe;
@@ -69,10 +69,10 @@ use nix::sys::socket::{
 use nix::unistd::{ForkResult, Pid, fork};
 
 use crate::netproxy;
-pub use connect::Ports;
-pub use execs::Execs;
-pub use probe::{Outer, kernel_supports, outer_checks};
-pub use reading::{
+pub(crate) use connect::Ports;
+pub(crate) use execs::Execs;
+pub(crate) use probe::{Outer, kernel_supports, outer_checks};
+pub(crate) use reading::{
     Reading, readable, tcp_unreadable_without_namespace, unreadable_without_namespace,
 };
 
@@ -80,7 +80,7 @@ pub use reading::{
 /// the error of the step that failed; what that means for the command (nothing was run)
 /// is said by the edge that prints it ([`crate::explain::not_run`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SupervisorError {
+pub(crate) enum SupervisorError {
     /// The supervisor could not be started, or the listener not handed over to it.
     Start(String),
     /// The proxy for network by domain could not be set up.
@@ -105,24 +105,24 @@ fn error(e: impl std::fmt::Display) -> SupervisorError {
 }
 
 /// What the supervisor is for.
-pub struct Duties {
+pub(crate) struct Duties {
     /// Deny rules at exec.
-    pub execs: Option<Execs>,
+    pub(crate) execs: Option<Execs>,
     /// Network by domain: the proxy, bound.
-    pub proxy: Option<Bound>,
+    pub(crate) proxy: Option<Bound>,
     /// The kernel has no Landlock TCP rules: the supervisor decides every `connect()`
     /// and `bind()` of the command by these ports (and the proxy's address).
-    pub tcp: Option<Ports>,
+    pub(crate) tcp: Option<Ports>,
     /// The command will run without capabilities (the `safe` level), so the supervisor
     /// needs none to read its memory and drops its own. Otherwise (root at `full`), it
     /// keeps them: a process may read another's memory only holding every capability
     /// that one holds.
-    pub drop_capabilities: bool,
+    pub(crate) drop_capabilities: bool,
 }
 
 /// The supervisor, forked; it waits for the listener.
 #[derive(Debug)]
-pub struct Supervisor {
+pub(crate) struct Supervisor {
     /// gate's end of the channel, for the listener.
     channel: OwnedFd,
     /// The intermediate process, reaped when this is dropped (after the hand-over).
@@ -133,7 +133,7 @@ pub struct Supervisor {
 
 /// The proxy, bound in gate while the sandbox is prepared (so a failure refuses the
 /// command before anything is recorded or enforced), for the supervisor to take over.
-pub struct Bound {
+pub(crate) struct Bound {
     proxy: netproxy::Proxy,
     addr: SocketAddrV4,
     /// The descriptors the proxy opened: the supervisor keeps them.
@@ -146,7 +146,7 @@ fn proxy_error(e: impl std::fmt::Display) -> SupervisorError {
 }
 
 impl Bound {
-    pub fn bind(policy: netproxy::Policy) -> Result<Bound, SupervisorError> {
+    pub(crate) fn bind(policy: netproxy::Policy) -> Result<Bound, SupervisorError> {
         let error = proxy_error;
         let before = open_fds();
         let proxy = netproxy::Proxy::bind(policy)
@@ -171,11 +171,11 @@ impl Bound {
 /// Where the supervisor records: the run's audit log (a descriptor of its own) and the
 /// run's ids.
 #[derive(Debug)]
-pub struct Audit {
-    pub file: std::fs::File,
-    pub call_id: String,
-    pub session_id: String,
-    pub level: &'static str,
+pub(crate) struct Audit {
+    pub(crate) file: std::fs::File,
+    pub(crate) call_id: String,
+    pub(crate) session_id: String,
+    pub(crate) level: &'static str,
 }
 
 impl Drop for Supervisor {
@@ -192,7 +192,7 @@ impl Supervisor {
     /// before anything is enforced (the supervisor must not inherit the sandbox, the
     /// mark or the filter), and early: the intermediate process must have exited by the
     /// time gate reaps it before exec.
-    pub fn start(duties: Duties) -> Result<Supervisor, SupervisorError> {
+    pub(crate) fn start(duties: Duties) -> Result<Supervisor, SupervisorError> {
         let Duties {
             mut execs,
             proxy,
@@ -260,7 +260,7 @@ impl Supervisor {
     }
 
     /// Where the proxy listens, with network by domain.
-    pub fn proxy(&self) -> Option<SocketAddr> {
+    pub(crate) fn proxy(&self) -> Option<SocketAddr> {
         self.proxy
     }
 
@@ -274,7 +274,7 @@ impl Supervisor {
     /// message): the proxy writes one record to it per connection, the exec check one
     /// per refusal. With `userns`, the command's user namespace: once the command has
     /// ended, the supervisor kills every process left in it ([`ending`]).
-    pub fn hand_over(
+    pub(crate) fn hand_over(
         self,
         listener: Option<OwnedFd>,
         audit: Option<Audit>,

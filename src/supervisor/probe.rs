@@ -13,7 +13,7 @@ use super::{execs, notify};
 /// What checks this process's execs already, asked before gate starts a supervisor of
 /// its own ([`outer_checks`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outer {
+pub(crate) enum Outer {
     /// No gate supervisor checks this process's execs.
     None,
     /// Another gate's supervisor does, with every one of these deny rules among its
@@ -31,7 +31,7 @@ pub enum Outer {
 /// A gate supervisor answers EALREADY when every rule is one of its own, EOPNOTSUPP
 /// when not. Some other supervisor (a container runtime's) answers neither, and then
 /// gate's own filter cannot be loaded (EBUSY) and the command is refused.
-pub fn outer_checks(rules: &crate::policy::DenyRules) -> Outer {
+pub(crate) fn outer_checks(rules: &crate::policy::DenyRules) -> Outer {
     let mut words = vec![std::ffi::CString::new(execs::PROBE).expect("no NUL")];
     for (rule, _) in rules.iter() {
         match std::ffi::CString::new(rule) {
@@ -76,7 +76,7 @@ pub(super) fn addfd_probe(listener: BorrowedFd<'_>) -> Errno {
 
 /// Whether this kernel can run a supervisor at all: a throwaway child loads a filter
 /// with a listener and tries ADDFD on it. For `gate doctor` (a fork and a filter).
-pub fn kernel_supports() -> Result<(), String> {
+pub(crate) fn kernel_supports() -> Result<(), String> {
     // SAFETY: gate is single-threaded; the child only makes system calls and exits.
     match unsafe { fork() }.map_err(|e| format!("fork: {e}"))? {
         ForkResult::Child => {

@@ -3,7 +3,7 @@
 
 /// How the supervisor may read the memory of the command's processes here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reading {
+pub(crate) enum Reading {
     /// By the classic rules: the same user, and no capability the supervisor lacks (no
     /// Yama, Yama's `ptrace_scope` 0, or root's CAP_SYS_PTRACE kept at 1 and 2).
     Direct,
@@ -17,7 +17,7 @@ pub enum Reading {
 /// How the supervisor may read the memory of the command's processes here, or why it
 /// may not at all (Yama's `ptrace_scope` 3). `keeps_capabilities`: the supervisor keeps
 /// root's capabilities.
-pub fn readable(keeps_capabilities: bool) -> Result<Reading, String> {
+pub(crate) fn readable(keeps_capabilities: bool) -> Result<Reading, String> {
     let scope = match std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope") {
         Ok(text) => text.trim().parse::<u8>().unwrap_or(3),
         // No Yama in this kernel: the classic rules only.
@@ -38,7 +38,7 @@ pub fn readable(keeps_capabilities: bool) -> Result<Reading, String> {
 
 /// Why deny rules cannot be checked at exec under Yama's `ptrace_scope` 1 or 2 when the
 /// command cannot run in a user namespace of its own (`why`).
-pub fn unreadable_without_namespace(why: &str) -> String {
+pub(crate) fn unreadable_without_namespace(why: &str) -> String {
     unreadable_for(
         why,
         "deny rules could not be checked at exec",
@@ -49,7 +49,7 @@ pub fn unreadable_without_namespace(why: &str) -> String {
 /// Why the supervisor cannot decide TCP in place of Landlock's TCP rules (a kernel
 /// before Landlock ABI 4) under Yama's `ptrace_scope` 1 or 2 when the command cannot
 /// run in a user namespace of its own (`why`).
-pub fn tcp_unreadable_without_namespace(why: &str) -> String {
+pub(crate) fn tcp_unreadable_without_namespace(why: &str) -> String {
     unreadable_for(
         why,
         "TCP connections could not be decided in place of Landlock's TCP rules, which \

@@ -11,7 +11,7 @@ use super::read_proc;
 
 /// Where proc file systems are mounted, other than /proc: each holds the processes'
 /// environments and memory too.
-pub fn other_proc_mounts() -> Vec<PathBuf> {
+pub(crate) fn other_proc_mounts() -> Vec<PathBuf> {
     let Some(text) = read_proc("/proc/self/mountinfo") else {
         return Vec::new();
     };

@@ -6,7 +6,7 @@
 /// Package-registry and vault tokens are files in directories that also hold
 /// ordinary settings (`~/.cargo`), so the file alone is hidden; the walk around it
 /// costs one listing of that directory, and nothing when the file does not exist.
-pub const DEFAULT_DENY_READ: [&str; 16] = [
+pub(crate) const DEFAULT_DENY_READ: [&str; 16] = [
     ".ssh",
     ".gnupg",
     ".aws",
@@ -27,7 +27,7 @@ pub const DEFAULT_DENY_READ: [&str; 16] = [
 
 /// Files that run later outside the sandbox, relative to the home directory: readable,
 /// never writable, even when the workspace contains them.
-pub const DEFAULT_DENY_WRITE: [&str; 16] = [
+pub(crate) const DEFAULT_DENY_WRITE: [&str; 16] = [
     ".bashrc",
     ".bash_profile",
     ".bash_login",
@@ -58,7 +58,7 @@ pub const DEFAULT_DENY_WRITE: [&str; 16] = [
 /// owner. The password hashes and their backups, old passwords, TLS, VPN, Wi-Fi,
 /// Kerberos and PPP keys, the database maintenance password Debian keeps for MySQL.
 /// Root's home gets the defaults above too, whatever `HOME` is ([`ROOT_HOME`]).
-pub const ROOT_DENY_READ: [&str; 19] = [
+pub(crate) const ROOT_DENY_READ: [&str; 19] = [
     "/etc/shadow",
     "/etc/gshadow",
     "/etc/shadow-",
@@ -82,10 +82,10 @@ pub const ROOT_DENY_READ: [&str; 19] = [
 
 /// Root's home directory, where [`DEFAULT_DENY_READ`] is hidden from root even when
 /// `HOME` is elsewhere.
-pub const ROOT_HOME: &str = "/root";
+pub(crate) const ROOT_HOME: &str = "/root";
 
 /// Directories where secrets lie beside ordinary settings: as root, every entry of one
 /// that uid 0 owns and others may not read is hidden too (the ssh host keys
 /// `ssh_host_*_key`, whatever their type, beside their public halves; PPP and OpenVPN
 /// keys under any name). One listing and a `stat` per entry, only where they exist.
-pub const ROOT_SCANNED: [&str; 3] = ["/etc/ssh", "/etc/ppp", "/etc/openvpn"];
+pub(crate) const ROOT_SCANNED: [&str; 3] = ["/etc/ssh", "/etc/ppp", "/etc/openvpn"];
