@@ -3,6 +3,10 @@
 //! safe level can be fully enforced here, 1 otherwise.
 //! It prepares the sandbox exactly as a run would (every path opened, the filter built)
 //! but never enforces it and never runs anything.
+//!
+//! This file gathers the facts and prints them; the words for the kernel are
+//! `doctor/kernel.rs`, for the files read and the approver `doctor/files.rs`, and for the
+//! safe level `doctor/safe.rs`.
 
 use std::ffi::OsString;
 use std::fmt::Write as _;

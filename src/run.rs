@@ -1,6 +1,11 @@
 //! The high stage: settings loaded, request judged ([`crate::judge`], which `gate check`
 //! shares), decision acted on. Every path ends in an exec or an exit status; see
 //! [`crate::main`] for the status policy.
+//!
+//! Its parts: the records of a call (`run/trail.rs`), asking an approver
+//! (`run/ask.rs`), and preparing the sandbox and the supervisor before exec
+//! (`run/prepare.rs`), which is also the edge where their errors become the line that
+//! says nothing was run.
 
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;

@@ -1,6 +1,10 @@
 //! From settings to a [`Spec`]: the defaults, the workspace, and every path made
 //! canonical. Paths that do not exist are left out: hiding or protecting nothing costs
 //! nothing, and not granting write is the safe side.
+//!
+//! The built-in lists are data in [`defaults`]; paths are made canonical with a memo
+//! ([`canonical`]), given their other names through other mounts ([`aliases`]), and the
+//! terminals gate was handed are found by [`terminals`].
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
