@@ -1,29 +1,12 @@
 //! The built-in lists of the safe level: the secrets hidden and the files kept
 //! read-only by default, for every user and for root. Data only; [`super::build`] reads
-//! them.
+//! them. The secrets of every home are taken from the read-only preset's list
+//! ([`crate::policy::readonly::DEFAULT_HIDDEN_SECRETS`]), their one home.
 
-/// Secrets hidden by default, relative to the home directory.
-/// Package-registry and vault tokens are files in directories that also hold
-/// ordinary settings (`~/.cargo`), so the file alone is hidden; the walk around it
-/// costs one listing of that directory, and nothing when the file does not exist.
-pub(crate) const DEFAULT_DENY_READ: [&str; 16] = [
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".azure",
-    ".config/gcloud",
-    ".kube",
-    ".docker",
-    ".netrc",
-    ".git-credentials",
-    ".config/gh",
-    ".password-store",
-    ".npmrc",
-    ".pypirc",
-    ".cargo/credentials.toml",
-    ".cargo/credentials",
-    ".vault-token",
-];
+/// Secrets hidden by default, relative to the home directory: the secrets every home
+/// may hold, whose one home is the read-only preset's list (the preset refuses to show
+/// them, the sandbox hides them).
+pub(crate) const DEFAULT_DENY_READ: [&str; 16] = crate::policy::readonly::DEFAULT_HIDDEN_SECRETS;
 
 /// Files that run later outside the sandbox, relative to the home directory: readable,
 /// never writable, even when the workspace contains them.
