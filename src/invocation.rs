@@ -24,6 +24,7 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 
 use crate::cli::{self, GATE_OPTIONS, OptionSpec, Parsed, SubcommandSpec};
+use crate::config::Arg;
 // Shell options are read as bash and dash read theirs: bash's long options pass through
 // to the real shell, and those that take a value take the next argument.
 use crate::shells::{BASH_LONG_OPTIONS as SHELL_LONG_OPTIONS, BASH_LONG_WITH_VALUE};
@@ -572,60 +573,52 @@ fn subcommand_at(args: &[OsString]) -> Option<usize> {
 impl GateArgs {
     /// Record one of gate's options: `value` is `None` for a flag. A flag given a
     /// value, an option without one, and a one-value option given twice are errors.
+    /// Where each option's value waits is the settings table's to say
+    /// ([`crate::config::SETTINGS`]), but for the options that choose the files.
     pub fn set(&mut self, spec: &OptionSpec, value: Option<OsString>) -> Result<(), UsageError> {
         let name = spec.name;
+        let arg = match crate::config::by_flag(name) {
+            Some(setting) => setting.flag.map(|(_, arg)| arg),
+            None => Self::file_option(name),
+        };
+        let Some(arg) = arg else {
+            unreachable!("option {name} has no handler")
+        };
         let Some(value) = value else {
-            let flag = match name {
-                "--no-config" => &mut self.no_config,
-                "--no-tty" => &mut self.no_tty,
-                "--compound" => &mut self.compound,
-                "--readonly" => &mut self.readonly,
-                "--readonly-rules" => &mut self.readonly_rules,
-                "--net" => &mut self.net,
-                "--best-effort" => &mut self.best_effort,
-                "--unix-sockets" => &mut self.unix_sockets,
-                _ => {
-                    let value_name = spec.value.unwrap_or("VALUE");
-                    return Err(usage(format!("{name} needs a value ({value_name})")));
-                }
+            let Arg::Flag(_, flag) = arg else {
+                let value_name = spec.value.unwrap_or("VALUE");
+                return Err(usage(format!("{name} needs a value ({value_name})")));
             };
-            *flag = true;
+            *flag(self) = true;
             return Ok(());
         };
         if spec.value.is_none() {
             return Err(usage(format!("{name} takes no value")));
         }
-        let single = |slot: &mut Option<OsString>| {
-            if slot.is_some() {
-                return Err(usage(format!("{name} was given twice")));
+        match arg {
+            Arg::One(_, slot) => {
+                let slot = slot(self);
+                if slot.is_some() {
+                    return Err(usage(format!("{name} was given twice")));
+                }
+                *slot = Some(value);
             }
-            *slot = Some(value.clone());
-            Ok(())
-        };
-        match name {
-            "--level" => single(&mut self.level)?,
-            "--allow" => self.allow.push(value),
-            "--deny" => self.deny.push(value),
-            "--ask" => self.ask.push(value),
-            "--unsandboxed" => self.unsandboxed.push(value),
-            "--shell" => single(&mut self.shell)?,
-            "--config" => single(&mut self.config)?,
-            "--system-file" => single(&mut self.system_file)?,
-            "--system-drop-ins" => single(&mut self.system_drop_ins)?,
-            "--audit-log" => single(&mut self.audit_log)?,
-            "--timeout" => single(&mut self.timeout)?,
-            "--session" => single(&mut self.session)?,
-            "--socket" => single(&mut self.socket)?,
-            "--write" => self.write.push(value),
-            "--deny-read" => self.deny_read.push(value),
-            "--net-connect" => self.net_connect.push(value),
-            "--net-bind" => self.net_bind.push(value),
-            "--allow-domain" => self.allow_domain.push(value),
-            "--deny-domain" => self.deny_domain.push(value),
-            "--resolve" => self.resolve.push(value),
-            other => unreachable!("option {other} has no handler"),
+            Arg::Many(_, list) => list(self).push(value),
+            Arg::Flag(..) => unreachable!("{name} takes no value"),
         }
         Ok(())
+    }
+
+    /// Where the value of an option that chooses the configuration files waits: these
+    /// are not settings.
+    fn file_option(name: &str) -> Option<Arg> {
+        Some(match name {
+            "--config" => Arg::One(|a| &a.config, |a| &mut a.config),
+            "--no-config" => Arg::Flag(|a| a.no_config, |a| &mut a.no_config),
+            "--system-file" => Arg::One(|a| &a.system_file, |a| &mut a.system_file),
+            "--system-drop-ins" => Arg::One(|a| &a.system_drop_ins, |a| &mut a.system_drop_ins),
+            _ => return None,
+        })
     }
 }
 

@@ -24,6 +24,10 @@ use std::sync::Arc;
 use toml::de::{DeTable, DeValue};
 
 mod lists;
+mod table;
+
+use table::Merging;
+pub use table::{Arg, SETTINGS, Setting, by_flag, env_layer, flag_layer};
 
 use crate::invocation::GateArgs;
 use crate::policy::{AllowRules, AskRules, DenyRules, Level, Origin, Policy, RuleError};
@@ -502,201 +506,38 @@ fn unknown_key(
     )
 }
 
+/// The tables of a file, each with the keys it may hold.
+const TABLES: [(&str, &[&str]); 3] = [
+    ("approval", APPROVAL_KEYS),
+    ("audit", AUDIT_KEYS),
+    ("sandbox", SANDBOX_KEYS),
+];
+
 fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(), ConfigError> {
     for (key, value) in table {
         let name: &str = key.get_ref();
-        let origin = cx.origin(value.span());
         if cx.kind == FileKind::Always && name != "allow" {
             return Err(ConfigError::at(
-                &origin,
+                &cx.origin(value.span()),
                 name,
                 "the always-allow file holds only `allow` rules (lasting approvals); put \
                  other settings in config.toml beside it",
             ));
         }
-        match name {
-            "level" => {
-                let text = expect_str(cx, name, value)?;
-                let level = parse_level(text).map_err(|e| ConfigError::at(&origin, name, e))?;
-                layer.level = Some((level, origin));
-            }
-            "shell" => {
-                let path = expect_path(cx, name, value)?;
-                layer.shell = Some((path, origin));
-            }
-            "allow" | "deny" | "ask" | "unsandboxed" => {
-                let items = expect_array(cx, name, value)?;
-                if name == "allow" {
-                    layer.allow.reserve(items.len());
-                }
-                for item in items {
-                    take_rule(cx, layer, name, rule_item(cx, name, item)?)?;
-                }
-            }
-            "compound" => layer.compound = Some((expect_bool(cx, name, value)?, origin)),
-            "readonly" => layer.readonly = Some((expect_bool(cx, name, value)?, origin)),
-            "readonly_rules" => {
-                layer.readonly_rules = Some((expect_bool(cx, name, value)?, origin));
-            }
-            "lock" => {
-                let lock = expect_bool(cx, name, value)?;
-                if cx.kind == FileKind::Project {
-                    return Err(ConfigError::at(
-                        &origin,
-                        name,
-                        "a project file cannot lock the configuration; only the system file \
-                         can (a repository must not decide what the person may change)",
-                    ));
-                }
-                if cx.kind != FileKind::System {
-                    return Err(ConfigError::at(
-                        &origin,
-                        name,
-                        format!(
-                            "only the system file {SYSTEM_CONFIG} and its drop-ins in {} can \
-                             lock the configuration",
-                            system_drop_ins().display()
-                        ),
-                    ));
-                }
-                layer.lock = Some((lock, origin));
-            }
-            "approval" => {
-                for (key, value) in expect_table(cx, name, value)? {
-                    let sub: &str = key.get_ref();
-                    let path = format!("approval.{sub}");
-                    let origin = cx.origin(value.span());
-                    match sub {
-                        "socket" => layer.socket = Some((expect_path(cx, &path, value)?, origin)),
-                        "approver" => {
-                            let user = match value.get_ref().as_integer() {
-                                Some(_) => {
-                                    let uid = expect_int(cx, &path, value)?;
-                                    ApproverUser::Uid(u32::try_from(uid).map_err(|_| {
-                                        ConfigError::at(
-                                            &origin,
-                                            &path,
-                                            format!("{uid} is not a uid"),
-                                        )
-                                    })?)
-                                }
-                                None => ApproverUser::parse(expect_str(cx, &path, value)?)
-                                    .map_err(|e| ConfigError::at(&origin, &path, e))?,
-                            };
-                            layer.approver = Some((user, origin));
-                        }
-                        "tty" => layer.tty = Some((expect_bool(cx, &path, value)?, origin)),
-                        "timeout" => {
-                            let seconds = expect_int(cx, &path, value)?;
-                            let seconds = check_timeout(seconds)
-                                .map_err(|e| ConfigError::at(&origin, &path, e))?;
-                            layer.timeout = Some((seconds, origin));
-                        }
-                        _ => return Err(unknown_key(cx, key, &path, APPROVAL_KEYS)),
+        match TABLES.iter().find(|(t, _)| *t == name) {
+            Some((_, keys)) => {
+                for (sub_key, sub_value) in expect_table(cx, name, value)? {
+                    let sub: &str = sub_key.get_ref();
+                    if !table::read_file_key(cx, Some(name), sub, sub_value, layer)? {
+                        return Err(unknown_key(cx, sub_key, &format!("{name}.{sub}"), keys));
                     }
                 }
             }
-            "audit" => {
-                for (key, value) in expect_table(cx, name, value)? {
-                    let sub: &str = key.get_ref();
-                    let path = format!("audit.{sub}");
-                    let origin = cx.origin(value.span());
-                    match sub {
-                        "log" => {
-                            let log = if value.get_ref().as_str() == Some("off") {
-                                AuditLog::Off
-                            } else {
-                                AuditLog::Path(expect_path(cx, &path, value)?)
-                            };
-                            layer.audit_log = Some((log, origin));
-                        }
-                        "journal" => {
-                            let text = expect_str(cx, &path, value)?;
-                            let journal = AuditJournal::parse(text)
-                                .map_err(|e| ConfigError::at(&origin, &path, e))?;
-                            layer.audit_journal = Some((journal, origin));
-                        }
-                        "required" => {
-                            layer.audit_required = Some((expect_bool(cx, &path, value)?, origin))
-                        }
-                        _ => return Err(unknown_key(cx, key, &path, AUDIT_KEYS)),
-                    }
+            None => {
+                if !table::read_file_key(cx, None, name, value, layer)? {
+                    return Err(unknown_key(cx, key, name, TOP_KEYS));
                 }
             }
-            "sandbox" => {
-                for (key, value) in expect_table(cx, name, value)? {
-                    let sub: &str = key.get_ref();
-                    let path = format!("sandbox.{sub}");
-                    let origin = cx.origin(value.span());
-                    match sub {
-                        "write" | "deny_read" => {
-                            for item in expect_array(cx, &path, value)? {
-                                let p = expect_path(cx, &path, item)?;
-                                let entry = (p, cx.origin(item.span()));
-                                if sub == "write" {
-                                    layer.write.push(entry);
-                                } else {
-                                    layer.deny_read.push(entry);
-                                }
-                            }
-                        }
-                        "network" => layer.network = Some((expect_bool(cx, &path, value)?, origin)),
-                        "best_effort" => {
-                            layer.best_effort = Some((expect_bool(cx, &path, value)?, origin));
-                        }
-                        "unix_sockets" => {
-                            layer.unix_sockets = Some((expect_bool(cx, &path, value)?, origin));
-                        }
-                        "net_connect" | "net_bind" => {
-                            for item in expect_array(cx, &path, value)? {
-                                let item_origin = cx.origin(item.span());
-                                let port = check_port(expect_int(cx, &path, item)?)
-                                    .map_err(|e| ConfigError::at(&item_origin, &path, e))?;
-                                if sub == "net_connect" {
-                                    layer.net_connect.push((port, item_origin));
-                                } else {
-                                    layer.net_bind.push((port, item_origin));
-                                }
-                            }
-                        }
-                        "allow_domains" | "deny_domains" => {
-                            for item in expect_array(cx, &path, value)? {
-                                let item_origin = cx.origin(item.span());
-                                let text = expect_str(cx, &path, item)?;
-                                let pattern = crate::netproxy::check_pattern(text)
-                                    .map_err(|e| ConfigError::at(&item_origin, &path, e))?;
-                                if sub == "allow_domains" {
-                                    layer.allow_domains.push((pattern, item_origin));
-                                } else {
-                                    layer.deny_domains.push((pattern, item_origin));
-                                }
-                            }
-                        }
-                        "require" => {
-                            for item in expect_array(cx, &path, value)? {
-                                let item_origin = cx.origin(item.span());
-                                let text = expect_str(cx, &path, item)?;
-                                let features = required_features(text)
-                                    .map_err(|e| ConfigError::at(&item_origin, &path, e))?;
-                                layer
-                                    .require
-                                    .extend(features.into_iter().map(|f| (f, item_origin.clone())));
-                            }
-                        }
-                        "resolve" => {
-                            for item in expect_array(cx, &path, value)? {
-                                let item_origin = cx.origin(item.span());
-                                let text = expect_str(cx, &path, item)?;
-                                let entry = crate::netproxy::check_resolve(text)
-                                    .map_err(|e| ConfigError::at(&item_origin, &path, e))?;
-                                layer.resolve.push((entry, item_origin));
-                            }
-                        }
-                        _ => return Err(unknown_key(cx, key, &path, SANDBOX_KEYS)),
-                    }
-                }
-            }
-            _ => return Err(unknown_key(cx, key, name, TOP_KEYS)),
         }
     }
     Ok(())
@@ -1196,207 +1037,6 @@ impl fmt::Display for ApproverUser {
     }
 }
 
-/// Settings given as strings, by variables or options: parse each into `layer`.
-struct TextSettings<'a> {
-    level: Option<(&'a OsStr, Origin)>,
-    shell: Option<(&'a OsStr, Origin)>,
-    audit_log: Option<(&'a OsStr, Origin)>,
-    audit_journal: Option<(&'a OsStr, Origin)>,
-    timeout: Option<(&'a OsStr, Origin)>,
-    session: Option<(&'a OsStr, Origin)>,
-    socket: Option<(&'a OsStr, Origin)>,
-}
-
-fn parse_text_settings(t: TextSettings<'_>, layer: &mut Layer) -> Result<(), ConfigError> {
-    if let Some((value, origin)) = t.level {
-        let level = parse_level(utf8(value, &origin, "level")?)
-            .map_err(|e| ConfigError::at(&origin, "level", e))?;
-        layer.level = Some((level, origin));
-    }
-    if let Some((value, origin)) = t.shell {
-        layer.shell = Some((absolute_path(value, &origin, "shell")?, origin));
-    }
-    if let Some((value, origin)) = t.audit_log {
-        let log = if value == "off" {
-            AuditLog::Off
-        } else {
-            AuditLog::Path(absolute_path(value, &origin, "audit.log")?)
-        };
-        layer.audit_log = Some((log, origin));
-    }
-    if let Some((value, origin)) = t.audit_journal {
-        let journal = AuditJournal::parse(utf8(value, &origin, "audit.journal")?)
-            .map_err(|e| ConfigError::at(&origin, "audit.journal", e))?;
-        layer.audit_journal = Some((journal, origin));
-    }
-    if let Some((value, origin)) = t.timeout {
-        let text = utf8(value, &origin, "approval.timeout")?;
-        let seconds: i64 = text.trim().parse().map_err(|_| {
-            ConfigError::at(
-                &origin,
-                "approval.timeout",
-                format!("`{}` is not a number of seconds", text.escape_debug()),
-            )
-        })?;
-        let seconds =
-            check_timeout(seconds).map_err(|e| ConfigError::at(&origin, "approval.timeout", e))?;
-        layer.timeout = Some((seconds, origin));
-    }
-    if let Some((value, origin)) = t.session {
-        let id = utf8(value, &origin, "session")?;
-        check_session(id).map_err(|e| ConfigError::at(&origin, "session", e))?;
-        layer.session = Some((id.to_owned(), origin));
-    }
-    if let Some((value, origin)) = t.socket {
-        layer.socket = Some((absolute_path(value, &origin, "approval.socket")?, origin));
-    }
-    Ok(())
-}
-
-/// The environment layer. Empty variables count as unset.
-pub fn env_layer(env: &dyn Fn(&str) -> Option<OsString>) -> Result<Layer, ConfigError> {
-    let get = |name: &'static str| {
-        env(name)
-            .filter(|v| !v.is_empty())
-            .map(|v| (v, Origin::Env(name)))
-    };
-    let level = get("GATE_LEVEL");
-    let shell = get("GATE_SHELL");
-    let audit_log = get("GATE_AUDIT_LOG");
-    let audit_journal = get("GATE_AUDIT_JOURNAL");
-    let timeout = get("GATE_TIMEOUT");
-    let session = get("GATE_SESSION");
-    let socket = get("GATE_SOCKET");
-    let mut layer = Layer::default();
-    fn r(o: &Option<(OsString, Origin)>) -> Option<(&OsStr, Origin)> {
-        o.as_ref().map(|(v, o)| (v.as_os_str(), o.clone()))
-    }
-    parse_text_settings(
-        TextSettings {
-            level: r(&level),
-            shell: r(&shell),
-            audit_log: r(&audit_log),
-            audit_journal: r(&audit_journal),
-            timeout: r(&timeout),
-            session: r(&session),
-            socket: r(&socket),
-        },
-        &mut layer,
-    )?;
-    Ok(layer)
-}
-
-/// The command-line layer.
-pub fn flag_layer(args: &GateArgs) -> Result<Layer, ConfigError> {
-    let mut layer = Layer::default();
-    fn f<'a>(v: &'a Option<OsString>, name: &'static str) -> Option<(&'a OsStr, Origin)> {
-        v.as_deref().map(|v| (v, Origin::Flag(name)))
-    }
-    parse_text_settings(
-        TextSettings {
-            level: f(&args.level, "--level"),
-            shell: f(&args.shell, "--shell"),
-            audit_log: f(&args.audit_log, "--audit-log"),
-            audit_journal: None,
-            timeout: f(&args.timeout, "--timeout"),
-            session: f(&args.session, "--session"),
-            socket: f(&args.socket, "--socket"),
-        },
-        &mut layer,
-    )?;
-    for (values, name) in [
-        (&args.allow, "--allow"),
-        (&args.deny, "--deny"),
-        (&args.ask, "--ask"),
-        (&args.unsandboxed, "--unsandboxed"),
-    ] {
-        let key = &name[2..];
-        for value in values {
-            let origin = Origin::Flag(name);
-            let rule = utf8(value, &origin, key)?;
-            add_rule(&mut layer, key, rule, origin.clone()).map_err(|e| {
-                ConfigError::at(&origin, key, format!("`{}`: {e}", rule.escape_debug()))
-            })?;
-        }
-    }
-    if args.no_tty {
-        layer.tty = Some((false, Origin::Flag("--no-tty")));
-    }
-    if args.compound {
-        layer.compound = Some((true, Origin::Flag("--compound")));
-    }
-    if args.readonly {
-        layer.readonly = Some((true, Origin::Flag("--readonly")));
-    }
-    if args.readonly_rules {
-        layer.readonly_rules = Some((true, Origin::Flag("--readonly-rules")));
-    }
-    for (values, name) in [(&args.write, "--write"), (&args.deny_read, "--deny-read")] {
-        for value in values {
-            let origin = Origin::Flag(name);
-            let path = non_empty_path(value, &origin, &name[2..])?;
-            if name == "--write" {
-                layer.write.push((path, origin));
-            } else {
-                layer.deny_read.push((path, origin));
-            }
-        }
-    }
-    for (values, name) in [
-        (&args.net_connect, "--net-connect"),
-        (&args.net_bind, "--net-bind"),
-    ] {
-        for value in values {
-            let origin = Origin::Flag(name);
-            let text = utf8(value, &origin, &name[2..])?;
-            let port = text
-                .trim()
-                .parse::<i64>()
-                .map_err(|_| format!("`{}` is not a TCP port (1 to 65535)", text.escape_debug()))
-                .and_then(check_port)
-                .map_err(|e| ConfigError::at(&origin, &name[2..], e))?;
-            if name == "--net-connect" {
-                layer.net_connect.push((port, origin));
-            } else {
-                layer.net_bind.push((port, origin));
-            }
-        }
-    }
-    for (values, name) in [
-        (&args.allow_domain, "--allow-domain"),
-        (&args.deny_domain, "--deny-domain"),
-    ] {
-        for value in values {
-            let origin = Origin::Flag(name);
-            let text = utf8(value, &origin, &name[2..])?;
-            let pattern = crate::netproxy::check_pattern(text)
-                .map_err(|e| ConfigError::at(&origin, &name[2..], e))?;
-            if name == "--allow-domain" {
-                layer.allow_domains.push((pattern, origin));
-            } else {
-                layer.deny_domains.push((pattern, origin));
-            }
-        }
-    }
-    for value in &args.resolve {
-        let origin = Origin::Flag("--resolve");
-        let text = utf8(value, &origin, "resolve")?;
-        let entry = crate::netproxy::check_resolve(text)
-            .map_err(|e| ConfigError::at(&origin, "resolve", e))?;
-        layer.resolve.push((entry, origin));
-    }
-    if args.net {
-        layer.network = Some((true, Origin::Flag("--net")));
-    }
-    if args.best_effort {
-        layer.best_effort = Some((true, Origin::Flag("--best-effort")));
-    }
-    if args.unix_sockets {
-        layer.unix_sockets = Some((true, Origin::Flag("--unix-sockets")));
-    }
-    Ok(layer)
-}
-
 // ---------------------------------------------------------------------------------------
 // Merging.
 
@@ -1462,7 +1102,7 @@ fn merge_checked(
     mode: Refusals,
 ) -> Result<(Settings, Vec<Loosening>), ConfigError> {
     let mut all_refused = Vec::new();
-    let mut s = Settings {
+    let mut m = Merging::new(Settings {
         policy: Policy::at(DEFAULT_LEVEL, Origin::BuiltIn),
         shell: None,
         audit_log: AuditLog::Default,
@@ -1482,326 +1122,24 @@ fn merge_checked(
         system: SystemPlaces::installed(),
         switch_origins: SwitchOrigins::default(),
         project: None,
-    };
-    let mut network_origin = Origin::BuiltIn;
-    let mut audit_log_origin = Origin::BuiltIn;
-    let mut audit_required_origin = Origin::BuiltIn;
-
-    for layer in layers {
+    });
+    for mut layer in layers {
         // A lock holds against every later layer, an untrusted project file too (and
         // then the lock is what the message names: trusting the file would not help).
-        let system_lock = s.locked_by.is_some();
+        let system_lock = m.s.locked_by.is_some();
         let untrusted = if system_lock {
             None
         } else {
-            layer.untrusted.clone()
+            layer.untrusted.take()
         };
-        let locked = system_lock || untrusted.is_some();
-        let locked_by = s.locked_by.clone();
-        let refuse = |origin: &Origin, key: &str, what: &str| Loosening {
-            origin: origin.clone(),
-            key: key.to_owned(),
-            what: what.to_owned(),
-        };
-        let mut refused: Vec<Loosening> = Vec::new();
-        if let Some((level, origin)) = layer.level {
-            let allowed = if system_lock {
-                level == s.policy.level || level == Level::Deny
-            } else {
-                stricter_level(s.policy.level, level)
-            };
-            if locked && !allowed {
-                let instead = if !system_lock && s.policy.level == Level::Full {
-                    "only `deny`, `ask` or `safe` may be chosen instead"
-                } else {
-                    "only `deny` may be chosen instead"
-                };
-                refused.push(refuse(
-                    &origin,
-                    "level",
-                    &format!("the level stays `{}` ({instead})", s.policy.level),
-                ));
-            }
-            s.policy.level = level;
-            s.policy.level_origin = origin;
-        }
-        if let Some((path, origin)) = layer.shell {
-            if locked && s.shell.as_ref().map(|(p, _)| p) != Some(&path) {
-                refused.push(refuse(&origin, "shell", "the shell cannot be changed"));
-            }
-            s.shell = Some((path, origin));
-        }
-        if locked {
-            // Report the added rules in the order of their text, so the first one is the
-            // same one every time.
-            let mut added: Vec<_> = layer.allow.iter().collect();
-            added.sort_by_key(|(rule, _)| *rule);
-            for (rule, origin) in added {
-                refused.push(refuse(
-                    origin,
-                    "allow",
-                    &format!("no allow rules can be added (`{rule}`)"),
-                ));
-            }
-        }
-        if locked {
-            // Each lets a command leave the locked sandbox (with a person's yes).
-            let mut added: Vec<_> = layer.unsandboxed.iter().collect();
-            added.sort_by_key(|(rule, _)| *rule);
-            for (rule, origin) in added {
-                refused.push(refuse(
-                    origin,
-                    "unsandboxed",
-                    &format!("no unsandboxed rules can be added (`{rule}`)"),
-                ));
-            }
-        }
-        s.policy.allow.extend(layer.allow);
-        s.policy.unsandboxed.extend(layer.unsandboxed);
-        s.policy.deny.extend(layer.deny);
-        // Ask rules only tighten: under a lock any layer may add them, and no layer can
-        // take away one an earlier layer set (rules accumulate).
-        s.policy.ask.extend(layer.ask);
-        // Both widen what runs unasked, so under a lock they can be turned off, not on.
-        for (value, key, slot, slot_origin, what) in [
-            (
-                layer.compound,
-                "compound",
-                &mut s.policy.compound,
-                &mut s.switch_origins.compound,
-                "compound commands stay off",
-            ),
-            (
-                layer.readonly,
-                "readonly",
-                &mut s.policy.readonly,
-                &mut s.switch_origins.readonly,
-                "the read-only preset stays off",
-            ),
-        ] {
-            if let Some((on, origin)) = value {
-                if locked && on && !*slot {
-                    refused.push(refuse(&origin, key, what));
-                }
-                *slot = on;
-                *slot_origin = origin;
-            }
-        }
-        // This one narrows what runs unasked: under a lock it can be turned on, not off.
-        if let Some((on, origin)) = layer.readonly_rules {
-            if locked && !on && s.policy.readonly_rules {
-                refused.push(refuse(
-                    &origin,
-                    "readonly_rules",
-                    "read-only rules stay limited to read-only commands",
-                ));
-            }
-            s.policy.readonly_rules = on;
-            s.switch_origins.readonly_rules = origin;
-        }
-        if let Some((log, origin)) = layer.audit_log {
-            // Under a lock the audit log goes where the locking file says, or to the
-            // default place when it says nothing: a user file (which the model can write)
-            // must not send it to /dev/null or to a file it then rewrites.
-            if locked && log != s.audit_log {
-                refused.push(refuse(
-                    &origin,
-                    "audit.log",
-                    "the audit log cannot be turned off or moved",
-                ));
-            }
-            s.audit_log = log;
-            audit_log_origin = origin;
-        }
-        if let Some((journal, origin)) = layer.audit_journal {
-            // Likewise the system log: under a lock, where records go is the locking
-            // file's choice alone.
-            if locked && journal != s.audit_journal {
-                refused.push(refuse(
-                    &origin,
-                    "audit.journal",
-                    &format!("audit.journal stays \"{}\"", s.audit_journal.as_str()),
-                ));
-            }
-            s.audit_journal = journal;
-        }
-        if let Some((required, origin)) = layer.audit_required {
-            if locked && s.audit_required && !required {
-                refused.push(refuse(
-                    &origin,
-                    "audit.required",
-                    "the audit log stays required",
-                ));
-            }
-            s.audit_required = required;
-            audit_required_origin = origin;
-        }
-        if let Some((socket, origin)) = layer.socket {
-            // Likewise the approver: under a lock, only the locking file chooses who is
-            // asked (its socket, or the broker's default one).
-            if locked && s.socket.as_ref() != Some(&socket) {
-                refused.push(refuse(
-                    &origin,
-                    "approval.socket",
-                    "the approver socket cannot be changed",
-                ));
-            }
-            s.socket = Some(socket);
-        }
-        if let Some((approver, origin)) = layer.approver {
-            // Whose answers count is the lock's to say, as the socket is.
-            if locked && s.approver.as_ref() != Some(&approver) {
-                refused.push(refuse(
-                    &origin,
-                    "approval.approver",
-                    "the approver user cannot be changed",
-                ));
-            }
-            s.approver = Some(approver);
-        }
-        if let Some((tty, origin)) = layer.tty {
-            if locked && tty && !s.tty {
-                refused.push(refuse(
-                    &origin,
-                    "approval.tty",
-                    "asking on the terminal stays off",
-                ));
-            }
-            s.tty = tty;
-        }
-        if let Some((timeout, origin)) = layer.timeout {
-            if locked && timeout > s.timeout {
-                refused.push(refuse(
-                    &origin,
-                    "approval.timeout",
-                    &format!(
-                        "the approval timeout can only be shortened (it is {} s)",
-                        s.timeout
-                    ),
-                ));
-            }
-            s.timeout = timeout;
-        }
-        if let Some((session, _)) = layer.session {
-            s.session = Some(session);
-        }
-        if locked {
-            fn origins<T>(list: &[(T, Origin)]) -> impl Iterator<Item = &Origin> {
-                list.iter().map(|(_, origin)| origin)
-            }
-            let added = [
-                (
-                    origins(&layer.write).collect::<Vec<_>>(),
-                    "sandbox.write",
-                    "no writable paths can be added",
-                ),
-                (
-                    origins(&layer.net_connect).collect(),
-                    "sandbox.net_connect",
-                    "no network ports can be allowed",
-                ),
-                (
-                    origins(&layer.net_bind).collect(),
-                    "sandbox.net_bind",
-                    "no network ports can be allowed",
-                ),
-                (
-                    origins(&layer.allow_domains).collect(),
-                    "sandbox.allow_domains",
-                    "no domains can be allowed",
-                ),
-                (
-                    origins(&layer.resolve).collect(),
-                    "sandbox.resolve",
-                    "no name can be mapped to an address of your choosing",
-                ),
-            ];
-            for (list, key, what) in added {
-                for origin in list {
-                    refused.push(refuse(origin, key, what));
-                }
-            }
-            for (value, was, key, what) in [
-                (
-                    &layer.network,
-                    s.sandbox.network,
-                    "sandbox.network",
-                    "the network stays off",
-                ),
-                (
-                    &layer.best_effort,
-                    s.sandbox.best_effort,
-                    "sandbox.best_effort",
-                    "the sandbox must be fully enforced (no best effort)",
-                ),
-                (
-                    &layer.unix_sockets,
-                    s.sandbox.unix_sockets,
-                    "sandbox.unix_sockets",
-                    "Unix sockets stay off",
-                ),
-            ] {
-                if let Some((true, origin)) = value {
-                    if !was {
-                        refused.push(refuse(origin, key, what));
-                    }
-                }
-            }
-        }
-        s.sandbox
-            .write
-            .extend(layer.write.into_iter().map(|(p, _)| p));
-        s.sandbox
-            .deny_read
-            .extend(layer.deny_read.into_iter().map(|(p, _)| p));
-        s.sandbox
-            .net_connect
-            .extend(layer.net_connect.into_iter().map(|(p, _)| p));
-        s.sandbox
-            .net_bind
-            .extend(layer.net_bind.into_iter().map(|(p, _)| p));
-        s.sandbox
-            .allow_domains
-            .extend(layer.allow_domains.into_iter().map(|(p, _)| p));
-        s.sandbox
-            .deny_domains
-            .extend(layer.deny_domains.into_iter().map(|(p, _)| p));
-        s.sandbox
-            .resolve
-            .extend(layer.resolve.into_iter().map(|(p, _)| p));
-        // Requirements only add up: under a lock, a later layer can require more, never
-        // less.
-        for (feature, _) in layer.require {
-            if !s.sandbox.require.contains(&feature) {
-                s.sandbox.require.push(feature);
-            }
-        }
-        if let Some((network, origin)) = layer.network {
-            s.sandbox.network = network;
-            network_origin = origin;
-        }
-        if let Some((best_effort, _)) = layer.best_effort {
-            s.sandbox.best_effort = best_effort;
-        }
-        if let Some((unix_sockets, _)) = layer.unix_sockets {
-            s.sandbox.unix_sockets = unix_sockets;
-        }
-        if let Some((lock, origin)) = layer.lock {
-            if locked && !lock {
-                // A lock holds against everything after it, a later drop-in too.
-                refused.push(refuse(&origin, "lock", "no later file can unlock it"));
-            }
-            if lock && !system_lock {
-                let Origin::File { path, .. } = origin else {
-                    unreachable!("only files carry `lock`")
-                };
-                s.locked_by = Some(path);
-            }
-        }
-        if !refused.is_empty() {
+        m.system_lock = system_lock;
+        m.locked = system_lock || untrusted.is_some();
+        let locked_by = m.s.locked_by.clone();
+        m.layer(&mut layer);
+        if !m.refused.is_empty() {
             match mode {
                 Refusals::First => {
-                    let first = refused.swap_remove(0);
+                    let first = m.refused.swap_remove(0);
                     return Err(match (&locked_by, &untrusted) {
                         (None, Some(u)) => ConfigError::at(
                             &first.origin,
@@ -1828,10 +1166,17 @@ fn merge_checked(
                         ),
                     });
                 }
-                Refusals::All => all_refused.append(&mut refused),
+                Refusals::All => all_refused.append(&mut m.refused),
             }
         }
     }
+    let Merging {
+        s,
+        network_origin,
+        audit_log_origin,
+        audit_required_origin,
+        ..
+    } = m;
     if s.sandbox.network && !(s.sandbox.net_connect.is_empty() && s.sandbox.net_bind.is_empty()) {
         return Err(ConfigError::at(
             &network_origin,
