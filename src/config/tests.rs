@@ -1,4 +1,5 @@
 use super::*;
+use std::ffi::OsString;
 
 fn file(text: &str) -> Result<Layer, ConfigError> {
     parse_file(
