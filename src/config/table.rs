@@ -16,13 +16,13 @@
 use std::ffi::{OsStr, OsString};
 
 use super::{
-    ApproverUser, AuditJournal, AuditLog, ConfigError, FileCx, FileKind, Layer, Loosening,
-    SYSTEM_CONFIG, Settings, Spanned, absolute_path, add_rule, check_port, check_session,
-    check_timeout, expect_array, expect_bool, expect_int, expect_path, expect_str, non_empty_path,
-    parse_level, required_features, rule_item, stricter_level, system_drop_ins, take_rule, utf8,
+    ApproverUser, AuditJournal, AuditLog, ConfigError, FileCx, FileKind, Layer, Merging,
+    SYSTEM_CONFIG, Spanned, absolute_path, add_rule, check_port, check_session, check_timeout,
+    expect_array, expect_bool, expect_int, expect_path, expect_str, non_empty_path, parse_level,
+    required_features, rule_item, system_drop_ins, take_rule, utf8,
 };
 use crate::invocation::GateArgs;
-use crate::policy::{Level, Origin};
+use crate::policy::Origin;
 use toml::de::DeValue;
 
 /// One setting and everything gate does with it.
@@ -41,7 +41,7 @@ pub struct Setting {
     text: Text,
     /// How a later layer's value joins the settings: replaced or added to, and what a
     /// lock (or an untrusted project file) refuses.
-    merge: fn(&mut Merging, &mut Layer),
+    pub(super) merge: fn(&mut Merging, &mut Layer),
 }
 
 /// Where an option's value waits in [`GateArgs`].
@@ -954,141 +954,6 @@ pub fn flag_layer(args: &GateArgs) -> Result<Layer, ConfigError> {
         }
     }
     Ok(layer)
-}
-
-// ---------------------------------------------------------------------------------------
-// Merging, one setting at a time.
-
-/// The settings as the layers so far made them, and what the layer being merged may do.
-pub(super) struct Merging {
-    pub s: Settings,
-    /// The layer may only tighten: the system layer locked, or the layer is an untrusted
-    /// project file's.
-    pub locked: bool,
-    /// The system layer locked.
-    pub system_lock: bool,
-    /// What the layer would loosen, in the order of [`SETTINGS`].
-    pub refused: Vec<Loosening>,
-    /// Where the values the last checks name were set.
-    pub network_origin: Origin,
-    pub audit_log_origin: Origin,
-    pub audit_required_origin: Origin,
-}
-
-impl Merging {
-    pub(super) fn new(s: Settings) -> Self {
-        Merging {
-            s,
-            locked: false,
-            system_lock: false,
-            refused: Vec::new(),
-            network_origin: Origin::BuiltIn,
-            audit_log_origin: Origin::BuiltIn,
-            audit_required_origin: Origin::BuiltIn,
-        }
-    }
-
-    /// Merge `layer`, setting by setting.
-    pub(super) fn layer(&mut self, layer: &mut Layer) {
-        for setting in SETTINGS {
-            (setting.merge)(self, layer);
-        }
-    }
-
-    fn refuse(&mut self, origin: &Origin, key: &str, what: impl Into<String>) {
-        self.refused.push(Loosening {
-            origin: origin.clone(),
-            key: key.to_owned(),
-            what: what.into(),
-        });
-    }
-
-    /// The level: under the system's lock it stays or becomes `deny`; under an untrusted
-    /// project file it may only become stricter ([`stricter_level`]).
-    fn level(&mut self, layer: &mut Layer) {
-        let Some((level, origin)) = layer.level.take() else {
-            return;
-        };
-        let was = self.s.policy.level;
-        let allowed = if self.system_lock {
-            level == was || level == Level::Deny
-        } else {
-            stricter_level(was, level)
-        };
-        if self.locked && !allowed {
-            let instead = if !self.system_lock && was == Level::Full {
-                "only `deny`, `ask` or `safe` may be chosen instead"
-            } else {
-                "only `deny` may be chosen instead"
-            };
-            self.refuse(
-                &origin,
-                "level",
-                format!("the level stays `{was}` ({instead})"),
-            );
-        }
-        self.s.policy.level = level;
-        self.s.policy.level_origin = origin;
-    }
-
-    /// A switch that widens what runs: under a lock it may be turned off, not on.
-    /// Returns where it was set.
-    fn only_off(
-        &mut self,
-        set: Option<(bool, Origin)>,
-        key: &str,
-        what: &str,
-        slot: fn(&mut Settings) -> &mut bool,
-    ) -> Option<Origin> {
-        let (on, origin) = set?;
-        if self.locked && on && !*slot(&mut self.s) {
-            self.refuse(&origin, key, what);
-        }
-        *slot(&mut self.s) = on;
-        Some(origin)
-    }
-
-    /// A switch that narrows what runs: under a lock it may be turned on, not off.
-    fn only_on(
-        &mut self,
-        set: Option<(bool, Origin)>,
-        key: &str,
-        what: &str,
-        slot: fn(&mut Settings) -> &mut bool,
-    ) -> Option<Origin> {
-        let (on, origin) = set?;
-        if self.locked && !on && *slot(&mut self.s) {
-            self.refuse(&origin, key, what);
-        }
-        *slot(&mut self.s) = on;
-        Some(origin)
-    }
-
-    /// A value only the locking layers choose.
-    fn unchanged<T: PartialEq>(
-        &mut self,
-        set: Option<(T, Origin)>,
-        key: &str,
-        what: &str,
-        slot: fn(&mut Settings) -> &mut Option<T>,
-    ) {
-        let Some((value, origin)) = set else {
-            return;
-        };
-        if self.locked && slot(&mut self.s).as_ref() != Some(&value) {
-            self.refuse(&origin, key, what);
-        }
-        *slot(&mut self.s) = Some(value);
-    }
-
-    /// A list a lock lets no later layer add to: each entry is refused.
-    fn none_added<T>(&mut self, list: &[(T, Origin)], key: &str, what: &str) {
-        if self.locked {
-            for (_, origin) in list {
-                self.refuse(origin, key, what);
-            }
-        }
-    }
 }
 
 #[cfg(test)]
