@@ -15,7 +15,6 @@
 
 #![forbid(unsafe_code)]
 
-use std::ffi::OsStr;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -26,6 +25,7 @@ mod lists;
 mod load;
 mod merge;
 mod table;
+mod values;
 
 #[cfg(test)]
 use load::read_optional;
@@ -36,11 +36,16 @@ use merge::Merging;
 #[cfg(test)]
 use merge::stricter_level;
 pub use merge::{Loosening, grants, merge, under_lock};
+pub use values::{ApproverUser, check_session};
+use values::{
+    absolute_path, add_rule, check_port, check_timeout, non_empty_path, parse_level,
+    required_features, utf8,
+};
 
 pub use table::{Arg, SETTINGS, Setting, by_flag, env_layer, flag_layer};
 
 use crate::invocation::GateArgs;
-use crate::policy::{AllowRules, AskRules, DenyRules, Level, Origin, Policy, RuleError};
+use crate::policy::{AllowRules, AskRules, DenyRules, Level, Origin, Policy};
 
 /// The system configuration file. Packagers may move it at build time.
 pub const SYSTEM_CONFIG: &str = match option_env!("GATE_SYSTEM_CONFIG") {
@@ -553,26 +558,6 @@ fn walk_top(cx: &FileCx<'_>, table: &DeTable<'_>, layer: &mut Layer) -> Result<(
     Ok(())
 }
 
-/// The graded features one entry of `sandbox.require` names: one by its key, or `all`.
-fn required_features(text: &str) -> Result<Vec<crate::sandbox::Feature>, String> {
-    use crate::sandbox::{Feature, GRADED};
-    if text == "all" {
-        return Ok(GRADED.to_vec());
-    }
-    Feature::from_key(text).map(|f| vec![f]).ok_or_else(|| {
-        format!(
-            "`{}` is not a kernel feature gate can require; the features are {}, or `all`",
-            text.escape_debug(),
-            GRADED
-                .iter()
-                .filter_map(|f| f.key())
-                .map(|k| format!("`{k}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    })
-}
-
 fn type_error(
     cx: &FileCx<'_>,
     key: &str,
@@ -900,151 +885,6 @@ fn expect_path(
         ));
     }
     Ok(path)
-}
-
-// ---------------------------------------------------------------------------------------
-// Values shared by every layer.
-
-fn parse_level(text: &str) -> Result<Level, String> {
-    Level::parse(text).ok_or_else(|| {
-        format!(
-            "`{}` is not a level; use deny, ask, safe or full",
-            text.escape_debug()
-        )
-    })
-}
-
-fn check_port(port: i64) -> Result<u16, String> {
-    u16::try_from(port)
-        .ok()
-        .filter(|p| *p != 0)
-        .ok_or_else(|| format!("`{port}` is not a TCP port (1 to 65535)"))
-}
-
-fn check_timeout(seconds: i64) -> Result<u32, String> {
-    u32::try_from(seconds)
-        .ok()
-        .filter(|s| (1..=MAX_TIMEOUT).contains(s))
-        .ok_or_else(|| {
-            format!("the timeout must be between 1 and {MAX_TIMEOUT} seconds, not {seconds}")
-        })
-}
-
-/// Validate a rule and add it to its layer's set; the caller names the location.
-fn add_rule(layer: &mut Layer, key: &str, rule: &str, origin: Origin) -> Result<(), RuleError> {
-    match key {
-        "deny" => layer.deny.add(rule, origin),
-        "ask" => layer.ask.add(rule, origin),
-        "unsandboxed" => layer.unsandboxed.add(rule, origin),
-        _ => layer.allow.add(rule, origin),
-    }
-}
-
-/// A session id names files and appears in messages: short and plain.
-pub fn check_session(id: &str) -> Result<(), String> {
-    let ok = (1..=128).contains(&id.len())
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._:@+-".contains(&b));
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "`{}` is not a session id: use 1 to 128 letters, digits or ._:@+-",
-            id.escape_debug()
-        ))
-    }
-}
-
-fn utf8<'a>(value: &'a OsStr, origin: &Origin, key: &str) -> Result<&'a str, ConfigError> {
-    value
-        .to_str()
-        .ok_or_else(|| ConfigError::at(origin, key, "the value is not valid UTF-8"))
-}
-
-fn non_empty_path(value: &OsStr, origin: &Origin, key: &str) -> Result<PathBuf, ConfigError> {
-    if value.is_empty() {
-        return Err(ConfigError::at(origin, key, "the path is empty"));
-    }
-    Ok(PathBuf::from(value))
-}
-
-/// A path that must not depend on the directory a command happens to run in.
-fn absolute_path(value: &OsStr, origin: &Origin, key: &str) -> Result<PathBuf, ConfigError> {
-    let path = non_empty_path(value, origin, key)?;
-    if !path.is_absolute() {
-        return Err(ConfigError::at(
-            origin,
-            key,
-            format!(
-                "`{}` must be an absolute path (a relative one would follow each command's \
-                 working directory)",
-                path.display()
-            ),
-        ));
-    }
-    Ok(path)
-}
-
-/// `approval.approver`: the user whose process must be listening on the approval socket,
-/// named in a configuration file by name or uid. Resolved only when a request is about
-/// to go out ([`ApproverUser::uid`]), so a name the system does not know refuses the
-/// request rather than the configuration.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ApproverUser {
-    Name(String),
-    Uid(u32),
-}
-
-impl ApproverUser {
-    /// A user name as `useradd` accepts one, or a uid in digits.
-    pub fn parse(text: &str) -> Result<ApproverUser, String> {
-        if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
-            return text
-                .parse()
-                .map(ApproverUser::Uid)
-                .map_err(|_| format!("{text} is not a uid"));
-        }
-        let valid = !text.is_empty()
-            && text.len() <= 32
-            && !text.starts_with('-')
-            && text
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'$'));
-        if valid {
-            Ok(ApproverUser::Name(text.to_owned()))
-        } else {
-            Err(format!(
-                "`{}` is not a user name or a uid",
-                text.escape_debug()
-            ))
-        }
-    }
-
-    /// The uid, looking a name up in the system's user database.
-    pub fn uid(&self) -> Result<u32, String> {
-        match self {
-            ApproverUser::Uid(uid) => Ok(*uid),
-            ApproverUser::Name(name) => match nix::unistd::User::from_name(name) {
-                Ok(Some(user)) => Ok(user.uid.as_raw()),
-                Ok(None) => Err(format!(
-                    "approval.approver names the user {name}, whom this system does not know"
-                )),
-                Err(e) => Err(format!(
-                    "cannot look up the user {name} (approval.approver): {e}"
-                )),
-            },
-        }
-    }
-}
-
-impl fmt::Display for ApproverUser {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ApproverUser::Name(name) => f.write_str(name),
-            ApproverUser::Uid(uid) => write!(f, "uid {uid}"),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 use super::*;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 
 fn file(text: &str) -> Result<Layer, ConfigError> {
     parse_file(
