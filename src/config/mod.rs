@@ -12,6 +12,17 @@
 //!
 //! Parsing and merging are pure (text in, [`Settings`] out). [`load`] is the only part
 //! that reads files and the environment.
+//!
+//! This file holds the types the layers make ([`Layer`], [`Settings`], the errors);
+//! each concern has its own file:
+//! - `table.rs`: [`SETTINGS`], each setting declared once (file key, variable, option,
+//!   readers, merge and lock rule), and the variable and option layers it drives;
+//! - `file.rs`: one file's text into a layer (the TOML reader, line numbers, key lists);
+//!   `rules.rs`: its rule lists; `lists.rs`: the quick reader of files that hold only
+//!   rule lists;
+//! - `values.rs`: the values every layer checks the same way;
+//! - `merge.rs`: the layers into [`Settings`] under a lock, and the lock in words;
+//! - `load.rs`: finding and reading the files, the only I/O.
 
 #![forbid(unsafe_code)]
 
