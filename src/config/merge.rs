@@ -7,10 +7,10 @@ use std::fmt;
 use std::path::PathBuf;
 
 use super::{
-    AuditJournal, AuditLog, ConfigError, DEFAULT_LEVEL, DEFAULT_TIMEOUT, Layer, SETTINGS,
-    SandboxSettings, Settings, SwitchOrigins, SystemPlaces, Untrusted,
+    AuditJournal, AuditLog, ConfigError, DEFAULT_LEVEL, DEFAULT_TIMEOUT, Layer, Lock, SETTINGS,
+    SandboxSettings, Setting, Settings, SwitchOrigins, SystemPlaces, Untrusted,
 };
-use crate::policy::{Level, Origin, Policy};
+use crate::policy::{AllowRules, Level, Origin, Policy};
 
 /// Merge layers in order (system file first). When the first layer locks, every later
 /// layer may only tighten; so may an untrusted project file's layer
@@ -325,7 +325,7 @@ impl Merging {
     /// Merge `layer`, setting by setting.
     pub(super) fn layer(&mut self, layer: &mut Layer) {
         for setting in SETTINGS {
-            (setting.merge)(self, layer);
+            (setting.merge)(self, layer, setting);
         }
     }
 
@@ -339,7 +339,7 @@ impl Merging {
 
     /// The level: under the system's lock it stays or becomes `deny`; under an untrusted
     /// project file it may only become stricter ([`stricter_level`]).
-    pub(super) fn level(&mut self, layer: &mut Layer) {
+    pub(super) fn level(&mut self, layer: &mut Layer, me: &Setting) {
         let Some((level, origin)) = layer.level.take() else {
             return;
         };
@@ -355,72 +355,90 @@ impl Merging {
             } else {
                 "only `deny` may be chosen instead"
             };
-            self.refuse(
-                &origin,
-                "level",
-                format!("the level stays `{was}` ({instead})"),
-            );
+            let what = format!("{} `{was}` ({instead})", me.lock.words());
+            self.refuse(&origin, me.key, what);
         }
         self.s.policy.level = level;
         self.s.policy.level_origin = origin;
     }
 
-    /// A switch that widens what runs: under a lock it may be turned off, not on.
+    /// A switch, under its lock rule: one that widens what runs may be turned off, not
+    /// on ([`Lock::OnlyOff`]); one that narrows it, on, not off ([`Lock::OnlyOn`]).
     /// Returns where it was set.
-    pub(super) fn only_off(
+    pub(super) fn switch(
         &mut self,
+        me: &Setting,
         set: Option<(bool, Origin)>,
-        key: &str,
-        what: &str,
         slot: fn(&mut Settings) -> &mut bool,
     ) -> Option<Origin> {
         let (on, origin) = set?;
-        if self.locked && on && !*slot(&mut self.s) {
-            self.refuse(&origin, key, what);
-        }
-        *slot(&mut self.s) = on;
-        Some(origin)
-    }
-
-    /// A switch that narrows what runs: under a lock it may be turned on, not off.
-    pub(super) fn only_on(
-        &mut self,
-        set: Option<(bool, Origin)>,
-        key: &str,
-        what: &str,
-        slot: fn(&mut Settings) -> &mut bool,
-    ) -> Option<Origin> {
-        let (on, origin) = set?;
-        if self.locked && !on && *slot(&mut self.s) {
-            self.refuse(&origin, key, what);
-        }
-        *slot(&mut self.s) = on;
-        Some(origin)
-    }
-
-    /// A value only the locking layers choose.
-    pub(super) fn unchanged<T: PartialEq>(
-        &mut self,
-        set: Option<(T, Origin)>,
-        key: &str,
-        what: &str,
-        slot: fn(&mut Settings) -> &mut Option<T>,
-    ) {
-        let Some((value, origin)) = set else {
-            return;
+        let was = *slot(&mut self.s);
+        let loosens = match me.lock {
+            Lock::OnlyOff(_) => on && !was,
+            Lock::OnlyOn(_) => !on && was,
+            Lock::Unchanged(_) => on != was,
+            Lock::Free => false,
+            Lock::NoneAdded(_) | Lock::Own(_) => unreachable!("{}: not a switch's lock", me.key),
         };
-        if self.locked && slot(&mut self.s).as_ref() != Some(&value) {
-            self.refuse(&origin, key, what);
+        if self.locked && loosens {
+            self.refuse(&origin, me.key, me.lock.words());
         }
-        *slot(&mut self.s) = Some(value);
+        *slot(&mut self.s) = on;
+        Some(origin)
     }
 
-    /// A list a lock lets no later layer add to: each entry is refused.
-    pub(super) fn none_added<T>(&mut self, list: &[(T, Origin)], key: &str, what: &str) {
-        if self.locked {
-            for (_, origin) in list {
-                self.refuse(origin, key, what);
+    /// A value only the locking layers choose ([`Lock::Unchanged`]), or anyone
+    /// ([`Lock::Free`]). Returns where it was set.
+    pub(super) fn value<T: PartialEq>(
+        &mut self,
+        me: &Setting,
+        set: Option<(T, Origin)>,
+        slot: fn(&mut Settings) -> &mut T,
+    ) -> Option<Origin> {
+        let (value, origin) = set?;
+        let loosens = match me.lock {
+            Lock::Unchanged(_) => *slot(&mut self.s) != value,
+            Lock::Free => false,
+            _ => unreachable!("{}: not a value's lock", me.key),
+        };
+        if self.locked && loosens {
+            self.refuse(&origin, me.key, me.lock.words());
+        }
+        *slot(&mut self.s) = value;
+        Some(origin)
+    }
+
+    /// A list's entries added: under a lock each is refused ([`Lock::NoneAdded`]), or
+    /// may be added ([`Lock::Free`]).
+    pub(super) fn list<T>(
+        &mut self,
+        me: &Setting,
+        list: Vec<(T, Origin)>,
+        slot: fn(&mut Settings) -> &mut Vec<T>,
+    ) {
+        match me.lock {
+            Lock::NoneAdded(what) if self.locked => {
+                for (_, origin) in &list {
+                    self.refuse(origin, me.key, what);
+                }
             }
+            Lock::NoneAdded(_) | Lock::Free => {}
+            _ => unreachable!("{}: not a list's lock", me.key),
+        }
+        slot(&mut self.s).extend(list.into_iter().map(|(entry, _)| entry));
+    }
+
+    /// Rules a lock lets no later layer add, each refused with its text, in the order of
+    /// their text (so the first one is the same one every time).
+    pub(super) fn rules_none_added(&mut self, me: &Setting, rules: &AllowRules) {
+        if !self.locked {
+            return;
+        }
+        let mut added: Vec<_> = rules.iter().collect();
+        added.sort_by_key(|(rule, _)| *rule);
+        for (rule, origin) in added {
+            let what = format!("{} (`{rule}`)", me.lock.words());
+            self.refuse(origin, me.key, what);
         }
     }
 }

@@ -64,7 +64,8 @@ use values::{
     required_features, utf8,
 };
 
-pub use table::{Arg, SETTINGS, Setting, by_flag, env_layer, flag_layer};
+pub(crate) use table::{Arg, Lock, SETTINGS, Setting, by_flag};
+pub use table::{env_layer, flag_layer};
 
 use crate::invocation::GateArgs;
 use crate::policy::{AllowRules, AskRules, DenyRules, Level, Origin, Policy};

@@ -1,10 +1,10 @@
 //! The settings table: each setting declared once, with everything gate does with it —
 //! its key in a configuration file, its environment variable, its command-line option
 //! and where that option's value waits in [`GateArgs`], how each of those is read into a
-//! [`Layer`], and how a later layer's value joins the settings under a lock
-//! ([`Merging`]). The file reader, the environment and option layers and the merge all
-//! walk [`SETTINGS`]; a test holds the key lists, gate's options and both manual pages
-//! to it.
+//! [`Layer`], what a lock lets a later layer do with it ([`Lock`]), and how a later
+//! layer's value joins the settings ([`Merging`]). The file reader, the environment and
+//! option layers and the merge all walk [`SETTINGS`]; tests hold the key lists, gate's
+//! options, `--help`, `gate rules` and both manual pages to it.
 //!
 //! What this table must not hold: an option's help (in [`crate::cli::GATE_OPTIONS`],
 //! which orders `--help`) and the lock rules in words for `gate rules`
@@ -22,11 +22,12 @@ use super::{
     required_features, rule_item, system_drop_ins, take_rule, utf8,
 };
 use crate::invocation::GateArgs;
+use crate::netproxy::{check_pattern, check_resolve};
 use crate::policy::Origin;
 use toml::de::DeValue;
 
 /// One setting and everything gate does with it.
-pub struct Setting {
+pub(crate) struct Setting {
     /// Its key in a configuration file, dotted (`approval.timeout`); for a setting no
     /// file may hold (`session`), its name.
     pub key: &'static str,
@@ -39,14 +40,48 @@ pub struct Setting {
     file: Option<FileRead>,
     /// How a value given as text (by its variable or its option) is read into a layer.
     text: Text,
-    /// How a later layer's value joins the settings: replaced or added to, and what a
-    /// lock (or an untrusted project file) refuses.
-    pub(super) merge: fn(&mut Merging, &mut Layer),
+    /// What a layer after a lock (or an untrusted project file's) may do with it.
+    pub lock: Lock,
+    /// How a later layer's value joins the settings, under [`Setting::lock`].
+    pub(super) merge: fn(&mut Merging, &mut Layer, &'static Setting),
+}
+
+/// What a lock (or an untrusted project file) lets a later layer do with a setting, and
+/// the words that say what stays when it tries more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lock {
+    /// Anything: it only tightens (deny rules, hidden paths) or is no policy (the
+    /// session).
+    Free,
+    /// A switch that widens what runs: it may be turned off, not on.
+    OnlyOff(&'static str),
+    /// A switch that narrows what runs: it may be turned on, not off.
+    OnlyOn(&'static str),
+    /// Only the locking layers choose it.
+    Unchanged(&'static str),
+    /// A list no later layer may add to.
+    NoneAdded(&'static str),
+    /// A rule of its own, written in its merge (the level, the timeout, the lock).
+    Own(&'static str),
+}
+
+impl Lock {
+    /// What stays, in the message that refuses a loosening.
+    pub(super) fn words(self) -> &'static str {
+        match self {
+            Lock::Free => "",
+            Lock::OnlyOff(w)
+            | Lock::OnlyOn(w)
+            | Lock::Unchanged(w)
+            | Lock::NoneAdded(w)
+            | Lock::Own(w) => w,
+        }
+    }
 }
 
 /// Where an option's value waits in [`GateArgs`].
 #[derive(Clone, Copy)]
-pub enum Arg {
+pub(crate) enum Arg {
     /// An option given at most once.
     One(
         fn(&GateArgs) -> &Option<OsString>,
@@ -76,8 +111,8 @@ type FileRead = fn(
 enum Text {
     /// Neither a variable nor an option sets it.
     None,
-    /// A value, checked as the setting's type says.
-    Value(fn(&OsStr, Origin, &mut Layer) -> Result<(), ConfigError>),
+    /// A value, checked as the setting's type says: the key, the text, where it is.
+    Value(fn(&'static str, &OsStr, Origin, &mut Layer) -> Result<(), ConfigError>),
     /// A flag that sets a switch to this value (`--net`: on, `--no-tty`: off).
     Switch(bool, fn(&mut Layer) -> &mut Option<(bool, Origin)>),
 }
@@ -96,6 +131,39 @@ macro_rules! flag {
     ($field:ident) => {
         Arg::Flag(|a| a.$field, |a| &mut a.$field)
     };
+}
+
+/// Set a layer's value.
+fn set<T>(slot: &mut Option<(T, Origin)>, value: T, origin: Origin) -> Result<(), ConfigError> {
+    *slot = Some((value, origin));
+    Ok(())
+}
+
+/// Add an entry to a layer's list.
+fn push<T>(list: &mut Vec<(T, Origin)>, value: T, origin: Origin) -> Result<(), ConfigError> {
+    list.push((value, origin));
+    Ok(())
+}
+
+/// A file's string checked by `check`, whose error names the value's place.
+fn file_checked<T>(
+    cx: &FileCx<'_>,
+    key: &'static str,
+    value: &Spanned<DeValue<'_>>,
+    origin: &Origin,
+    check: fn(&str) -> Result<T, String>,
+) -> Result<T, ConfigError> {
+    check(expect_str(cx, key, value)?).map_err(|e| ConfigError::at(origin, key, e))
+}
+
+/// A variable's or an option's text checked by `check`.
+fn text_checked<T>(
+    key: &'static str,
+    value: &OsStr,
+    origin: &Origin,
+    check: fn(&str) -> Result<T, String>,
+) -> Result<T, ConfigError> {
+    check(utf8(value, origin, key)?).map_err(|e| ConfigError::at(origin, key, e))
 }
 
 /// A file's rule list (`allow`, `deny`, `ask`, `unsandboxed`).
@@ -128,7 +196,7 @@ fn text_rule(
         .map_err(|e| ConfigError::at(&origin, key, format!("`{}`: {e}", rule.escape_debug())))
 }
 
-/// Each entry of a file's list, read by `read` and pushed onto the layer's list.
+/// Each entry of a file's list, read by `read` and added to the layer's list.
 fn file_list<T>(
     cx: &FileCx<'_>,
     key: &'static str,
@@ -144,29 +212,17 @@ fn file_list<T>(
     Ok(())
 }
 
-/// A string entry of a file's list checked by `check`, whose error is placed at the
-/// entry.
-fn checked_str<'c>(
-    cx: &'c FileCx<'_>,
+/// A port in a file: an integer.
+fn file_port(
+    cx: &FileCx<'_>,
     key: &'static str,
-    check: fn(&str) -> Result<String, String>,
-) -> impl Fn(&Spanned<DeValue<'_>>, &Origin) -> Result<String, ConfigError> + 'c {
-    move |item, origin| {
-        let text = expect_str(cx, key, item)?;
-        check(text).map_err(|e| ConfigError::at(origin, key, e))
-    }
+    item: &Spanned<DeValue<'_>>,
+    origin: &Origin,
+) -> Result<u16, ConfigError> {
+    check_port(expect_int(cx, key, item)?).map_err(|e| ConfigError::at(origin, key, e))
 }
 
-/// A port: in a file an integer, as text digits.
-fn file_port<'c>(
-    cx: &'c FileCx<'_>,
-    key: &'static str,
-) -> impl Fn(&Spanned<DeValue<'_>>, &Origin) -> Result<u16, ConfigError> + 'c {
-    move |item, origin| {
-        check_port(expect_int(cx, key, item)?).map_err(|e| ConfigError::at(origin, key, e))
-    }
-}
-
+/// A port as text: digits.
 fn text_port(key: &'static str, value: &OsStr, origin: &Origin) -> Result<u16, ConfigError> {
     let text = utf8(value, origin, key)?;
     text.trim()
@@ -176,52 +232,33 @@ fn text_port(key: &'static str, value: &OsStr, origin: &Origin) -> Result<u16, C
         .map_err(|e| ConfigError::at(origin, key, e))
 }
 
-fn text_checked(
-    key: &'static str,
-    value: &OsStr,
-    origin: &Origin,
-    check: fn(&str) -> Result<String, String>,
-) -> Result<String, ConfigError> {
-    check(utf8(value, origin, key)?).map_err(|e| ConfigError::at(origin, key, e))
-}
-
 /// Every setting, in the order a layer is merged (so a layer that loosens two settings
 /// under a lock is refused for the first of them here).
-pub static SETTINGS: &[Setting] = &[
+pub(crate) static SETTINGS: &[Setting] = &[
     Setting {
         key: "level",
         env: Some("GATE_LEVEL"),
         flag: Some(("--level", one!(level))),
-        file: Some(|cx, key, value, origin, layer| {
-            let level = parse_level(expect_str(cx, key, value)?)
-                .map_err(|e| ConfigError::at(&origin, key, e))?;
-            layer.level = Some((level, origin));
-            Ok(())
+        file: Some(|cx, key, v, o, l| {
+            set(&mut l.level, file_checked(cx, key, v, &o, parse_level)?, o)
         }),
-        text: Text::Value(|value, origin, layer| {
-            let level = parse_level(utf8(value, &origin, "level")?)
-                .map_err(|e| ConfigError::at(&origin, "level", e))?;
-            layer.level = Some((level, origin));
-            Ok(())
+        text: Text::Value(|key, v, o, l| {
+            set(&mut l.level, text_checked(key, v, &o, parse_level)?, o)
         }),
+        lock: Lock::Own("the level stays"),
         merge: Merging::level,
     },
     Setting {
         key: "shell",
         env: Some("GATE_SHELL"),
         flag: Some(("--shell", one!(shell))),
-        file: Some(|cx, key, value, origin, layer| {
-            layer.shell = Some((expect_path(cx, key, value)?, origin));
-            Ok(())
-        }),
-        text: Text::Value(|value, origin, layer| {
-            layer.shell = Some((absolute_path(value, &origin, "shell")?, origin));
-            Ok(())
-        }),
-        merge: |m, layer| {
-            if let Some((path, origin)) = layer.shell.take() {
+        file: Some(|cx, key, v, o, l| set(&mut l.shell, expect_path(cx, key, v)?, o)),
+        text: Text::Value(|key, v, o, l| set(&mut l.shell, absolute_path(v, &o, key)?, o)),
+        lock: Lock::Unchanged("the shell cannot be changed"),
+        merge: |m, l, me| {
+            if let Some((path, origin)) = l.shell.take() {
                 if m.locked && m.s.shell.as_ref().map(|(p, _)| p) != Some(&path) {
-                    m.refuse(&origin, "shell", "the shell cannot be changed");
+                    m.refuse(&origin, me.key, me.lock.words());
                 }
                 m.s.shell = Some((path, origin));
             }
@@ -232,22 +269,11 @@ pub static SETTINGS: &[Setting] = &[
         env: None,
         flag: Some(("--allow", many!(allow))),
         file: Some(file_rules),
-        text: Text::Value(|value, origin, layer| text_rule("allow", value, origin, layer)),
-        merge: |m, layer| {
-            if m.locked {
-                // Report the added rules in the order of their text, so the first one is
-                // the same one every time.
-                let mut added: Vec<_> = layer.allow.iter().collect();
-                added.sort_by_key(|(rule, _)| *rule);
-                for (rule, origin) in added {
-                    m.refuse(
-                        origin,
-                        "allow",
-                        format!("no allow rules can be added (`{rule}`)"),
-                    );
-                }
-            }
-            m.s.policy.allow.extend(std::mem::take(&mut layer.allow));
+        text: Text::Value(text_rule),
+        lock: Lock::NoneAdded("no allow rules can be added"),
+        merge: |m, l, me| {
+            m.rules_none_added(me, &l.allow);
+            m.s.policy.allow.extend(std::mem::take(&mut l.allow));
         },
     },
     Setting {
@@ -255,23 +281,14 @@ pub static SETTINGS: &[Setting] = &[
         env: None,
         flag: Some(("--unsandboxed", many!(unsandboxed))),
         file: Some(file_rules),
-        text: Text::Value(|value, origin, layer| text_rule("unsandboxed", value, origin, layer)),
-        merge: |m, layer| {
-            if m.locked {
-                // Each lets a command leave the locked sandbox (with a person's yes).
-                let mut added: Vec<_> = layer.unsandboxed.iter().collect();
-                added.sort_by_key(|(rule, _)| *rule);
-                for (rule, origin) in added {
-                    m.refuse(
-                        origin,
-                        "unsandboxed",
-                        format!("no unsandboxed rules can be added (`{rule}`)"),
-                    );
-                }
-            }
+        text: Text::Value(text_rule),
+        // Each lets a command leave the locked sandbox (with a person's yes).
+        lock: Lock::NoneAdded("no unsandboxed rules can be added"),
+        merge: |m, l, me| {
+            m.rules_none_added(me, &l.unsandboxed);
             m.s.policy
                 .unsandboxed
-                .extend(std::mem::take(&mut layer.unsandboxed));
+                .extend(std::mem::take(&mut l.unsandboxed));
         },
     },
     Setting {
@@ -279,35 +296,31 @@ pub static SETTINGS: &[Setting] = &[
         env: None,
         flag: Some(("--deny", many!(deny))),
         file: Some(file_rules),
-        text: Text::Value(|value, origin, layer| text_rule("deny", value, origin, layer)),
-        merge: |m, layer| m.s.policy.deny.extend(std::mem::take(&mut layer.deny)),
+        text: Text::Value(text_rule),
+        lock: Lock::Free,
+        merge: |m, l, _| m.s.policy.deny.extend(std::mem::take(&mut l.deny)),
     },
     Setting {
         key: "ask",
         env: None,
         flag: Some(("--ask", many!(ask))),
         file: Some(file_rules),
-        text: Text::Value(|value, origin, layer| text_rule("ask", value, origin, layer)),
+        text: Text::Value(text_rule),
         // Ask rules only tighten: under a lock any layer may add them, and no layer can
         // take away one an earlier layer set (rules accumulate).
-        merge: |m, layer| m.s.policy.ask.extend(std::mem::take(&mut layer.ask)),
+        lock: Lock::Free,
+        merge: |m, l, _| m.s.policy.ask.extend(std::mem::take(&mut l.ask)),
     },
     Setting {
         key: "compound",
         env: None,
         flag: Some(("--compound", flag!(compound))),
-        file: Some(|cx, key, value, origin, layer| {
-            layer.compound = Some((expect_bool(cx, key, value)?, origin));
-            Ok(())
-        }),
-        text: Text::Switch(true, |layer| &mut layer.compound),
-        // It widens what runs unasked, so under a lock it can be turned off, not on.
-        merge: |m, layer| {
-            let set = layer.compound.take();
-            if let Some(origin) = m.only_off(set, "compound", "compound commands stay off", |s| {
-                &mut s.policy.compound
-            }) {
-                m.s.switch_origins.compound = origin;
+        file: Some(|cx, key, v, o, l| set(&mut l.compound, expect_bool(cx, key, v)?, o)),
+        text: Text::Switch(true, |l| &mut l.compound),
+        lock: Lock::OnlyOff("compound commands stay off"),
+        merge: |m, l, me| {
+            if let Some(o) = m.switch(me, l.compound.take(), |s| &mut s.policy.compound) {
+                m.s.switch_origins.compound = o;
             }
         },
     },
@@ -315,20 +328,12 @@ pub static SETTINGS: &[Setting] = &[
         key: "readonly",
         env: None,
         flag: Some(("--readonly", flag!(readonly))),
-        file: Some(|cx, key, value, origin, layer| {
-            layer.readonly = Some((expect_bool(cx, key, value)?, origin));
-            Ok(())
-        }),
-        text: Text::Switch(true, |layer| &mut layer.readonly),
-        // Likewise.
-        merge: |m, layer| {
-            let set = layer.readonly.take();
-            if let Some(origin) =
-                m.only_off(set, "readonly", "the read-only preset stays off", |s| {
-                    &mut s.policy.readonly
-                })
-            {
-                m.s.switch_origins.readonly = origin;
+        file: Some(|cx, key, v, o, l| set(&mut l.readonly, expect_bool(cx, key, v)?, o)),
+        text: Text::Switch(true, |l| &mut l.readonly),
+        lock: Lock::OnlyOff("the read-only preset stays off"),
+        merge: |m, l, me| {
+            if let Some(o) = m.switch(me, l.readonly.take(), |s| &mut s.policy.readonly) {
+                m.s.switch_origins.readonly = o;
             }
         },
     },
@@ -336,21 +341,14 @@ pub static SETTINGS: &[Setting] = &[
         key: "readonly_rules",
         env: None,
         flag: Some(("--readonly-rules", flag!(readonly_rules))),
-        file: Some(|cx, key, value, origin, layer| {
-            layer.readonly_rules = Some((expect_bool(cx, key, value)?, origin));
-            Ok(())
-        }),
-        text: Text::Switch(true, |layer| &mut layer.readonly_rules),
-        // This one narrows what runs unasked: under a lock it can be turned on, not off.
-        merge: |m, layer| {
-            let set = layer.readonly_rules.take();
-            if let Some(origin) = m.only_on(
-                set,
-                "readonly_rules",
-                "read-only rules stay limited to read-only commands",
-                |s| &mut s.policy.readonly_rules,
-            ) {
-                m.s.switch_origins.readonly_rules = origin;
+        file: Some(|cx, key, v, o, l| set(&mut l.readonly_rules, expect_bool(cx, key, v)?, o)),
+        text: Text::Switch(true, |l| &mut l.readonly_rules),
+        // This one narrows what runs unasked.
+        lock: Lock::OnlyOn("read-only rules stay limited to read-only commands"),
+        merge: |m, l, me| {
+            let set = l.readonly_rules.take();
+            if let Some(o) = m.switch(me, set, |s| &mut s.policy.readonly_rules) {
+                m.s.switch_origins.readonly_rules = o;
             }
         },
     },
@@ -358,38 +356,29 @@ pub static SETTINGS: &[Setting] = &[
         key: "audit.log",
         env: Some("GATE_AUDIT_LOG"),
         flag: Some(("--audit-log", one!(audit_log))),
-        file: Some(|cx, key, value, origin, layer| {
-            let log = if value.get_ref().as_str() == Some("off") {
+        file: Some(|cx, key, v, o, l| {
+            let log = if v.get_ref().as_str() == Some("off") {
                 AuditLog::Off
             } else {
-                AuditLog::Path(expect_path(cx, key, value)?)
+                AuditLog::Path(expect_path(cx, key, v)?)
             };
-            layer.audit_log = Some((log, origin));
-            Ok(())
+            set(&mut l.audit_log, log, o)
         }),
-        text: Text::Value(|value, origin, layer| {
-            let log = if value == "off" {
+        text: Text::Value(|key, v, o, l| {
+            let log = if v == "off" {
                 AuditLog::Off
             } else {
-                AuditLog::Path(absolute_path(value, &origin, "audit.log")?)
+                AuditLog::Path(absolute_path(v, &o, key)?)
             };
-            layer.audit_log = Some((log, origin));
-            Ok(())
+            set(&mut l.audit_log, log, o)
         }),
-        merge: |m, layer| {
-            if let Some((log, origin)) = layer.audit_log.take() {
-                // Under a lock the audit log goes where the locking file says, or to the
-                // default place when it says nothing: a user file (which the model can
-                // write) must not send it to /dev/null or to a file it then rewrites.
-                if m.locked && log != m.s.audit_log {
-                    m.refuse(
-                        &origin,
-                        "audit.log",
-                        "the audit log cannot be turned off or moved",
-                    );
-                }
-                m.s.audit_log = log;
-                m.audit_log_origin = origin;
+        // Under a lock the audit log goes where the locking file says, or to the default
+        // place when it says nothing: a user file (which the model can write) must not
+        // send it to /dev/null or to a file it then rewrites.
+        lock: Lock::Unchanged("the audit log cannot be turned off or moved"),
+        merge: |m, l, me| {
+            if let Some(o) = m.value(me, l.audit_log.take(), |s| &mut s.audit_log) {
+                m.audit_log_origin = o;
             }
         },
     },
@@ -397,25 +386,28 @@ pub static SETTINGS: &[Setting] = &[
         key: "audit.journal",
         env: Some("GATE_AUDIT_JOURNAL"),
         flag: None,
-        file: Some(|cx, key, value, origin, layer| {
-            let journal = AuditJournal::parse(expect_str(cx, key, value)?)
-                .map_err(|e| ConfigError::at(&origin, key, e))?;
-            layer.audit_journal = Some((journal, origin));
-            Ok(())
+        file: Some(|cx, key, v, o, l| {
+            set(
+                &mut l.audit_journal,
+                file_checked(cx, key, v, &o, AuditJournal::parse)?,
+                o,
+            )
         }),
-        text: Text::Value(|value, origin, layer| {
-            let journal = AuditJournal::parse(utf8(value, &origin, "audit.journal")?)
-                .map_err(|e| ConfigError::at(&origin, "audit.journal", e))?;
-            layer.audit_journal = Some((journal, origin));
-            Ok(())
+        text: Text::Value(|key, v, o, l| {
+            set(
+                &mut l.audit_journal,
+                text_checked(key, v, &o, AuditJournal::parse)?,
+                o,
+            )
         }),
-        merge: |m, layer| {
-            if let Some((journal, origin)) = layer.audit_journal.take() {
-                // Likewise the system log: under a lock, where records go is the locking
-                // file's choice alone.
+        // Likewise the system log: under a lock, where records go is the locking file's
+        // choice alone.
+        lock: Lock::Unchanged("audit.journal stays"),
+        merge: |m, l, me| {
+            if let Some((journal, origin)) = l.audit_journal.take() {
                 if m.locked && journal != m.s.audit_journal {
-                    let what = format!("audit.journal stays \"{}\"", m.s.audit_journal.as_str());
-                    m.refuse(&origin, "audit.journal", what);
+                    let was = m.s.audit_journal.as_str();
+                    m.refuse(&origin, me.key, format!("{} \"{was}\"", me.lock.words()));
                 }
                 m.s.audit_journal = journal;
             }
@@ -425,19 +417,12 @@ pub static SETTINGS: &[Setting] = &[
         key: "audit.required",
         env: None,
         flag: None,
-        file: Some(|cx, key, value, origin, layer| {
-            layer.audit_required = Some((expect_bool(cx, key, value)?, origin));
-            Ok(())
-        }),
+        file: Some(|cx, key, v, o, l| set(&mut l.audit_required, expect_bool(cx, key, v)?, o)),
         text: Text::None,
-        merge: |m, layer| {
-            let set = layer.audit_required.take();
-            if let Some(origin) =
-                m.only_on(set, "audit.required", "the audit log stays required", |s| {
-                    &mut s.audit_required
-                })
-            {
-                m.audit_required_origin = origin;
+        lock: Lock::OnlyOn("the audit log stays required"),
+        merge: |m, l, me| {
+            if let Some(o) = m.switch(me, l.audit_required.take(), |s| &mut s.audit_required) {
+                m.audit_required_origin = o;
             }
         },
     },
@@ -445,107 +430,76 @@ pub static SETTINGS: &[Setting] = &[
         key: "approval.socket",
         env: Some("GATE_SOCKET"),
         flag: Some(("--socket", one!(socket))),
-        file: Some(|cx, key, value, origin, layer| {
-            layer.socket = Some((expect_path(cx, key, value)?, origin));
-            Ok(())
-        }),
-        text: Text::Value(|value, origin, layer| {
-            layer.socket = Some((absolute_path(value, &origin, "approval.socket")?, origin));
-            Ok(())
-        }),
+        file: Some(|cx, key, v, o, l| set(&mut l.socket, expect_path(cx, key, v)?, o)),
+        text: Text::Value(|key, v, o, l| set(&mut l.socket, absolute_path(v, &o, key)?, o)),
         // Likewise the approver: under a lock, only the locking file chooses who is asked
         // (its socket, or the broker's default one).
-        merge: |m, layer| {
-            let set = layer.socket.take();
-            m.unchanged(
-                set,
-                "approval.socket",
-                "the approver socket cannot be changed",
-                |s| &mut s.socket,
-            );
+        lock: Lock::Unchanged("the approver socket cannot be changed"),
+        merge: |m, l, me| {
+            let set = l.socket.take().map(|(path, o)| (Some(path), o));
+            m.value(me, set, |s| &mut s.socket);
         },
     },
     Setting {
         key: "approval.approver",
         env: None,
         flag: None,
-        file: Some(|cx, key, value, origin, layer| {
-            let user = match value.get_ref().as_integer() {
+        file: Some(|cx, key, v, o, l| {
+            let user = match v.get_ref().as_integer() {
                 Some(_) => {
-                    let uid = expect_int(cx, key, value)?;
-                    ApproverUser::Uid(u32::try_from(uid).map_err(|_| {
-                        ConfigError::at(&origin, key, format!("{uid} is not a uid"))
-                    })?)
+                    let uid = expect_int(cx, key, v)?;
+                    ApproverUser::Uid(
+                        u32::try_from(uid)
+                            .map_err(|_| ConfigError::at(&o, key, format!("{uid} is not a uid")))?,
+                    )
                 }
-                None => ApproverUser::parse(expect_str(cx, key, value)?)
-                    .map_err(|e| ConfigError::at(&origin, key, e))?,
+                None => file_checked(cx, key, v, &o, ApproverUser::parse)?,
             };
-            layer.approver = Some((user, origin));
-            Ok(())
+            set(&mut l.approver, user, o)
         }),
         text: Text::None,
         // Whose answers count is the lock's to say, as the socket is.
-        merge: |m, layer| {
-            let set = layer.approver.take();
-            m.unchanged(
-                set,
-                "approval.approver",
-                "the approver user cannot be changed",
-                |s| &mut s.approver,
-            );
+        lock: Lock::Unchanged("the approver user cannot be changed"),
+        merge: |m, l, me| {
+            let set = l.approver.take().map(|(user, o)| (Some(user), o));
+            m.value(me, set, |s| &mut s.approver);
         },
     },
     Setting {
         key: "approval.tty",
         env: None,
         flag: Some(("--no-tty", flag!(no_tty))),
-        file: Some(|cx, key, value, origin, layer| {
-            layer.tty = Some((expect_bool(cx, key, value)?, origin));
-            Ok(())
-        }),
-        text: Text::Switch(false, |layer| &mut layer.tty),
-        merge: |m, layer| {
-            let set = layer.tty.take();
-            m.only_off(
-                set,
-                "approval.tty",
-                "asking on the terminal stays off",
-                |s| &mut s.tty,
-            );
+        file: Some(|cx, key, v, o, l| set(&mut l.tty, expect_bool(cx, key, v)?, o)),
+        text: Text::Switch(false, |l| &mut l.tty),
+        lock: Lock::OnlyOff("asking on the terminal stays off"),
+        merge: |m, l, me| {
+            m.switch(me, l.tty.take(), |s| &mut s.tty);
         },
     },
     Setting {
         key: "approval.timeout",
         env: Some("GATE_TIMEOUT"),
         flag: Some(("--timeout", one!(timeout))),
-        file: Some(|cx, key, value, origin, layer| {
-            let seconds = check_timeout(expect_int(cx, key, value)?)
-                .map_err(|e| ConfigError::at(&origin, key, e))?;
-            layer.timeout = Some((seconds, origin));
-            Ok(())
+        file: Some(|cx, key, v, o, l| {
+            let seconds =
+                check_timeout(expect_int(cx, key, v)?).map_err(|e| ConfigError::at(&o, key, e))?;
+            set(&mut l.timeout, seconds, o)
         }),
-        text: Text::Value(|value, origin, layer| {
-            let key = "approval.timeout";
-            let text = utf8(value, &origin, key)?;
+        text: Text::Value(|key, v, o, l| {
+            let text = utf8(v, &o, key)?;
             let seconds: i64 = text.trim().parse().map_err(|_| {
-                ConfigError::at(
-                    &origin,
-                    key,
-                    format!("`{}` is not a number of seconds", text.escape_debug()),
-                )
+                let what = format!("`{}` is not a number of seconds", text.escape_debug());
+                ConfigError::at(&o, key, what)
             })?;
-            let seconds = check_timeout(seconds).map_err(|e| ConfigError::at(&origin, key, e))?;
-            layer.timeout = Some((seconds, origin));
-            Ok(())
+            let seconds = check_timeout(seconds).map_err(|e| ConfigError::at(&o, key, e))?;
+            set(&mut l.timeout, seconds, o)
         }),
-        merge: |m, layer| {
-            if let Some((timeout, origin)) = layer.timeout.take() {
+        lock: Lock::Own("the approval timeout can only be shortened"),
+        merge: |m, l, me| {
+            if let Some((timeout, origin)) = l.timeout.take() {
                 if m.locked && timeout > m.s.timeout {
-                    let what = format!(
-                        "the approval timeout can only be shortened (it is {} s)",
-                        m.s.timeout
-                    );
-                    m.refuse(&origin, "approval.timeout", what);
+                    let what = format!("{} (it is {} s)", me.lock.words(), m.s.timeout);
+                    m.refuse(&origin, me.key, what);
                 }
                 m.s.timeout = timeout;
             }
@@ -556,14 +510,13 @@ pub static SETTINGS: &[Setting] = &[
         env: Some("GATE_SESSION"),
         flag: Some(("--session", one!(session))),
         file: None,
-        text: Text::Value(|value, origin, layer| {
-            let id = utf8(value, &origin, "session")?;
-            check_session(id).map_err(|e| ConfigError::at(&origin, "session", e))?;
-            layer.session = Some((id.to_owned(), origin));
-            Ok(())
+        text: Text::Value(|key, v, o, l| {
+            let id = text_checked(key, v, &o, |id| check_session(id).map(|()| id.to_owned()))?;
+            set(&mut l.session, id, o)
         }),
-        merge: |m, layer| {
-            if let Some((session, _)) = layer.session.take() {
+        lock: Lock::Free,
+        merge: |m, l, _| {
+            if let Some((session, _)) = l.session.take() {
                 m.s.session = Some(session);
             }
         },
@@ -572,196 +525,167 @@ pub static SETTINGS: &[Setting] = &[
         key: "sandbox.write",
         env: None,
         flag: Some(("--write", many!(write))),
-        file: Some(|cx, key, value, _, layer| {
+        file: Some(|cx, key, v, _, l| {
             file_list(
                 cx,
                 key,
-                value,
+                v,
                 |item, _| expect_path(cx, key, item),
-                &mut layer.write,
+                &mut l.write,
             )
         }),
-        text: Text::Value(|value, origin, layer| {
-            layer
-                .write
-                .push((non_empty_path(value, &origin, "write")?, origin));
-            Ok(())
-        }),
-        merge: |m, layer| {
-            m.none_added(
-                &layer.write,
-                "sandbox.write",
-                "no writable paths can be added",
-            );
-            let write = std::mem::take(&mut layer.write);
-            m.s.sandbox.write.extend(write.into_iter().map(|(p, _)| p));
-        },
+        // From an option, relative to the working directory.
+        text: Text::Value(|key, v, o, l| push(&mut l.write, non_empty_path(v, &o, key)?, o)),
+        lock: Lock::NoneAdded("no writable paths can be added"),
+        merge: |m, l, me| m.list(me, std::mem::take(&mut l.write), |s| &mut s.sandbox.write),
     },
     Setting {
         key: "sandbox.deny_read",
         env: None,
         flag: Some(("--deny-read", many!(deny_read))),
-        file: Some(|cx, key, value, _, layer| {
+        file: Some(|cx, key, v, _, l| {
             file_list(
                 cx,
                 key,
-                value,
+                v,
                 |item, _| expect_path(cx, key, item),
-                &mut layer.deny_read,
+                &mut l.deny_read,
             )
         }),
-        text: Text::Value(|value, origin, layer| {
-            layer
-                .deny_read
-                .push((non_empty_path(value, &origin, "deny-read")?, origin));
-            Ok(())
-        }),
-        merge: |m, layer| {
-            let deny_read = std::mem::take(&mut layer.deny_read);
-            m.s.sandbox
-                .deny_read
-                .extend(deny_read.into_iter().map(|(p, _)| p));
+        text: Text::Value(|key, v, o, l| push(&mut l.deny_read, non_empty_path(v, &o, key)?, o)),
+        lock: Lock::Free,
+        merge: |m, l, me| {
+            m.list(me, std::mem::take(&mut l.deny_read), |s| {
+                &mut s.sandbox.deny_read
+            });
         },
     },
     Setting {
         key: "sandbox.net_connect",
         env: None,
         flag: Some(("--net-connect", many!(net_connect))),
-        file: Some(|cx, key, value, _, layer| {
-            file_list(cx, key, value, file_port(cx, key), &mut layer.net_connect)
+        file: Some(|cx, key, v, _, l| {
+            file_list(
+                cx,
+                key,
+                v,
+                |item, o| file_port(cx, key, item, o),
+                &mut l.net_connect,
+            )
         }),
-        text: Text::Value(|value, origin, layer| {
-            layer
-                .net_connect
-                .push((text_port("net-connect", value, &origin)?, origin));
-            Ok(())
-        }),
-        merge: |m, layer| {
-            m.none_added(
-                &layer.net_connect,
-                "sandbox.net_connect",
-                "no network ports can be allowed",
-            );
-            let ports = std::mem::take(&mut layer.net_connect);
-            m.s.sandbox
-                .net_connect
-                .extend(ports.into_iter().map(|(p, _)| p));
+        text: Text::Value(|key, v, o, l| push(&mut l.net_connect, text_port(key, v, &o)?, o)),
+        lock: Lock::NoneAdded("no network ports can be allowed"),
+        merge: |m, l, me| {
+            m.list(me, std::mem::take(&mut l.net_connect), |s| {
+                &mut s.sandbox.net_connect
+            });
         },
     },
     Setting {
         key: "sandbox.net_bind",
         env: None,
         flag: Some(("--net-bind", many!(net_bind))),
-        file: Some(|cx, key, value, _, layer| {
-            file_list(cx, key, value, file_port(cx, key), &mut layer.net_bind)
+        file: Some(|cx, key, v, _, l| {
+            file_list(
+                cx,
+                key,
+                v,
+                |item, o| file_port(cx, key, item, o),
+                &mut l.net_bind,
+            )
         }),
-        text: Text::Value(|value, origin, layer| {
-            layer
-                .net_bind
-                .push((text_port("net-bind", value, &origin)?, origin));
-            Ok(())
-        }),
-        merge: |m, layer| {
-            m.none_added(
-                &layer.net_bind,
-                "sandbox.net_bind",
-                "no network ports can be allowed",
-            );
-            let ports = std::mem::take(&mut layer.net_bind);
-            m.s.sandbox
-                .net_bind
-                .extend(ports.into_iter().map(|(p, _)| p));
+        text: Text::Value(|key, v, o, l| push(&mut l.net_bind, text_port(key, v, &o)?, o)),
+        lock: Lock::NoneAdded("no network ports can be allowed"),
+        merge: |m, l, me| {
+            m.list(me, std::mem::take(&mut l.net_bind), |s| {
+                &mut s.sandbox.net_bind
+            });
         },
     },
     Setting {
         key: "sandbox.allow_domains",
         env: None,
         flag: Some(("--allow-domain", many!(allow_domain))),
-        file: Some(|cx, key, value, _, layer| {
-            let check = checked_str(cx, key, crate::netproxy::check_pattern);
-            file_list(cx, key, value, check, &mut layer.allow_domains)
+        file: Some(|cx, key, v, _, l| {
+            file_list(
+                cx,
+                key,
+                v,
+                |item, o| file_checked(cx, key, item, o, check_pattern),
+                &mut l.allow_domains,
+            )
         }),
-        text: Text::Value(|value, origin, layer| {
-            let pattern = text_checked(
-                "allow-domain",
-                value,
-                &origin,
-                crate::netproxy::check_pattern,
-            )?;
-            layer.allow_domains.push((pattern, origin));
-            Ok(())
+        text: Text::Value(|key, v, o, l| {
+            push(
+                &mut l.allow_domains,
+                text_checked(key, v, &o, check_pattern)?,
+                o,
+            )
         }),
-        merge: |m, layer| {
-            m.none_added(
-                &layer.allow_domains,
-                "sandbox.allow_domains",
-                "no domains can be allowed",
-            );
-            let domains = std::mem::take(&mut layer.allow_domains);
-            m.s.sandbox
-                .allow_domains
-                .extend(domains.into_iter().map(|(p, _)| p));
+        lock: Lock::NoneAdded("no domains can be allowed"),
+        merge: |m, l, me| {
+            let domains = std::mem::take(&mut l.allow_domains);
+            m.list(me, domains, |s| &mut s.sandbox.allow_domains);
         },
     },
     Setting {
         key: "sandbox.deny_domains",
         env: None,
         flag: Some(("--deny-domain", many!(deny_domain))),
-        file: Some(|cx, key, value, _, layer| {
-            let check = checked_str(cx, key, crate::netproxy::check_pattern);
-            file_list(cx, key, value, check, &mut layer.deny_domains)
+        file: Some(|cx, key, v, _, l| {
+            file_list(
+                cx,
+                key,
+                v,
+                |item, o| file_checked(cx, key, item, o, check_pattern),
+                &mut l.deny_domains,
+            )
         }),
-        text: Text::Value(|value, origin, layer| {
-            let pattern = text_checked(
-                "deny-domain",
-                value,
-                &origin,
-                crate::netproxy::check_pattern,
-            )?;
-            layer.deny_domains.push((pattern, origin));
-            Ok(())
+        text: Text::Value(|key, v, o, l| {
+            push(
+                &mut l.deny_domains,
+                text_checked(key, v, &o, check_pattern)?,
+                o,
+            )
         }),
-        merge: |m, layer| {
-            let domains = std::mem::take(&mut layer.deny_domains);
-            m.s.sandbox
-                .deny_domains
-                .extend(domains.into_iter().map(|(p, _)| p));
+        lock: Lock::Free,
+        merge: |m, l, me| {
+            let domains = std::mem::take(&mut l.deny_domains);
+            m.list(me, domains, |s| &mut s.sandbox.deny_domains);
         },
     },
     Setting {
         key: "sandbox.resolve",
         env: None,
         flag: Some(("--resolve", many!(resolve))),
-        file: Some(|cx, key, value, _, layer| {
-            let check = checked_str(cx, key, crate::netproxy::check_resolve);
-            file_list(cx, key, value, check, &mut layer.resolve)
+        file: Some(|cx, key, v, _, l| {
+            file_list(
+                cx,
+                key,
+                v,
+                |item, o| file_checked(cx, key, item, o, check_resolve),
+                &mut l.resolve,
+            )
         }),
-        text: Text::Value(|value, origin, layer| {
-            let entry = text_checked("resolve", value, &origin, crate::netproxy::check_resolve)?;
-            layer.resolve.push((entry, origin));
-            Ok(())
+        text: Text::Value(|key, v, o, l| {
+            push(&mut l.resolve, text_checked(key, v, &o, check_resolve)?, o)
         }),
-        merge: |m, layer| {
-            let what = "no name can be mapped to an address of your choosing";
-            m.none_added(&layer.resolve, "sandbox.resolve", what);
-            let entries = std::mem::take(&mut layer.resolve);
-            m.s.sandbox
-                .resolve
-                .extend(entries.into_iter().map(|(p, _)| p));
+        lock: Lock::NoneAdded("no name can be mapped to an address of your choosing"),
+        merge: |m, l, me| {
+            m.list(me, std::mem::take(&mut l.resolve), |s| {
+                &mut s.sandbox.resolve
+            })
         },
     },
     Setting {
         key: "sandbox.require",
         env: None,
         flag: None,
-        file: Some(|cx, key, value, _, layer| {
-            for item in expect_array(cx, key, value)? {
+        file: Some(|cx, key, v, _, l| {
+            for item in expect_array(cx, key, v)? {
                 let origin = cx.origin(item.span());
-                let text = expect_str(cx, key, item)?;
-                let features =
-                    required_features(text).map_err(|e| ConfigError::at(&origin, key, e))?;
-                layer
-                    .require
+                let features = file_checked(cx, key, item, &origin, required_features)?;
+                l.require
                     .extend(features.into_iter().map(|f| (f, origin.clone())));
             }
             Ok(())
@@ -769,8 +693,9 @@ pub static SETTINGS: &[Setting] = &[
         text: Text::None,
         // Requirements only add up: under a lock, a later layer can require more, never
         // less.
-        merge: |m, layer| {
-            for (feature, _) in std::mem::take(&mut layer.require) {
+        lock: Lock::Free,
+        merge: |m, l, _| {
+            for (feature, _) in std::mem::take(&mut l.require) {
                 if !m.s.sandbox.require.contains(&feature) {
                     m.s.sandbox.require.push(feature);
                 }
@@ -781,17 +706,12 @@ pub static SETTINGS: &[Setting] = &[
         key: "sandbox.network",
         env: None,
         flag: Some(("--net", flag!(net))),
-        file: Some(|cx, key, value, origin, layer| {
-            layer.network = Some((expect_bool(cx, key, value)?, origin));
-            Ok(())
-        }),
-        text: Text::Switch(true, |layer| &mut layer.network),
-        merge: |m, layer| {
-            let set = layer.network.take();
-            if let Some(origin) = m.only_off(set, "sandbox.network", "the network stays off", |s| {
-                &mut s.sandbox.network
-            }) {
-                m.network_origin = origin;
+        file: Some(|cx, key, v, o, l| set(&mut l.network, expect_bool(cx, key, v)?, o)),
+        text: Text::Switch(true, |l| &mut l.network),
+        lock: Lock::OnlyOff("the network stays off"),
+        merge: |m, l, me| {
+            if let Some(o) = m.switch(me, l.network.take(), |s| &mut s.sandbox.network) {
+                m.network_origin = o;
             }
         },
     },
@@ -799,33 +719,22 @@ pub static SETTINGS: &[Setting] = &[
         key: "sandbox.best_effort",
         env: None,
         flag: Some(("--best-effort", flag!(best_effort))),
-        file: Some(|cx, key, value, origin, layer| {
-            layer.best_effort = Some((expect_bool(cx, key, value)?, origin));
-            Ok(())
-        }),
-        text: Text::Switch(true, |layer| &mut layer.best_effort),
-        merge: |m, layer| {
-            let set = layer.best_effort.take();
-            let what = "the sandbox must be fully enforced (no best effort)";
-            m.only_off(set, "sandbox.best_effort", what, |s| {
-                &mut s.sandbox.best_effort
-            });
+        file: Some(|cx, key, v, o, l| set(&mut l.best_effort, expect_bool(cx, key, v)?, o)),
+        text: Text::Switch(true, |l| &mut l.best_effort),
+        lock: Lock::OnlyOff("the sandbox must be fully enforced (no best effort)"),
+        merge: |m, l, me| {
+            m.switch(me, l.best_effort.take(), |s| &mut s.sandbox.best_effort);
         },
     },
     Setting {
         key: "sandbox.unix_sockets",
         env: None,
         flag: Some(("--unix-sockets", flag!(unix_sockets))),
-        file: Some(|cx, key, value, origin, layer| {
-            layer.unix_sockets = Some((expect_bool(cx, key, value)?, origin));
-            Ok(())
-        }),
-        text: Text::Switch(true, |layer| &mut layer.unix_sockets),
-        merge: |m, layer| {
-            let set = layer.unix_sockets.take();
-            m.only_off(set, "sandbox.unix_sockets", "Unix sockets stay off", |s| {
-                &mut s.sandbox.unix_sockets
-            });
+        file: Some(|cx, key, v, o, l| set(&mut l.unix_sockets, expect_bool(cx, key, v)?, o)),
+        text: Text::Switch(true, |l| &mut l.unix_sockets),
+        lock: Lock::OnlyOff("Unix sockets stay off"),
+        merge: |m, l, me| {
+            m.switch(me, l.unix_sockets.take(), |s| &mut s.sandbox.unix_sockets);
         },
     },
     // Last: a lock holds against the layers after the one that sets it.
@@ -833,11 +742,11 @@ pub static SETTINGS: &[Setting] = &[
         key: "lock",
         env: None,
         flag: None,
-        file: Some(|cx, key, value, origin, layer| {
-            let lock = expect_bool(cx, key, value)?;
+        file: Some(|cx, key, v, o, l| {
+            let lock = expect_bool(cx, key, v)?;
             if cx.kind == FileKind::Project {
                 return Err(ConfigError::at(
-                    &origin,
+                    &o,
                     key,
                     "a project file cannot lock the configuration; only the system file \
                      can (a repository must not decide what the person may change)",
@@ -845,7 +754,7 @@ pub static SETTINGS: &[Setting] = &[
             }
             if cx.kind != FileKind::System {
                 return Err(ConfigError::at(
-                    &origin,
+                    &o,
                     key,
                     format!(
                         "only the system file {SYSTEM_CONFIG} and its drop-ins in {} can \
@@ -854,15 +763,15 @@ pub static SETTINGS: &[Setting] = &[
                     ),
                 ));
             }
-            layer.lock = Some((lock, origin));
-            Ok(())
+            set(&mut l.lock, lock, o)
         }),
         text: Text::None,
-        merge: |m, layer| {
-            if let Some((lock, origin)) = layer.lock.take() {
+        // A lock holds against everything after it, a later drop-in too.
+        lock: Lock::Own("no later file can unlock it"),
+        merge: |m, l, me| {
+            if let Some((lock, origin)) = l.lock.take() {
                 if m.locked && !lock {
-                    // A lock holds against everything after it, a later drop-in too.
-                    m.refuse(&origin, "lock", "no later file can unlock it");
+                    m.refuse(&origin, me.key, me.lock.words());
                 }
                 if lock && !m.system_lock {
                     let Origin::File { path, .. } = origin else {
@@ -889,7 +798,7 @@ fn by_file_key(table: Option<&str>, name: &str) -> Option<&'static Setting> {
 }
 
 /// The setting `--name` sets.
-pub fn by_flag(name: &str) -> Option<&'static Setting> {
+pub(crate) fn by_flag(name: &str) -> Option<&'static Setting> {
     SETTINGS
         .iter()
         .find(|s| s.flag.is_some_and(|(flag, _)| flag == name))
@@ -920,7 +829,7 @@ pub fn env_layer(env: &dyn Fn(&str) -> Option<OsString>) -> Result<Layer, Config
             continue;
         };
         if let Some(value) = env(name).filter(|v| !v.is_empty()) {
-            read(&value, Origin::Env(name), &mut layer)?;
+            read(setting.key, &value, Origin::Env(name), &mut layer)?;
         }
     }
     Ok(layer)
@@ -937,12 +846,12 @@ pub fn flag_layer(args: &GateArgs) -> Result<Layer, ConfigError> {
         match (arg, setting.text) {
             (Arg::One(get, _), Text::Value(read)) => {
                 if let Some(value) = get(args) {
-                    read(value, origin(), &mut layer)?;
+                    read(setting.key, value, origin(), &mut layer)?;
                 }
             }
             (Arg::Many(get, _), Text::Value(read)) => {
                 for value in get(args) {
-                    read(value, origin(), &mut layer)?;
+                    read(setting.key, value, origin(), &mut layer)?;
                 }
             }
             (Arg::Flag(get, _), Text::Switch(on, slot)) => {
