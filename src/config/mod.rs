@@ -57,11 +57,11 @@ use merge::Merging;
 #[cfg(test)]
 use merge::stricter_level;
 pub use merge::{Loosening, grants, merge, under_lock};
-use rules::{RuleItem, is_plain_from, may_be_exact, rule_item, take_rule};
+use rules::{RuleItem, file_rules, is_plain_from, may_be_exact, take_rule, text_rule};
 pub use values::{ApproverUser, check_session};
 use values::{
-    absolute_path, add_rule, check_port, check_timeout, non_empty_path, parse_level,
-    required_features, utf8,
+    absolute_path, add_rule, check_timeout, file_checked, file_list, file_port, non_empty_path,
+    parse_level, push, required_features, set, text_checked, text_port, utf8,
 };
 
 pub(crate) use table::{Arg, Lock, SETTINGS, Setting, by_flag};

@@ -3,9 +3,11 @@
 //! its layer with its origin, and checked against its examples. Both readers of a file,
 //! the TOML one and the quick one ([`super::lists`]), hand their entries here.
 
+use std::ffi::OsStr;
+
 use super::{
-    ConfigError, FileCx, FileKind, Layer, Spanned, add_rule, expect_bool, expect_str, type_error,
-    unknown_key,
+    ConfigError, FileCx, FileKind, Layer, Spanned, add_rule, expect_array, expect_bool, expect_str,
+    type_error, unknown_key, utf8,
 };
 use crate::policy::Origin;
 use toml::de::DeValue;
@@ -226,4 +228,34 @@ fn check_examples(
         })?;
     }
     Ok(())
+}
+
+/// A file's rule list (`allow`, `deny`, `ask`, `unsandboxed`).
+pub(super) fn file_rules(
+    cx: &FileCx<'_>,
+    key: &'static str,
+    value: &Spanned<DeValue<'_>>,
+    _: Origin,
+    layer: &mut Layer,
+) -> Result<(), ConfigError> {
+    let items = expect_array(cx, key, value)?;
+    if key == "allow" {
+        layer.allow.reserve(items.len());
+    }
+    for item in items {
+        take_rule(cx, layer, key, rule_item(cx, key, item)?)?;
+    }
+    Ok(())
+}
+
+/// A rule given as an option (`--allow RULE`).
+pub(super) fn text_rule(
+    key: &'static str,
+    value: &OsStr,
+    origin: Origin,
+    layer: &mut Layer,
+) -> Result<(), ConfigError> {
+    let rule = utf8(value, &origin, key)?;
+    add_rule(layer, key, rule, origin.clone())
+        .map_err(|e| ConfigError::at(&origin, key, format!("`{}`: {e}", rule.escape_debug())))
 }

@@ -17,9 +17,10 @@ use std::ffi::{OsStr, OsString};
 
 use super::{
     ApproverUser, AuditJournal, AuditLog, ConfigError, FileCx, FileKind, Layer, Merging,
-    SYSTEM_CONFIG, Spanned, absolute_path, add_rule, check_port, check_session, check_timeout,
-    expect_array, expect_bool, expect_int, expect_path, expect_str, non_empty_path, parse_level,
-    required_features, rule_item, system_drop_ins, take_rule, utf8,
+    SYSTEM_CONFIG, Spanned, absolute_path, check_session, check_timeout, expect_array, expect_bool,
+    expect_int, expect_path, file_checked, file_list, file_port, file_rules, non_empty_path,
+    parse_level, push, required_features, set, system_drop_ins, text_checked, text_port, text_rule,
+    utf8,
 };
 use crate::invocation::GateArgs;
 use crate::netproxy::{check_pattern, check_resolve};
@@ -131,105 +132,6 @@ macro_rules! flag {
     ($field:ident) => {
         Arg::Flag(|a| a.$field, |a| &mut a.$field)
     };
-}
-
-/// Set a layer's value.
-fn set<T>(slot: &mut Option<(T, Origin)>, value: T, origin: Origin) -> Result<(), ConfigError> {
-    *slot = Some((value, origin));
-    Ok(())
-}
-
-/// Add an entry to a layer's list.
-fn push<T>(list: &mut Vec<(T, Origin)>, value: T, origin: Origin) -> Result<(), ConfigError> {
-    list.push((value, origin));
-    Ok(())
-}
-
-/// A file's string checked by `check`, whose error names the value's place.
-fn file_checked<T>(
-    cx: &FileCx<'_>,
-    key: &'static str,
-    value: &Spanned<DeValue<'_>>,
-    origin: &Origin,
-    check: fn(&str) -> Result<T, String>,
-) -> Result<T, ConfigError> {
-    check(expect_str(cx, key, value)?).map_err(|e| ConfigError::at(origin, key, e))
-}
-
-/// A variable's or an option's text checked by `check`.
-fn text_checked<T>(
-    key: &'static str,
-    value: &OsStr,
-    origin: &Origin,
-    check: fn(&str) -> Result<T, String>,
-) -> Result<T, ConfigError> {
-    check(utf8(value, origin, key)?).map_err(|e| ConfigError::at(origin, key, e))
-}
-
-/// A file's rule list (`allow`, `deny`, `ask`, `unsandboxed`).
-fn file_rules(
-    cx: &FileCx<'_>,
-    key: &'static str,
-    value: &Spanned<DeValue<'_>>,
-    _: Origin,
-    layer: &mut Layer,
-) -> Result<(), ConfigError> {
-    let items = expect_array(cx, key, value)?;
-    if key == "allow" {
-        layer.allow.reserve(items.len());
-    }
-    for item in items {
-        take_rule(cx, layer, key, rule_item(cx, key, item)?)?;
-    }
-    Ok(())
-}
-
-/// A rule given as an option (`--allow RULE`).
-fn text_rule(
-    key: &'static str,
-    value: &OsStr,
-    origin: Origin,
-    layer: &mut Layer,
-) -> Result<(), ConfigError> {
-    let rule = utf8(value, &origin, key)?;
-    add_rule(layer, key, rule, origin.clone())
-        .map_err(|e| ConfigError::at(&origin, key, format!("`{}`: {e}", rule.escape_debug())))
-}
-
-/// Each entry of a file's list, read by `read` and added to the layer's list.
-fn file_list<T>(
-    cx: &FileCx<'_>,
-    key: &'static str,
-    value: &Spanned<DeValue<'_>>,
-    read: impl Fn(&Spanned<DeValue<'_>>, &Origin) -> Result<T, ConfigError>,
-    list: &mut Vec<(T, Origin)>,
-) -> Result<(), ConfigError> {
-    for item in expect_array(cx, key, value)? {
-        let origin = cx.origin(item.span());
-        let entry = read(item, &origin)?;
-        list.push((entry, origin));
-    }
-    Ok(())
-}
-
-/// A port in a file: an integer.
-fn file_port(
-    cx: &FileCx<'_>,
-    key: &'static str,
-    item: &Spanned<DeValue<'_>>,
-    origin: &Origin,
-) -> Result<u16, ConfigError> {
-    check_port(expect_int(cx, key, item)?).map_err(|e| ConfigError::at(origin, key, e))
-}
-
-/// A port as text: digits.
-fn text_port(key: &'static str, value: &OsStr, origin: &Origin) -> Result<u16, ConfigError> {
-    let text = utf8(value, origin, key)?;
-    text.trim()
-        .parse::<i64>()
-        .map_err(|_| format!("`{}` is not a TCP port (1 to 65535)", text.escape_debug()))
-        .and_then(check_port)
-        .map_err(|e| ConfigError::at(origin, key, e))
 }
 
 /// Every setting, in the order a layer is merged (so a layer that loosens two settings

@@ -1,12 +1,18 @@
 //! The values every layer shares, checked the same way whichever layer gives them: a
 //! level, a port, a timeout, a session id, a path given as text, the approver user,
-//! the kernel features `sandbox.require` names, and a rule added to its list.
+//! the kernel features `sandbox.require` names, and a rule added to its list; and the
+//! small readers the settings table builds its entries from (a file's value or a
+//! variable's text, checked, into a layer).
 
 use std::ffi::OsStr;
 use std::fmt;
 use std::path::PathBuf;
 
-use super::{ConfigError, Layer, MAX_TIMEOUT};
+use toml::de::DeValue;
+
+use super::{
+    ConfigError, FileCx, Layer, MAX_TIMEOUT, Spanned, expect_array, expect_int, expect_str,
+};
 use crate::policy::{Level, Origin, RuleError};
 
 pub(super) fn parse_level(text: &str) -> Result<Level, String> {
@@ -186,4 +192,88 @@ pub(super) fn required_features(text: &str) -> Result<Vec<crate::sandbox::Featur
                 .join(", ")
         )
     })
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading a value into a layer, from a file or as text.
+
+/// Set a layer's value.
+pub(super) fn set<T>(
+    slot: &mut Option<(T, Origin)>,
+    value: T,
+    origin: Origin,
+) -> Result<(), ConfigError> {
+    *slot = Some((value, origin));
+    Ok(())
+}
+
+/// Add an entry to a layer's list.
+pub(super) fn push<T>(
+    list: &mut Vec<(T, Origin)>,
+    value: T,
+    origin: Origin,
+) -> Result<(), ConfigError> {
+    list.push((value, origin));
+    Ok(())
+}
+
+/// A file's string checked by `check`, whose error names the value's place.
+pub(super) fn file_checked<T>(
+    cx: &FileCx<'_>,
+    key: &'static str,
+    value: &Spanned<DeValue<'_>>,
+    origin: &Origin,
+    check: fn(&str) -> Result<T, String>,
+) -> Result<T, ConfigError> {
+    check(expect_str(cx, key, value)?).map_err(|e| ConfigError::at(origin, key, e))
+}
+
+/// A variable's or an option's text checked by `check`.
+pub(super) fn text_checked<T>(
+    key: &'static str,
+    value: &OsStr,
+    origin: &Origin,
+    check: fn(&str) -> Result<T, String>,
+) -> Result<T, ConfigError> {
+    check(utf8(value, origin, key)?).map_err(|e| ConfigError::at(origin, key, e))
+}
+
+/// Each entry of a file's list, read by `read` and added to the layer's list.
+pub(super) fn file_list<T>(
+    cx: &FileCx<'_>,
+    key: &'static str,
+    value: &Spanned<DeValue<'_>>,
+    read: impl Fn(&Spanned<DeValue<'_>>, &Origin) -> Result<T, ConfigError>,
+    list: &mut Vec<(T, Origin)>,
+) -> Result<(), ConfigError> {
+    for item in expect_array(cx, key, value)? {
+        let origin = cx.origin(item.span());
+        let entry = read(item, &origin)?;
+        list.push((entry, origin));
+    }
+    Ok(())
+}
+
+/// A port in a file: an integer.
+pub(super) fn file_port(
+    cx: &FileCx<'_>,
+    key: &'static str,
+    item: &Spanned<DeValue<'_>>,
+    origin: &Origin,
+) -> Result<u16, ConfigError> {
+    check_port(expect_int(cx, key, item)?).map_err(|e| ConfigError::at(origin, key, e))
+}
+
+/// A port as text: digits.
+pub(super) fn text_port(
+    key: &'static str,
+    value: &OsStr,
+    origin: &Origin,
+) -> Result<u16, ConfigError> {
+    let text = utf8(value, origin, key)?;
+    text.trim()
+        .parse::<i64>()
+        .map_err(|_| format!("`{}` is not a TCP port (1 to 65535)", text.escape_debug()))
+        .and_then(check_port)
+        .map_err(|e| ConfigError::at(origin, key, e))
 }
