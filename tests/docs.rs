@@ -605,6 +605,11 @@ fn env_vars_in_the_code() -> (BTreeSet<String>, BTreeSet<String>) {
     fn walk(dir: &Path, files: &mut Vec<std::path::PathBuf>) {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
+            // A test module split into files of its own (`#[cfg(test)] mod tests;` with
+            // its body in a `tests/` directory), as `tests.rs` files are below.
+            if path.is_dir() && path.file_name().is_some_and(|n| n == "tests") {
+                continue;
+            }
             if path.is_dir() {
                 walk(&path, files);
             } else if path.extension().is_some_and(|e| e == "rs") && !path.ends_with("tests.rs") {
