@@ -12,6 +12,12 @@
 //!
 //! The table is a `static`: walking it costs no allocation, so loading the
 //! configuration, which runs before every command, does no more work than a `match`.
+//!
+//! A new setting is a field of [`Layer`] and of [`super::Settings`], an entry here (and
+//! a field of [`GateArgs`] when it has an option), its option's help in
+//! [`crate::cli::GATE_OPTIONS`], its key in the key lists ([`super::TOP_KEYS`], …), its
+//! lock rule in words in [`super::under_lock`], and its entries in gate(1) and
+//! gate.toml(5); the tests in `table/tests.rs` name whichever is missing.
 
 use std::ffi::{OsStr, OsString};
 
