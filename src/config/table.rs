@@ -695,13 +695,20 @@ pub(crate) static SETTINGS: &[Setting] = &[
 /// The setting a configuration file's key names: `table` is the table it is in
 /// (`approval`), or `None` at the top.
 fn by_file_key(table: Option<&str>, name: &str) -> Option<&'static Setting> {
+    // No allocation and no splitting: this runs for every key of every file, before
+    // every command.
     SETTINGS.iter().find(|s| {
-        s.file.is_some()
-            && match (table, s.key.split_once('.')) {
-                (None, None) => s.key == name,
-                (Some(table), Some((t, n))) => t == table && n == name,
-                _ => false,
+        let key = s.key;
+        let named = match table {
+            None => key == name && !name.contains('.'),
+            Some(table) => {
+                key.len() == table.len() + 1 + name.len()
+                    && key.starts_with(table)
+                    && key.as_bytes()[table.len()] == b'.'
+                    && key.ends_with(name)
             }
+        };
+        named && s.file.is_some()
     })
 }
 
