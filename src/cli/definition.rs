@@ -248,6 +248,6 @@ pub fn command() -> Command {
 }
 
 /// `gate --help`.
-pub fn help_text() -> String {
+pub(crate) fn help_text() -> String {
     command().render_help().to_string()
 }

@@ -26,7 +26,7 @@ const OTHER_WORDS: &[(&str, &str)] = &[
 /// goes) is a mistyped subcommand — close to a subcommand's name, or a word other tools
 /// use — rather than a script name: `gate check` for `chek`. Only plain words count
 /// (letters, digits, `-`, `_`): `build.sh` or `./chek` is a script.
-pub fn meant_subcommand(word: &str) -> Option<String> {
+pub(crate) fn meant_subcommand(word: &str) -> Option<String> {
     let plain = !word.is_empty()
         && word
             .chars()

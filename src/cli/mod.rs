@@ -5,14 +5,14 @@
 //! Nothing here runs on the hot path: `gate -c COMMAND`, `gate -- PROGRAM` and the shims
 //! are parsed by hand in [`crate::invocation`], from the same tables, without building a
 //! clap [`clap::Command`]. Only a subcommand's own arguments go through clap
-//! ([`parse_subcommand`]); `gate check` keeps the hand parser too, because it takes the
-//! shell's grammar (see [`SubcommandSpec::parsed_by_clap`]).
+//! (`parse_subcommand`); `gate check` keeps the hand parser too, because it takes the
+//! shell's grammar (see `SubcommandSpec::parsed_by_clap`).
 //!
 //! This file holds the types; `tables.rs` the options and subcommands (data only),
 //! `definition.rs` the clap definition and the help texts, `parse.rs` a subcommand's
 //! arguments and their errors, `mistyped.rs` the words that are mistyped subcommands.
-//! What each setting's option sets is the settings table's ([`crate::config::SETTINGS`]),
-//! which a test holds to [`GATE_OPTIONS`].
+//! What each setting's option sets is the settings table's (`config::SETTINGS`),
+//! which a test holds to `GATE_OPTIONS`.
 
 #![forbid(unsafe_code)]
 
@@ -21,14 +21,16 @@ mod mistyped;
 mod parse;
 mod tables;
 
-pub use definition::{command, help_text};
+pub use definition::command;
+pub(crate) use definition::help_text;
 #[cfg(test)]
 use mistyped::edit_distance;
-pub use mistyped::meant_subcommand;
-pub use parse::{Parsed, SubcommandArgs, option_as_value, parse_subcommand};
-pub use tables::*;
+pub(crate) use mistyped::meant_subcommand;
+pub use parse::{Parsed, SubcommandArgs};
+pub(crate) use parse::{option_as_value, parse_subcommand};
+pub(crate) use tables::*;
 
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub(crate) const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// gate's own options. All long, so every short option stays the shell's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,7 +62,7 @@ pub struct SubcommandSpec {
 }
 
 /// The subcommand called `word`.
-pub fn subcommand(word: &str) -> Option<&'static SubcommandSpec> {
+pub(crate) fn subcommand(word: &str) -> Option<&'static SubcommandSpec> {
     SUBCOMMANDS.iter().find(|s| s.name == word)
 }
 
@@ -72,12 +74,12 @@ impl SubcommandSpec {
     /// unknown short options and bash's long ones pass to the shell in order, and gate's
     /// long options may sit between them. So check is parsed by the hand parser in
     /// [`crate::invocation`], from the same tables; its clap definition renders its help.
-    pub fn parsed_by_clap(&self) -> bool {
+    pub(crate) fn parsed_by_clap(&self) -> bool {
         self.name != "check"
     }
 
     /// gate's options it takes after its name.
-    pub fn gate_options(&self) -> impl Iterator<Item = &'static OptionSpec> + use<> {
+    pub(crate) fn gate_options(&self) -> impl Iterator<Item = &'static OptionSpec> + use<> {
         let shared = self.shared;
         GATE_OPTIONS.iter().filter(move |o| match shared {
             Shared::All => true,
@@ -94,13 +96,13 @@ impl SubcommandSpec {
     }
 
     /// Its help, as `gate NAME --help` prints it.
-    pub fn help(&self) -> String {
+    pub(crate) fn help(&self) -> String {
         self.definition().render_help().to_string()
     }
 
     /// What it takes, for an error message: `deny's options are --message TEXT, and
     /// gate's --config FILE, --no-config, --socket PATH`.
-    pub fn options_summary(&self) -> String {
+    pub(crate) fn options_summary(&self) -> String {
         let show = |o: &OptionSpec| match o.value {
             Some(value) => format!("{} {value}", o.name),
             None => o.name.to_owned(),

@@ -29,7 +29,10 @@ pub struct SubcommandArgs {
 
 /// Parse the arguments after a subcommand's name (not `gate check`'s: see
 /// [`SubcommandSpec::parsed_by_clap`]). An error is one line without the `gate: `.
-pub fn parse_subcommand(sub: &SubcommandSpec, args: Vec<OsString>) -> Result<Parsed, String> {
+pub(crate) fn parse_subcommand(
+    sub: &SubcommandSpec,
+    args: Vec<OsString>,
+) -> Result<Parsed, String> {
     debug_assert!(sub.parsed_by_clap(), "{} is parsed by hand", sub.name);
     refuse_option_as_value(sub, &args)?;
     let matches = match sub
@@ -82,7 +85,7 @@ fn collect(sub: &SubcommandSpec, matches: &ArgMatches) -> SubcommandArgs {
 /// option. Most likely the value was forgotten, so it is an error rather than a rule
 /// `-c`; a value that really starts with `-` is written `--allow=-c`. `None` when the
 /// value is fine.
-pub fn option_as_value(spec: &OptionSpec, value: &OsStr) -> Option<String> {
+pub(crate) fn option_as_value(spec: &OptionSpec, value: &OsStr) -> Option<String> {
     let text = value.to_string_lossy();
     if !text.starts_with('-') {
         return None;

@@ -4,7 +4,7 @@
 
 use super::{OptionSpec, Shared, SubcommandSpec};
 
-pub const GATE_OPTIONS: &[OptionSpec] = &[
+pub(crate) const GATE_OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "--level",
         value: Some("LEVEL"),
@@ -138,19 +138,19 @@ pub const GATE_OPTIONS: &[OptionSpec] = &[
 ];
 
 /// Options of the approver tools and `gate ask`.
-pub const SERVE_OPTIONS: &[OptionSpec] = &[OptionSpec {
+pub(crate) const SERVE_OPTIONS: &[OptionSpec] = &[OptionSpec {
     name: "--requests-socket",
     value: Some("PATH"),
     help: "Also take requests (never answers) on PATH, open to every user: for an approver who is another user, or on another machine (docs/approvals.md)",
 }];
 
-pub const PENDING_OPTIONS: &[OptionSpec] = &[OptionSpec {
+pub(crate) const PENDING_OPTIONS: &[OptionSpec] = &[OptionSpec {
     name: "--json",
     value: None,
     help: "Print the open requests as one JSON array",
 }];
 
-pub const APPROVE_OPTIONS: &[OptionSpec] = &[
+pub(crate) const APPROVE_OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "--remember",
         value: None,
@@ -173,13 +173,13 @@ pub const APPROVE_OPTIONS: &[OptionSpec] = &[
     },
 ];
 
-pub const DENY_OPTIONS: &[OptionSpec] = &[OptionSpec {
+pub(crate) const DENY_OPTIONS: &[OptionSpec] = &[OptionSpec {
     name: "--message",
     value: Some("TEXT"),
     help: "Why, or what to do instead: the agent's model reads it",
 }];
 
-pub const ASK_OPTIONS: &[OptionSpec] = &[
+pub(crate) const ASK_OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "--option",
         value: Some("TEXT"),
@@ -207,12 +207,12 @@ const SYSTEM_DROP_INS: OptionSpec = OptionSpec {
 };
 
 /// Whether `spec` names a candidate system layer (taken by check, doctor and rules only).
-pub fn is_candidate_option(spec: &OptionSpec) -> bool {
+pub(crate) fn is_candidate_option(spec: &OptionSpec) -> bool {
     spec.name == SYSTEM_FILE.name || spec.name == SYSTEM_DROP_INS.name
 }
 
 /// Options that only `gate doctor` takes.
-pub const DOCTOR_OPTIONS: &[OptionSpec] = &[
+pub(crate) const DOCTOR_OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "--json",
         value: None,
@@ -223,7 +223,7 @@ pub const DOCTOR_OPTIONS: &[OptionSpec] = &[
 ];
 
 /// Options that only `gate rules` takes.
-pub const RULES_OPTIONS: &[OptionSpec] = &[
+pub(crate) const RULES_OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "--json",
         value: None,
@@ -234,7 +234,7 @@ pub const RULES_OPTIONS: &[OptionSpec] = &[
 ];
 
 /// Options that only `gate trust` takes.
-pub const TRUST_OPTIONS: &[OptionSpec] = &[
+pub(crate) const TRUST_OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "--revoke",
         value: None,
@@ -248,7 +248,7 @@ pub const TRUST_OPTIONS: &[OptionSpec] = &[
 ];
 
 /// Options that only `gate import` takes.
-pub const IMPORT_OPTIONS: &[OptionSpec] = &[
+pub(crate) const IMPORT_OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "--save",
         value: None,
@@ -277,7 +277,7 @@ pub const IMPORT_OPTIONS: &[OptionSpec] = &[
 ];
 
 /// Options that only `gate check` takes.
-pub const CHECK_OPTIONS: &[OptionSpec] = &[
+pub(crate) const CHECK_OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "--json",
         value: None,
@@ -292,7 +292,7 @@ pub const CHECK_OPTIONS: &[OptionSpec] = &[
 const BROKER_OPTIONS: &[&str] = &["--config", "--no-config", "--socket"];
 
 /// The subcommands, in the order `--help` lists them.
-pub const SUBCOMMANDS: &[SubcommandSpec] = &[
+pub(crate) const SUBCOMMANDS: &[SubcommandSpec] = &[
     SubcommandSpec {
         name: "check",
         about: "Print the decision for a command and why, without running anything",
@@ -443,4 +443,4 @@ through what the agent refused, a file the agent could not read, or a usage erro
 ];
 
 /// The shells `gate completions` writes a script for.
-pub const COMPLETION_SHELLS: [&str; 3] = ["bash", "zsh", "fish"];
+pub(crate) const COMPLETION_SHELLS: [&str; 3] = ["bash", "zsh", "fish"];

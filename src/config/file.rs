@@ -20,7 +20,7 @@ pub enum FileKind {
     User,
     /// A project's `.gate.toml` (see [`crate::project`]).
     Project,
-    /// The always-allow file beside the user file ([`ALWAYS_FILE`]): lasting approvals,
+    /// The always-allow file beside the user file (`ALWAYS_FILE`): lasting approvals,
     /// `allow` rules only.
     Always,
 }
@@ -28,21 +28,21 @@ pub enum FileKind {
 /// The always-allow file's name, beside the user file (`~/.config/gate/always.toml`):
 /// the lasting allow rules a person adds with `gate approve --always` or in `gate
 /// watch`, which the broker writes (docs/approvals.md#always-allow).
-pub const ALWAYS_FILE: &str = "always.toml";
+pub(crate) const ALWAYS_FILE: &str = "always.toml";
 
 /// Byte offsets of line starts, to turn TOML spans into 1-based line numbers (in gate's
 /// files, and in the agents' files `gate import` reads).
 pub struct Lines(Vec<usize>);
 
 impl Lines {
-    pub fn new(text: &str) -> Self {
+    pub(crate) fn new(text: &str) -> Self {
         let mut starts = vec![0];
         starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         Lines(starts)
     }
 
     /// The 1-based line of the byte at `offset`.
-    pub fn line_of(&self, offset: usize) -> u32 {
+    pub(crate) fn line_of(&self, offset: usize) -> u32 {
         let line = match self.0.binary_search(&offset) {
             Ok(i) => i + 1,
             Err(i) => i,
@@ -54,7 +54,7 @@ impl Lines {
 /// `text` as a TOML basic string, for the files gate writes (imported rules, lasting
 /// approvals, trust records): quotes, backslashes, tabs and other control characters
 /// escaped, so the file reads back as exactly `text`.
-pub fn toml_string(text: &str) -> String {
+pub(crate) fn toml_string(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
     for c in text.chars() {

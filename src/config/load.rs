@@ -21,7 +21,7 @@ pub struct Environment<'a> {
 }
 
 impl Environment<'_> {
-    pub fn home(&self) -> Option<PathBuf> {
+    pub(crate) fn home(&self) -> Option<PathBuf> {
         crate::xdg::home(self.var)
     }
 
@@ -30,7 +30,7 @@ impl Environment<'_> {
     }
 
     /// The always-allow file beside the default user file.
-    pub fn always_file(&self) -> Option<PathBuf> {
+    pub(crate) fn always_file(&self) -> Option<PathBuf> {
         crate::xdg::config_home(self.var).map(|dir| dir.join("gate").join(ALWAYS_FILE))
     }
 }
@@ -39,7 +39,7 @@ impl Environment<'_> {
 /// every command, and 1 MiB is already tens of thousands of rules, far more than any
 /// policy a person writes; a larger file is a mistake (a log or a binary named by
 /// accident), and reading it whole would cost every command its time and memory.
-pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
 /// Read a configuration file that may be absent (`Ok(None)`); any other failure is an
 /// error that names the file. Only a regular file (or the null device, which reads as
@@ -92,7 +92,7 @@ pub(super) fn read_optional(path: &Path) -> Result<Option<String>, ConfigError> 
 
 /// [`read_optional`], for the other readers of gate's configuration format (a
 /// project's file).
-pub fn read_config_file(path: &Path) -> Result<Option<String>, ConfigError> {
+pub(crate) fn read_config_file(path: &Path) -> Result<Option<String>, ConfigError> {
     read_optional(path)
 }
 
@@ -132,7 +132,7 @@ pub fn load(args: &GateArgs, env: &Environment<'_>) -> Result<Settings, ConfigEr
 /// editor backups and package managers' leftovers (`10-ci.toml~`, `10-ci.toml.dpkg-old`,
 /// `10-ci.toml.dpkg-dist`, `.10-ci.toml.swp`) and every other file are left alone, as
 /// sudo and systemd leave them in their `.d` directories.
-pub fn is_drop_in(name: &OsStr) -> bool {
+pub(crate) fn is_drop_in(name: &OsStr) -> bool {
     use std::os::unix::ffi::OsStrExt;
     let name = name.as_bytes();
     !name.starts_with(b".") && name.len() > ".toml".len() && name.ends_with(b".toml")
@@ -250,7 +250,7 @@ fn system_layers(
 
 /// The layers of the system and user files, and the files read, in order: what comes
 /// before a project's file.
-pub fn file_layers(
+pub(crate) fn file_layers(
     args: &GateArgs,
     env: &Environment<'_>,
     places: &SystemPlaces,
@@ -359,7 +359,7 @@ fn always_file_for(args: &GateArgs, env: &Environment<'_>) -> Option<PathBuf> {
 }
 
 /// [`load`] with the system layer's places given.
-pub fn load_from(
+pub(crate) fn load_from(
     args: &GateArgs,
     env: &Environment<'_>,
     places: &SystemPlaces,

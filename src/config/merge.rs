@@ -38,7 +38,7 @@ impl fmt::Display for Loosening {
 /// each loosening with its file, line and key; and, when the layers do not load even
 /// with it trusted, why (a lock that holds against it). For `gate trust`, which says
 /// what trust grants.
-pub fn grants(
+pub(crate) fn grants(
     mut layers: Vec<Layer>,
     untrusted: Untrusted,
 ) -> Result<(Vec<Loosening>, Option<ConfigError>), ConfigError> {
@@ -182,7 +182,7 @@ fn merge_checked(
 /// layers made: [`merge`]'s lock rules in words, for `gate rules`. Empty when nothing
 /// locks. (Kept beside `merge`: a change to one is a change to the other, and a test
 /// holds each sentence to what `merge` does.)
-pub fn under_lock(s: &Settings) -> Vec<(&'static str, String)> {
+pub(crate) fn under_lock(s: &Settings) -> Vec<(&'static str, String)> {
     if s.locked_by.is_none() {
         return Vec::new();
     }

@@ -15,7 +15,7 @@
 //!
 //! This file holds the types the layers make ([`Layer`], [`Settings`], the errors);
 //! each concern has its own file:
-//! - `table.rs`: [`SETTINGS`], each setting declared once (file key, variable, option,
+//! - `table.rs`: `SETTINGS`, each setting declared once (file key, variable, option,
 //!   readers, merge and lock rule), and the variable and option layers it drives;
 //! - `file.rs`: one file's text into a layer (the TOML reader, line numbers, key lists);
 //!   `rules.rs`: its rule lists; `lists.rs`: the quick reader of files that hold only
@@ -38,10 +38,8 @@ mod rules;
 mod table;
 mod values;
 
-pub use file::{
-    ALWAYS_FILE, APPROVAL_KEYS, AUDIT_KEYS, FileKind, Lines, SANDBOX_KEYS, TOP_KEYS, parse_file,
-    toml_string,
-};
+pub(crate) use file::{ALWAYS_FILE, toml_string};
+pub use file::{APPROVAL_KEYS, AUDIT_KEYS, FileKind, Lines, SANDBOX_KEYS, TOP_KEYS, parse_file};
 use file::{
     FileCx, Spanned, expect_array, expect_bool, expect_int, expect_path, expect_str, type_error,
     unknown_key,
@@ -49,42 +47,45 @@ use file::{
 #[cfg(test)]
 use file::{TABLES, parse_toml};
 #[cfg(test)]
+use load::is_drop_in;
+#[cfg(test)]
 use load::read_optional;
-pub use load::{
-    Environment, MAX_CONFIG_BYTES, file_layers, is_drop_in, load, load_from, read_config_file,
-};
+pub use load::{Environment, load};
+pub(crate) use load::{MAX_CONFIG_BYTES, file_layers, read_config_file};
 use merge::Merging;
 #[cfg(test)]
 use merge::stricter_level;
-pub use merge::{Loosening, grants, merge, under_lock};
+pub use merge::{Loosening, merge};
+pub(crate) use merge::{grants, under_lock};
 use rules::{RuleItem, file_rules, is_plain_from, may_be_exact, take_rule, text_rule};
-pub use values::{ApproverUser, check_session};
+pub use values::ApproverUser;
+pub(crate) use values::check_session;
 use values::{
     absolute_path, add_rule, check_timeout, file_checked, file_list, file_port, non_empty_path,
     parse_level, push, required_features, set, text_checked, text_port, utf8,
 };
 
 pub(crate) use table::{Arg, Lock, SETTINGS, Setting, by_flag};
-pub use table::{env_layer, flag_layer};
+pub(crate) use table::{env_layer, flag_layer};
 
 use crate::invocation::GateArgs;
 use crate::policy::{AllowRules, AskRules, DenyRules, Level, Origin, Policy};
 
 /// The system configuration file. Packagers may move it at build time.
-pub const SYSTEM_CONFIG: &str = match option_env!("GATE_SYSTEM_CONFIG") {
+pub(crate) const SYSTEM_CONFIG: &str = match option_env!("GATE_SYSTEM_CONFIG") {
     Some(path) => path,
     None => "/etc/gate/config.toml",
 };
 
 /// The system layer's drop-in directory, `config.d` beside the system file (so a
 /// packager who moves the one moves the other): `/etc/gate/config.d`.
-pub fn system_drop_ins() -> PathBuf {
+pub(crate) fn system_drop_ins() -> PathBuf {
     Path::new(SYSTEM_CONFIG).with_file_name("config.d")
 }
 
 /// The user layer's drop-in directory under a configuration home (`$XDG_CONFIG_HOME`):
 /// `gate/config.d`, read after the user file, where `gate import` writes.
-pub fn user_drop_ins(config_home: &Path) -> PathBuf {
+pub(crate) fn user_drop_ins(config_home: &Path) -> PathBuf {
     config_home.join("gate/config.d")
 }
 
@@ -97,7 +98,7 @@ pub const DEFAULT_SHELL: &str = "/bin/sh";
 /// Seconds to wait for an approver: below the two minutes agents give a tool call, so the
 /// model hears "denied" rather than its own timeout.
 pub const DEFAULT_TIMEOUT: u32 = 60;
-pub const MAX_TIMEOUT: u32 = 86_400;
+pub(crate) const MAX_TIMEOUT: u32 = 86_400;
 
 /// Where audit records go.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,7 +123,7 @@ pub enum AuditJournal {
 }
 
 impl AuditJournal {
-    pub const VALUES: &[(&str, AuditJournal)] = &[
+    pub(crate) const VALUES: &[(&str, AuditJournal)] = &[
         ("off", AuditJournal::Off),
         ("on", AuditJournal::On),
         ("auto", AuditJournal::Auto),
@@ -142,7 +143,7 @@ impl AuditJournal {
             })
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         Self::VALUES
             .iter()
             .find(|(_, value)| *value == self)
@@ -200,7 +201,7 @@ pub struct SystemPlaces {
 
 impl SystemPlaces {
     /// The installed system file and drop-in directory.
-    pub fn installed() -> Self {
+    pub(crate) fn installed() -> Self {
         SystemPlaces {
             file: PathBuf::from(SYSTEM_CONFIG),
             drop_ins: system_drop_ins(),
@@ -210,7 +211,7 @@ impl SystemPlaces {
     }
 
     /// The installed places, or the candidates `args` names instead.
-    pub fn of(args: &GateArgs) -> Self {
+    pub(crate) fn of(args: &GateArgs) -> Self {
         let mut places = SystemPlaces::installed();
         if let Some(file) = &args.system_file {
             places.file = PathBuf::from(file);
@@ -277,7 +278,7 @@ pub struct ConfigError(String);
 
 impl ConfigError {
     /// An error whose text says all: where, what, and what to do.
-    pub fn new(text: impl Into<String>) -> Self {
+    pub(crate) fn new(text: impl Into<String>) -> Self {
         ConfigError(text.into())
     }
 

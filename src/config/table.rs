@@ -737,7 +737,7 @@ pub(super) fn read_file_key(
 }
 
 /// The environment layer. Empty variables count as unset.
-pub fn env_layer(env: &dyn Fn(&str) -> Option<OsString>) -> Result<Layer, ConfigError> {
+pub(crate) fn env_layer(env: &dyn Fn(&str) -> Option<OsString>) -> Result<Layer, ConfigError> {
     let mut layer = Layer::default();
     for setting in SETTINGS {
         let (Some(name), Text::Value(read)) = (setting.env, setting.text) else {
@@ -751,7 +751,7 @@ pub fn env_layer(env: &dyn Fn(&str) -> Option<OsString>) -> Result<Layer, Config
 }
 
 /// The command-line layer.
-pub fn flag_layer(args: &GateArgs) -> Result<Layer, ConfigError> {
+pub(crate) fn flag_layer(args: &GateArgs) -> Result<Layer, ConfigError> {
     let mut layer = Layer::default();
     for setting in SETTINGS {
         let Some((name, arg)) = setting.flag else {

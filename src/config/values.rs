@@ -56,7 +56,7 @@ pub(super) fn add_rule(
 }
 
 /// A session id names files and appears in messages: short and plain.
-pub fn check_session(id: &str) -> Result<(), String> {
+pub(crate) fn check_session(id: &str) -> Result<(), String> {
     let ok = (1..=128).contains(&id.len())
         && id
             .bytes()
@@ -115,7 +115,7 @@ pub(super) fn absolute_path(
 
 /// `approval.approver`: the user whose process must be listening on the approval socket,
 /// named in a configuration file by name or uid. Resolved only when a request is about
-/// to go out ([`ApproverUser::uid`]), so a name the system does not know refuses the
+/// to go out (`ApproverUser::uid`), so a name the system does not know refuses the
 /// request rather than the configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ApproverUser {
@@ -125,7 +125,7 @@ pub enum ApproverUser {
 
 impl ApproverUser {
     /// A user name as `useradd` accepts one, or a uid in digits.
-    pub fn parse(text: &str) -> Result<ApproverUser, String> {
+    pub(crate) fn parse(text: &str) -> Result<ApproverUser, String> {
         if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
             return text
                 .parse()
@@ -149,7 +149,7 @@ impl ApproverUser {
     }
 
     /// The uid, looking a name up in the system's user database.
-    pub fn uid(&self) -> Result<u32, String> {
+    pub(crate) fn uid(&self) -> Result<u32, String> {
         match self {
             ApproverUser::Uid(uid) => Ok(*uid),
             ApproverUser::Name(name) => match nix::unistd::User::from_name(name) {

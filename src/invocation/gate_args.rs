@@ -52,7 +52,11 @@ impl GateArgs {
     /// value, an option without one, and a one-value option given twice are errors.
     /// Where each option's value waits is the settings table's to say
     /// ([`crate::config::SETTINGS`]), but for the options that choose the files.
-    pub fn set(&mut self, spec: &OptionSpec, value: Option<OsString>) -> Result<(), UsageError> {
+    pub(crate) fn set(
+        &mut self,
+        spec: &OptionSpec,
+        value: Option<OsString>,
+    ) -> Result<(), UsageError> {
         let name = spec.name;
         let arg = match crate::config::by_flag(name) {
             Some(setting) => setting.flag.map(|(_, arg)| arg),

@@ -13,7 +13,7 @@
 //! The shell-style forms, the shims and `gate check` are parsed here by hand, from the
 //! option tables in [`crate::cli`]: that is the hot path, and it never builds a clap
 //! command. The other subcommands' arguments are parsed by clap from their definitions
-//! there ([`cli::parse_subcommand`]).
+//! there (`cli::parse_subcommand`).
 //!
 //! Shell arguments are passed to the real shell unchanged and in order; gate only takes
 //! out its own options.
@@ -168,7 +168,7 @@ fn usage(message: impl Into<String>) -> UsageError {
 }
 
 /// The personality for an argv0.
-pub fn personality(argv0: &OsStr) -> Personality {
+pub(crate) fn personality(argv0: &OsStr) -> Personality {
     let bytes = argv0.as_bytes();
     let file = bytes.rsplit(|&b| b == b'/').next().unwrap_or(bytes);
     let file = file.strip_prefix(b"-").unwrap_or(file);
@@ -183,7 +183,7 @@ pub fn personality(argv0: &OsStr) -> Personality {
 /// Parse a whole argv (argv0 first). `exists` says whether a file of that name exists
 /// in the working directory: a word that looks like a mistyped subcommand is a script
 /// only when it does (see [`cli::meant_subcommand`]).
-pub fn parse(
+pub(crate) fn parse(
     argv: Vec<OsString>,
     exists: &dyn Fn(&OsStr) -> bool,
 ) -> Result<Invocation, UsageError> {
