@@ -68,30 +68,35 @@ impl DenyRules {
 
     pub fn add(&mut self, raw: &str, origin: Origin) -> Result<(), RuleError> {
         let text = validate_rule(raw)?;
-        let words: Vec<String> = plain_words(text).unwrap_or_else(|| {
-            scan::candidate_commands(text)
-                .ok()
-                .and_then(|c| c.into_iter().next())
-                .map(|c| c.into_iter().map(|w| w.text).collect())
-                .unwrap_or_default()
-        });
-        let Some((program, rest)) = words.split_first() else {
+        let scanned: Vec<String>;
+        let words: Vec<&str> = match plain_words(text) {
+            Some(words) => words,
+            None => {
+                scanned = scan::candidate_commands(text)
+                    .ok()
+                    .and_then(|c| c.into_iter().next())
+                    .map(|c| c.into_iter().map(|w| w.text).collect())
+                    .unwrap_or_default();
+                scanned.iter().map(String::as_str).collect()
+            }
+        };
+        let Some((&program, rest)) = words.split_first() else {
             return Err(RuleError::NoProgram);
         };
         // A rule given twice has the same first word: only those are compared.
-        let same_program = self.by_program.get(program.as_str());
+        let same_program = self.by_program.get(program);
         if same_program.is_some_and(|indexes| indexes.iter().any(|&i| &*self.rules[i].text == text))
         {
             return Ok(());
         }
         let index = self.rules.len();
         self.by_program
-            .entry(program.clone())
+            .entry(program.to_owned())
             .or_default()
             .push(index);
         self.rules.push(DenyRule {
             text: text.into(),
-            program: program.clone(),
+            program: program.to_owned(),
             args: RuleArgs::new(program, rest),
             origin,
         });
@@ -284,17 +289,13 @@ fn glob_could_be(pattern: &str, first: bool, r: &str) -> bool {
 /// between blanks) whose first word the shell does not read as syntax: what the scanner
 /// reads as the command as written, without running it. A policy's rules are read
 /// before every command, and most are written so. `None` for any other rule.
-fn plain_words(text: &str) -> Option<Vec<String>> {
+fn plain_words(text: &str) -> Option<Vec<&str>> {
     let plain = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'-');
     if !text.bytes().all(|b| plain(b) || b == b' ' || b == b'\t') {
         return None;
     }
-    let words: Vec<String> = text
-        .split([' ', '\t'])
-        .filter(|w| !w.is_empty())
-        .map(str::to_owned)
-        .collect();
-    let first = words.first()?.as_str();
+    let words: Vec<&str> = text.split([' ', '\t']).filter(|w| !w.is_empty()).collect();
+    let first = *words.first()?;
     let syntax = crate::shells::RESERVED_WORDS.contains(&first)
         || crate::shells::PREFIX_WORDS.contains(&first);
     (!syntax).then_some(words)

@@ -423,11 +423,11 @@ pub(crate) struct RuleArgs {
 impl RuleArgs {
     /// Read `words` (the rule's words after its program, `program`) by the program's
     /// table entry.
-    pub fn new(program: &str, words: &[String]) -> RuleArgs {
+    pub fn new<W: AsRef<str>>(program: &str, words: &[W]) -> RuleArgs {
         let table = table::program_named(scan::program_name(program));
         let mut operands = Vec::new();
         let mut options: Vec<RuleOption> = Vec::new();
-        let args = words.iter().map(|w| Arg::literal(w.as_bytes()));
+        let args = words.iter().map(|w| Arg::literal(w.as_ref().as_bytes()));
         for item in Reader::new(table, args) {
             let (key, value, certain, word) = match item {
                 // A rule's words are literal: no glob, nothing computed.
