@@ -214,7 +214,7 @@ fn origin_json(origin: &Origin) -> Value {
             "source": "import",
             "file": path.display().to_string(),
             "line": line,
-            "from": &**from,
+            "from": from.to_string(),
             "text": text,
         }),
         Origin::Always { path, line } => json!({

@@ -78,6 +78,8 @@ pub(super) struct FileCx<'a> {
     pub(super) lines: std::cell::OnceCell<Lines>,
     pub(super) home: Option<&'a Path>,
     pub(super) kind: FileKind,
+    /// The `from` of the file's last imported rule, whose file the next one shares.
+    pub(super) last_from: std::cell::RefCell<Option<crate::policy::ImportedFrom>>,
 }
 
 impl<'a> FileCx<'a> {
@@ -88,6 +90,7 @@ impl<'a> FileCx<'a> {
             lines: std::cell::OnceCell::new(),
             home,
             kind,
+            last_from: std::cell::RefCell::new(None),
         }
     }
 

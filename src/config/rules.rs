@@ -172,11 +172,10 @@ pub(super) fn take_rule(
             let Origin::File { path, line } = cx.origin_at(line) else {
                 unreachable!("a file's origin is a file")
             };
-            Origin::Imported {
-                path,
-                line,
-                from: from.into(),
-            }
+            let mut last = cx.last_from.borrow_mut();
+            let from = crate::policy::ImportedFrom::new(from, last.as_ref());
+            *last = Some(from.clone());
+            Origin::Imported { path, line, from }
         }
     };
     let added = if exact && name == "unsandboxed" {

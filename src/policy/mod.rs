@@ -69,6 +69,52 @@ impl fmt::Display for Level {
     }
 }
 
+/// An imported rule's `from`: where `gate import` found the agent's rule, `FILE:LINE`
+/// as it writes it. Kept as the file, which every rule imported from the same file
+/// shares, and the line, when the text is of that form (a line number without a leading
+/// zero); otherwise as the text itself. Shown, either way, as the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportedFrom {
+    /// The text before the line number and its `:`, or all of it.
+    file: Arc<str>,
+    line: Option<u32>,
+}
+
+impl ImportedFrom {
+    /// The `from` that `text` says, sharing its file with `earlier` (the previous
+    /// rule's, when there is one) when the file is the same.
+    pub fn new(text: &str, earlier: Option<&ImportedFrom>) -> ImportedFrom {
+        let split = text.rsplit_once(':').and_then(|(file, digits)| {
+            let canonical = !digits.starts_with('0')
+                && !digits.is_empty()
+                && digits.bytes().all(|b| b.is_ascii_digit());
+            canonical
+                .then(|| digits.parse::<u32>().ok())
+                .flatten()
+                .map(|line| (file, line))
+        });
+        let (file, line) = match split {
+            Some((file, line)) => (file, Some(line)),
+            None => (text, None),
+        };
+        let file = match earlier {
+            Some(earlier) if &*earlier.file == file => earlier.file.clone(),
+            _ => Arc::from(file),
+        };
+        ImportedFrom { file, line }
+    }
+}
+
+impl fmt::Display for ImportedFrom {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.file)?;
+        match self.line {
+            Some(line) => write!(f, ":{line}"),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Where a setting or rule came from, so that every message can name it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
@@ -87,7 +133,7 @@ pub enum Origin {
     Imported {
         path: Arc<Path>,
         line: u32,
-        from: Arc<str>,
+        from: ImportedFrom,
     },
     /// A lasting approval ("always allow") in the always-allow file, which the broker
     /// wrote when a person chose it (or the person, by hand), and its line.
@@ -204,3 +250,44 @@ impl Hasher for RuleHasher {
 }
 
 pub type RuleHashBuilder = BuildHasherDefault<RuleHasher>;
+
+#[cfg(test)]
+mod imported_from_tests {
+    use super::ImportedFrom;
+    use proptest::prelude::*;
+
+    #[test]
+    fn an_imported_rules_from_is_shown_as_written_and_shares_its_file() {
+        for text in [
+            "/h/.claude/settings.json:4",
+            "a:01",
+            "a:",
+            "a",
+            "",
+            "a:b:3",
+            "C:\\x.json:4",
+            ":5",
+            "a:4294967296",
+            "a:+4",
+        ] {
+            assert_eq!(ImportedFrom::new(text, None).to_string(), text);
+        }
+        let first = ImportedFrom::new("/h/s.json:4", None);
+        let second = ImportedFrom::new("/h/s.json:5", Some(&first));
+        let other = ImportedFrom::new("/h/t.json:5", Some(&first));
+        assert!(std::sync::Arc::ptr_eq(&first.file, &second.file));
+        assert!(!std::sync::Arc::ptr_eq(&first.file, &other.file));
+        assert_eq!(
+            (second.to_string(), other.to_string()),
+            ("/h/s.json:5".to_owned(), "/h/t.json:5".to_owned())
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn any_from_is_shown_as_written(text in "[a-z:0-9/]{0,12}", earlier in "[a-z:0-9/]{0,12}") {
+            let earlier = ImportedFrom::new(&earlier, None);
+            prop_assert_eq!(ImportedFrom::new(&text, Some(&earlier)).to_string(), text);
+        }
+    }
+}
