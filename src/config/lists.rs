@@ -31,9 +31,9 @@ pub(super) fn read(cx: &FileCx<'_>, text: &str) -> Option<Layer> {
     // The whole text is looked at once for the bytes that would need a closer look (see
     // [`plain`]); a file that has any goes to the TOML parser. What is left to find on a
     // line is then a few ASCII marks, by byte.
-    if !plain(text.as_bytes()) {
+    let Plain { odd: false, tab } = plain(text.as_bytes()) else {
         return None;
-    }
+    };
     let mut layer = Layer::default();
     let mut seen = [false; LIST_KEYS.len()];
     // The key of the list being read.
@@ -72,7 +72,7 @@ pub(super) fn read(cx: &FileCx<'_>, text: &str) -> Option<Layer> {
                     open = None;
                 } else {
                     let entry = trim_blanks(trimmed.strip_suffix(',')?);
-                    let item = entry_item(entry, number)?;
+                    let item = entry_item(entry, number, tab)?;
                     if item.exact && !super::may_be_exact(key) {
                         return None;
                     }
@@ -88,18 +88,33 @@ pub(super) fn read(cx: &FileCx<'_>, text: &str) -> Option<Layer> {
     }
 }
 
-/// Whether `bytes` hold none of the bytes this reader leaves to the TOML parser: a
-/// control character other than tab and line feed (TOML allows none in a comment or a
-/// string, and a carriage return or any other is not one of the shape's tokens or
-/// blanks), and a backslash (an escape: this reader reads strings without escapes). One
-/// pass without an early exit in each 64 bytes, which the compiler turns into vector
-/// instructions: it was most of what this reader did per byte when each string and
-/// comment was looked at on its own.
-fn plain(bytes: &[u8]) -> bool {
-    let odd = |b: u8| (b < b' ' && b != b'\t' && b != b'\n') | (b == 0x7f) | (b == b'\\');
-    bytes
-        .chunks(64)
-        .all(|chunk| !chunk.iter().fold(false, |any, &b| any | odd(b)))
+/// What one look at a whole file found: whether it holds any of the bytes this reader
+/// leaves to the TOML parser, and any tab.
+struct Plain {
+    /// A control character other than tab and line feed (TOML allows none in a
+    /// comment or a string, and a carriage return or any other is not one of the
+    /// shape's tokens or blanks), or a backslash (an escape: this reader reads strings
+    /// without escapes).
+    odd: bool,
+    tab: bool,
+}
+
+/// One pass without an early exit in each 64 bytes, which the compiler turns into
+/// vector instructions: it was most of what this reader did per byte when each string
+/// and comment was looked at on its own.
+fn plain(bytes: &[u8]) -> Plain {
+    let is_odd = |b: u8| (b < b' ' && b != b'\t' && b != b'\n') | (b == 0x7f) | (b == b'\\');
+    let mut tab = false;
+    for chunk in bytes.chunks(64) {
+        let (odd, tabs) = chunk.iter().fold((false, false), |(odd, tabs), &b| {
+            (odd | is_odd(b), tabs | (b == b'\t'))
+        });
+        if odd {
+            return Plain { odd, tab };
+        }
+        tab |= tabs;
+    }
+    Plain { odd: false, tab }
 }
 
 /// The lines of `text`, as `text.split('\n')` gives them, found with `memchr`.
@@ -149,7 +164,8 @@ fn is_blank(b: u8) -> bool {
 }
 
 /// One entry, on line `line`: a string, or a table of `rule`, `exact` and `from`.
-fn entry_item(entry: &str, line: u32) -> Option<RuleItem<'_>> {
+/// `tab`: whether the file has a tab anywhere.
+fn entry_item(entry: &str, line: u32, tab: bool) -> Option<RuleItem<'_>> {
     if entry.starts_with('"') {
         let (rule, rest) = string(entry)?;
         return rest.is_empty().then(|| RuleItem {
@@ -198,9 +214,8 @@ fn entry_item(entry: &str, line: u32) -> Option<RuleItem<'_>> {
     if let Some(from) = from {
         // [`plain`] let no control character other than tab into the file: of
         // `is_plain_from`'s checks, an ASCII `from` has the tab and the blank left.
-        let plain_ascii = from.is_ascii()
-            && memchr::memchr(b'\t', from.as_bytes()).is_none()
-            && from.bytes().any(|b| b != b' ');
+        let plain_ascii =
+            from.is_ascii() && !(tab && from.contains('\t')) && from.bytes().any(|b| b != b' ');
         if !plain_ascii && !super::is_plain_from(from) {
             return None;
         }

@@ -84,17 +84,23 @@ impl ImportedFrom {
     /// The `from` that `text` says, sharing its file with `earlier` (the previous
     /// rule's, when there is one) when the file is the same.
     pub fn new(text: &str, earlier: Option<&ImportedFrom>) -> ImportedFrom {
-        let split = text.rsplit_once(':').and_then(|(file, digits)| {
-            let canonical = !digits.starts_with('0')
-                && !digits.is_empty()
-                && digits.bytes().all(|b| b.is_ascii_digit());
-            canonical
-                .then(|| digits.parse::<u32>().ok())
-                .flatten()
-                .map(|line| (file, line))
+        // By byte: this runs for each of an imported policy's rules before every command.
+        let bytes = text.as_bytes();
+        let line = bytes.iter().rposition(|&b| b == b':').and_then(|colon| {
+            let digits = &bytes[colon + 1..];
+            // Nine digits at most, so the number fits a u32; a longer one stays text.
+            let canonical = (1..=9).contains(&digits.len())
+                && digits[0] != b'0'
+                && digits.iter().all(u8::is_ascii_digit);
+            canonical.then(|| {
+                let line = digits
+                    .iter()
+                    .fold(0u32, |n, &d| n * 10 + u32::from(d - b'0'));
+                (colon, line)
+            })
         });
-        let (file, line) = match split {
-            Some((file, line)) => (file, Some(line)),
+        let (file, line) = match line {
+            Some((colon, line)) => (&text[..colon], Some(line)),
             None => (text, None),
         };
         let file = match earlier {
@@ -268,6 +274,8 @@ mod imported_from_tests {
             "C:\\x.json:4",
             ":5",
             "a:4294967296",
+            "a:999999999",
+            "a:1234567890",
             "a:+4",
         ] {
             assert_eq!(ImportedFrom::new(text, None).to_string(), text);
