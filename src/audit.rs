@@ -162,54 +162,58 @@ pub fn line(object: &Map<String, Value>) -> Vec<u8> {
 /// The record as a JSON object: every field docs/audit.md lists, keys in alphabetical
 /// order. Pure: what it says about the process comes from `context`.
 pub fn object(record: &Record<'_>, now: SystemTime, context: &Context) -> Map<String, Value> {
-    let mut object = Map::new();
-    object.insert("time".into(), json!(rfc3339(now)));
-    object.insert("call_id".into(), json!(record.call_id));
-    object.insert("session_id".into(), json!(record.session_id));
-    object.insert("pid".into(), json!(context.pid));
-    object.insert("uid".into(), json!(context.uid));
-    object.insert("host".into(), json!(context.host));
-    object.insert("cwd".into(), json!(context.cwd));
-    object.insert("level".into(), json!(record.level));
-    object.insert("kind".into(), json!(record.kind));
-    // The hash of the whole text, so that a record whose text is cut still names exactly
-    // one command.
-    object.insert(
-        "command_sha256".into(),
-        json!(record.command.map(|c| sha256_hex(c.as_bytes()))),
-    );
-    if let Some(script) = record.script_sha256 {
-        object.insert("script_sha256".into(), json!(script));
-    }
-    match record.command {
+    let (command, command_bytes) = match record.command {
         Some(command) if command.len() > MAX_COMMAND_BYTES => {
             let mut end = MAX_COMMAND_BYTES;
             while !command.is_char_boundary(end) {
                 end -= 1;
             }
-            object.insert("command".into(), json!(format!("{}…", &command[..end])));
-            object.insert("command_bytes".into(), json!(command.len()));
+            (
+                json!(format!("{}…", &command[..end])),
+                Some(json!(command.len())),
+            )
         }
-        command => {
-            object.insert("command".into(), json!(command));
-        }
-    }
-    object.insert("decision".into(), json!(record.decision));
-    object.insert("decided_by".into(), json!(record.decided_by));
-    object.insert("rule".into(), json!(record.rule));
-    object.insert("rule_origin".into(), json!(record.rule_origin));
-    object.insert("message".into(), json!(record.message));
-    object.insert(
-        "sandbox".into(),
-        record.sandbox.clone().unwrap_or(Value::Null),
-    );
-    if let Some(template) = record.wrapper {
-        object.insert("wrapper".into(), json!(template));
-    }
-    if let Some(agent) = record.looks_like {
-        object.insert("looks_like_wrapper".into(), json!(agent));
-    }
-    object
+        command => (json!(command), None),
+    };
+    let always = [
+        ("time", json!(rfc3339(now))),
+        ("call_id", json!(record.call_id)),
+        ("session_id", json!(record.session_id)),
+        ("pid", json!(context.pid)),
+        ("uid", json!(context.uid)),
+        ("host", json!(context.host)),
+        ("cwd", json!(context.cwd)),
+        ("level", json!(record.level)),
+        ("kind", json!(record.kind)),
+        // The hash of the whole text, so that a record whose text is cut still names
+        // exactly one command.
+        (
+            "command_sha256",
+            json!(record.command.map(|c| sha256_hex(c.as_bytes()))),
+        ),
+        ("command", command),
+        ("decision", json!(record.decision)),
+        ("decided_by", json!(record.decided_by)),
+        ("rule", json!(record.rule)),
+        ("rule_origin", json!(record.rule_origin)),
+        ("message", json!(record.message)),
+        ("sandbox", record.sandbox.clone().unwrap_or(Value::Null)),
+    ];
+    // Present only when there is something to say.
+    let sometimes = [
+        ("script_sha256", record.script_sha256.map(|s| json!(s))),
+        ("command_bytes", command_bytes),
+        ("wrapper", record.wrapper.map(|t| json!(t))),
+        ("looks_like_wrapper", record.looks_like.map(|a| json!(a))),
+    ];
+    let sometimes = sometimes
+        .into_iter()
+        .filter_map(|(key, value)| Some((key, value?)));
+    always
+        .into_iter()
+        .chain(sometimes)
+        .map(|(key, value)| (key.to_owned(), value))
+        .collect()
 }
 
 /// SHA-256 of `bytes`, in lower-case hex.

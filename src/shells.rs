@@ -238,8 +238,9 @@ pub static FISH: Options = Options {
     long_prefixes: true,
 };
 
-/// A shell gate cannot read: every word counts.
-pub static OPAQUE: Options = Options {
+/// No options at all: what [`OPAQUE`] and [`MULTI_CALL`] differ from only in where the
+/// command string is.
+const NO_OPTIONS: Options = Options {
     command: CommandString::AnyWord,
     command_letters: b"",
     value_letters: b"",
@@ -251,18 +252,17 @@ pub static OPAQUE: Options = Options {
     long_prefixes: false,
 };
 
+/// A shell gate cannot read: every word counts.
+pub static OPAQUE: Options = Options {
+    command: CommandString::AnyWord,
+    ..NO_OPTIONS
+};
+
 /// A multi-call program whose applets gate's scanner reads as a wrapper (`busybox sh
 /// -c …` is `sh -c …`): it hands no command string itself.
 pub static MULTI_CALL: Options = Options {
     command: CommandString::FirstOperand,
-    command_letters: b"",
-    value_letters: b"",
-    attached_values: false,
-    long_with_value: &[],
-    long_command_values: &[],
-    long_command_flags: &[],
-    set_o_command: &[],
-    long_prefixes: false,
+    ..NO_OPTIONS
 };
 
 /// One shell.

@@ -187,15 +187,6 @@ fn split_rule(rule: &str) -> Option<(&str, Option<&str>)> {
     }
 }
 
-fn gate_rule(kind: RuleKind, text: &str, exact: bool) -> GateRule {
-    GateRule {
-        kind,
-        text: crate::policy::trim_blanks(text).to_owned(),
-        exact,
-        examples: Vec::new(),
-    }
-}
-
 /// The rule's words, valid as a gate rule of `kind`; `Err` with gate's reason.
 fn valid(kind: RuleKind, text: &str) -> Result<(), String> {
     crate::policy::Alone::new(kind, crate::policy::trim_blanks(text))
@@ -225,12 +216,12 @@ fn outcome(rule: &str, said: RuleKind) -> Result<Outcome, String> {
     match pattern {
         Pattern::Words(words) => {
             valid(kind, words)?;
-            Ok(Outcome::Imported(gate_rule(kind, words, false)))
+            Ok(Outcome::Imported(GateRule::new(kind, words, false)))
         }
         Pattern::Exact(command) => {
             valid(kind, command)?;
             Ok(Outcome::Broadened {
-                rule: gate_rule(kind, command, false),
+                rule: GateRule::new(kind, command, false),
                 why: format!(
                     "Claude Code matched `{}` alone; gate's rule also matches it with more \
                      arguments",
@@ -272,7 +263,7 @@ fn allow_outcome(pattern: &Pattern<'_>) -> Outcome {
         if let Err(why) = valid(RuleKind::Allow, text) {
             return dropped(why);
         }
-        let rule = gate_rule(RuleKind::Allow, text, exact);
+        let rule = GateRule::new(RuleKind::Allow, text, exact);
         match narrowed {
             None => Outcome::Imported(rule),
             Some(why) => Outcome::Narrowed { rule, why },
@@ -405,7 +396,7 @@ mod tests {
     }
 
     fn rule(text: &str, kind: RuleKind, exact: bool) -> GateRule {
-        gate_rule(kind, text, exact)
+        GateRule::new(kind, text, exact)
     }
 
     #[test]

@@ -278,12 +278,7 @@ fn prefix_outcome(
 ) -> Result<Outcome, String> {
     let words = crate::policy::trim_blanks(prefix);
     let valid = crate::policy::Alone::new(said, words).map(|_| ());
-    let rule = GateRule {
-        kind: said,
-        text: words.to_owned(),
-        exact: false,
-        examples: Vec::new(),
-    };
+    let rule = GateRule::new(said, words, false);
     let edge = prefix != words || prefix.is_empty();
     if said == RuleKind::Allow {
         if edge {
@@ -354,12 +349,7 @@ mod tests {
     }
 
     fn rule(kind: RuleKind, text: &str) -> GateRule {
-        GateRule {
-            kind,
-            text: text.into(),
-            exact: false,
-            examples: Vec::new(),
-        }
+        GateRule::new(kind, text, false)
     }
 
     #[test]

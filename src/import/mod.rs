@@ -67,6 +67,18 @@ pub struct GateRule {
     pub examples: Vec<(String, Expect)>,
 }
 
+impl GateRule {
+    /// A rule of `kind` with `text` trimmed of blanks, and no examples.
+    pub fn new(kind: RuleKind, text: &str, exact: bool) -> GateRule {
+        GateRule {
+            kind,
+            text: crate::policy::trim_blanks(text).to_owned(),
+            exact,
+            examples: Vec::new(),
+        }
+    }
+}
+
 /// What gate makes of one rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {

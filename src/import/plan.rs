@@ -382,12 +382,7 @@ mod tests {
     }
 
     fn rule(kind: RuleKind, text: &str) -> GateRule {
-        GateRule {
-            kind,
-            text: text.into(),
-            exact: false,
-            examples: Vec::new(),
-        }
+        GateRule::new(kind, text, false)
     }
 
     fn entry(scope: Scope, said: RuleKind, outcome: Outcome) -> Entry {
