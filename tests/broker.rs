@@ -911,6 +911,11 @@ fn the_requests_socket_neither_remembers_nor_answers_from_memory() {
         socket,
         &["--requests-socket", &requests_arg],
     );
+    // The broker opens the requests socket a moment after the one start_with waits for.
+    let end = std::time::Instant::now() + common::DEADLINE;
+    while !requests.exists() && std::time::Instant::now() < end {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     assert_eq!(mode(&requests), 0o666);
     for (via, remembers) in [(&broker.socket, true), (&requests, false)] {
         let session = if remembers { "own" } else { "via-requests" };

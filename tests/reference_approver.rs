@@ -124,14 +124,24 @@ impl PyApprover {
         }
     }
 
-    /// The log lines that start with `start`.
-    fn logged(&self, start: &str) -> usize {
-        self.log
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|l| l.starts_with(start))
-            .count()
+    /// The log lines that start with `start`, once there are `want` of them (or the
+    /// tests' deadline has passed): the approver's stderr is read by a thread, which
+    /// may not have read the last line yet when gate has exited.
+    fn logged(&self, start: &str, want: usize) -> usize {
+        let end = std::time::Instant::now() + common::DEADLINE;
+        loop {
+            let count = self
+                .log
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|l| l.starts_with(start))
+                .count();
+            if count >= want || std::time::Instant::now() >= end {
+                return count;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
     }
 }
 
@@ -173,7 +183,7 @@ for_each_user! {
             .run()
             .assert_code(0)
             .assert_stdout("hello world\n");
-        assert_eq!(approver.logged("approver: approved"), 2);
+        assert_eq!(approver.logged("approver: approved", 2), 2);
     }
 
     fn any_other_command_is_denied_with_a_message_for_the_model(user) {
@@ -238,8 +248,12 @@ fn with_remember_a_second_identical_command_is_answered_from_the_approvers_memor
     };
     run("echo hello").assert_code(0).assert_stdout("hello\n");
     run("echo hello").assert_code(0).assert_stdout("hello\n");
-    assert_eq!(approver.logged("approver: approved"), 1, "looked at twice");
-    assert_eq!(approver.logged("approver: remembered"), 1);
+    assert_eq!(
+        approver.logged("approver: approved", 1),
+        1,
+        "looked at twice"
+    );
+    assert_eq!(approver.logged("approver: remembered", 1), 1);
     let records = audit_records(&audit);
     let decided_by: Vec<&str> = records
         .iter()
