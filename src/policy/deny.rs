@@ -25,9 +25,35 @@ struct DenyRule {
     /// The rule's first word after quote removal: a program name, or a path if it has a
     /// slash.
     program: String,
-    /// The rule's other words, read as the program reads them.
-    args: RuleArgs,
+    /// The rule's other words, read as the program reads them: when a command or an
+    /// exec first names the rule's program (most of a policy's rules are never
+    /// consulted by a given command, and reading them was most of their load).
+    args: std::sync::OnceLock<RuleArgs>,
     origin: Origin,
+}
+
+impl DenyRule {
+    fn args(&self) -> &RuleArgs {
+        self.args.get_or_init(|| {
+            let words = words(&self.text);
+            let rest = words.get(1..).unwrap_or_default();
+            RuleArgs::new(&self.program, rest)
+        })
+    }
+}
+
+/// A rule's words: split at blanks when it is in plain words ([`plain_words`]), as the
+/// scanner reads its first simple command otherwise.
+fn words(text: &str) -> Vec<std::borrow::Cow<'_, str>> {
+    use std::borrow::Cow;
+    match plain_words(text) {
+        Some(words) => words.into_iter().map(Cow::Borrowed).collect(),
+        None => scan::candidate_commands(text)
+            .ok()
+            .and_then(|c| c.into_iter().next())
+            .map(|c| c.into_iter().map(|w| Cow::Owned(w.text)).collect())
+            .unwrap_or_default(),
+    }
 }
 
 /// A validated set of deny rules.
@@ -68,21 +94,11 @@ impl DenyRules {
 
     pub fn add(&mut self, raw: &str, origin: Origin) -> Result<(), RuleError> {
         let text = validate_rule(raw)?;
-        let scanned: Vec<String>;
-        let words: Vec<&str> = match plain_words(text) {
-            Some(words) => words,
-            None => {
-                scanned = scan::candidate_commands(text)
-                    .ok()
-                    .and_then(|c| c.into_iter().next())
-                    .map(|c| c.into_iter().map(|w| w.text).collect())
-                    .unwrap_or_default();
-                scanned.iter().map(String::as_str).collect()
-            }
-        };
-        let Some((&program, rest)) = words.split_first() else {
+        let words = words(text);
+        let Some(program) = words.first() else {
             return Err(RuleError::NoProgram);
         };
+        let program: &str = program;
         // A rule given twice has the same first word: only those are compared.
         let same_program = self.by_program.get(program);
         if same_program.is_some_and(|indexes| indexes.iter().any(|&i| &*self.rules[i].text == text))
@@ -97,7 +113,7 @@ impl DenyRules {
         self.rules.push(DenyRule {
             text: text.into(),
             program: program.to_owned(),
-            args: RuleArgs::new(program, rest),
+            args: std::sync::OnceLock::new(),
             origin,
         });
         Ok(())
@@ -185,7 +201,7 @@ impl DenyRules {
             return self.rules.iter().find(|rule| {
                 (rule.program == first.text || glob_could_be(pattern, true, &rule.program))
                     && rule
-                        .args
+                        .args()
                         .matched_by(std::iter::once(Arg::of_word(first)).chain(rest()))
             });
         }
@@ -199,7 +215,7 @@ impl DenyRules {
         by_name
             .chain(by_path)
             .map(|&i| &self.rules[i])
-            .find(|rule| rule.args.matched_by(rest()))
+            .find(|rule| rule.args().matched_by(rest()))
     }
 
     /// The first deny rule that matches a program the kernel is about to run: the file
@@ -250,7 +266,7 @@ impl DenyRules {
                 .get(program)?
                 .iter()
                 .map(|&i| &self.rules[i])
-                .find(|rule| rule.args.matched_by(literal()))
+                .find(|rule| rule.args().matched_by(literal()))
         })
     }
 }
