@@ -57,11 +57,7 @@ pub(super) fn add_rule(
 
 /// A session id names files and appears in messages: short and plain.
 pub(crate) fn check_session(id: &str) -> Result<(), String> {
-    let ok = (1..=128).contains(&id.len())
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._:@+-".contains(&b));
-    if ok {
+    if crate::approval::protocol::is_plain_id(id) {
         Ok(())
     } else {
         Err(format!(
