@@ -23,35 +23,35 @@
 //!   [`rules_report`], [`approval`], [`completions`]), which never import it.
 //! - [`output`]: gate's own lines and exit statuses, a leaf every module may use.
 
-pub mod agents;
+pub(crate) mod agents;
 pub mod approval;
 pub mod audit;
-pub mod check;
+pub(crate) mod check;
 pub mod cli;
-pub mod completions;
+pub(crate) mod completions;
 pub mod config;
-pub mod diag;
-pub mod doctor;
-pub mod exec;
-pub mod explain;
-pub mod files;
+pub(crate) mod diag;
+pub(crate) mod doctor;
+pub(crate) mod exec;
+pub(crate) mod explain;
+pub(crate) mod files;
 pub mod import;
 pub mod invocation;
-pub mod judge;
+pub(crate) mod judge;
 pub mod netproxy;
-pub mod output;
+pub(crate) mod output;
 pub mod policy;
-pub mod project;
-pub mod random;
-pub mod replace;
-pub mod rules_report;
+pub(crate) mod project;
+pub(crate) mod random;
+pub(crate) mod replace;
+pub(crate) mod rules_report;
 pub mod run;
-pub mod sandbox;
-pub mod session;
-pub mod settings;
+pub(crate) mod sandbox;
+pub(crate) mod session;
+pub(crate) mod settings;
 pub mod shells;
-pub mod supervisor;
-pub mod xdg;
+pub(crate) mod supervisor;
+pub(crate) mod xdg;
 
 use std::ffi::OsString;
 use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -27,18 +27,13 @@ pub fn state_home(var: Var<'_>) -> Option<PathBuf> {
     absolute(var, "XDG_STATE_HOME").or_else(|| home(var).map(|h| h.join(".local/state")))
 }
 
-/// `$XDG_RUNTIME_DIR`; without it, `/run/user/UID` when that is this user's private
-/// directory (see [`runtime_dir_in`]). The specification leaves the fallback to programs;
-/// gate needs one because some agents remove `XDG_RUNTIME_DIR` from their commands'
-/// environment (Gemini CLI under GitHub Actions), and a gate there must still find the
-/// broker the user started with it.
-pub fn runtime_dir(var: Var<'_>) -> Option<PathBuf> {
-    runtime_dir_in(var, std::path::Path::new("/run/user"))
-}
-
-/// [`runtime_dir`], with the fallback looked for in `base/UID`: a directory (not a
-/// link) owned by this user, with no permission for anyone else, as pam_systemd makes
-/// it. Anything else is no runtime directory.
+/// `$XDG_RUNTIME_DIR`; without it, `base/UID` (`/run/user/UID` on a system, another
+/// base in tests) when that is this user's private directory: a directory (not a link)
+/// owned by this user, with no permission for anyone else, as pam_systemd makes it.
+/// Anything else is no runtime directory. The specification leaves the fallback to
+/// programs; gate needs one because some agents remove `XDG_RUNTIME_DIR` from their
+/// commands' environment (Gemini CLI under GitHub Actions), and a gate there must still
+/// find the broker the user started with it.
 pub fn runtime_dir_in(var: Var<'_>, base: &std::path::Path) -> Option<PathBuf> {
     use std::os::unix::fs::MetadataExt;
     if let Some(dir) = absolute(var, "XDG_RUNTIME_DIR") {
@@ -75,7 +70,10 @@ mod tests {
         ]);
         assert_eq!(config_home(&var), Some(PathBuf::from("/c")));
         assert_eq!(state_home(&var), Some(PathBuf::from("/s")));
-        assert_eq!(runtime_dir(&var), Some(PathBuf::from("/r")));
+        assert_eq!(
+            runtime_dir_in(&var, Path::new("/run/user")),
+            Some(PathBuf::from("/r"))
+        );
         assert_eq!(home(&var), Some(PathBuf::from("/h")));
     }
 

@@ -115,6 +115,7 @@ impl Store {
     }
 
     /// A store in `dir` (for tests).
+    #[cfg(test)]
     pub fn at(dir: impl Into<PathBuf>) -> Store {
         Store { dir: dir.into() }
     }
