@@ -511,6 +511,26 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
+    /// A refusal of `echo a\nb` by a deny rule from `--deny`.
+    fn example() -> Record<'static> {
+        Record {
+            call_id: "c1",
+            session_id: "s1",
+            level: "ask",
+            kind: "command",
+            command: Some("echo a\nb"),
+            decision: "deny",
+            decided_by: "deny-rule",
+            rule: Some("echo"),
+            rule_origin: Some("--deny".into()),
+            message: None,
+            sandbox: None,
+            wrapper: None,
+            looks_like: None,
+            script_sha256: None,
+        }
+    }
+
     #[test]
     fn a_long_command_is_cut_and_its_length_kept() {
         let long = format!("{}é", "x".repeat(MAX_COMMAND_BYTES - 1));
@@ -518,18 +538,11 @@ mod tests {
             let record = Record {
                 call_id: "c",
                 session_id: "s",
-                level: "ask",
-                kind: "command",
                 command: Some(command),
-                decision: "deny",
                 decided_by: "rule",
                 rule: None,
                 rule_origin: None,
-                message: None,
-                sandbox: None,
-                wrapper: None,
-                looks_like: None,
-                script_sha256: None,
+                ..example()
             };
             let line = encode(&record, UNIX_EPOCH);
             let v: Value = serde_json::from_slice(&line).unwrap();
@@ -585,22 +598,7 @@ mod tests {
 
     #[test]
     fn a_record_is_one_line_of_json_with_every_field() {
-        let record = Record {
-            call_id: "c1",
-            session_id: "s1",
-            level: "ask",
-            kind: "command",
-            command: Some("echo a\nb"),
-            decision: "deny",
-            decided_by: "deny-rule",
-            rule: Some("echo"),
-            rule_origin: Some("--deny".into()),
-            message: None,
-            sandbox: None,
-            wrapper: None,
-            looks_like: None,
-            script_sha256: None,
-        };
+        let record = example();
         let line = encode(&record, UNIX_EPOCH);
         assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
         assert_eq!(*line.last().unwrap(), b'\n');

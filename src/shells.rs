@@ -157,12 +157,7 @@ pub static POSIX: Options = Options {
     command: CommandString::FirstOperand,
     command_letters: b"c",
     value_letters: b"o",
-    attached_values: false,
-    long_with_value: &[],
-    long_command_values: &[],
-    long_command_flags: &[],
-    set_o_command: &[],
-    long_prefixes: false,
+    ..NO_OPTIONS
 };
 
 /// zsh: `-o NAME` or `-oNAME` (`-O` is an option letter without a value); long options
