@@ -15,7 +15,7 @@
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::policy::wrapper::{self, StartupAnswer, StartupCall, Unwrapped};
 
@@ -259,6 +259,70 @@ pub(crate) fn cwd_chooser(var: &dyn Fn(&str) -> Option<OsString>) -> Option<&'st
     CHOOSES_CWD.iter().find(|a| var(a.marker).is_some())
 }
 
+/// Why a command may not run at `safe` under an agent whose model chooses the working
+/// directory ([`agent_workspace`]). Says what is wrong; [`WorkspaceError::line`] adds
+/// that nothing was run and what to do, at the edge that prints it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum WorkspaceError {
+    /// The directory the agent works in could not be found.
+    Unknown {
+        chooser: &'static ChoosesCwd,
+        cause: String,
+    },
+    /// The working directory is outside the one the agent works in.
+    Outside {
+        chooser: &'static ChoosesCwd,
+        cwd: PathBuf,
+        agent_dir: PathBuf,
+    },
+}
+
+impl std::fmt::Display for WorkspaceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WorkspaceError::Unknown { chooser, cause } => write!(
+                f,
+                "gate runs under {agent} ({marker} is set) and cannot tell which directory \
+                 {agent} works in ({cause}), so the safe level has no workspace it can trust",
+                agent = chooser.agent,
+                marker = chooser.marker,
+            ),
+            WorkspaceError::Outside {
+                chooser,
+                cwd,
+                agent_dir,
+            } => write!(
+                f,
+                "{agent} runs this command in {cwd}, outside the directory {agent} works in \
+                 ({dir}); the safe level makes the working directory writable, and the model \
+                 chose this one ({argument})",
+                agent = chooser.agent,
+                cwd = cwd.display(),
+                dir = agent_dir.display(),
+                argument = chooser.argument,
+            ),
+        }
+    }
+}
+
+impl WorkspaceError {
+    /// What to do instead, where there is something.
+    fn advice(&self) -> Option<String> {
+        match self {
+            WorkspaceError::Unknown { .. } => None,
+            WorkspaceError::Outside { chooser, .. } => Some(format!(
+                "Run it in the project, or start {agent} in the directory it may write",
+                agent = chooser.agent
+            )),
+        }
+    }
+
+    /// The whole line: what is wrong, that nothing was run, and what to do.
+    pub(crate) fn line(&self) -> String {
+        crate::explain::not_run(self, self.advice().as_deref())
+    }
+}
+
 /// At level `safe` the working directory is the writable workspace, and some agents let
 /// the model choose the working directory of every command ([`CHOOSES_CWD`]), so the
 /// model would choose what the sandbox lets it write. Under such an agent the working
@@ -267,7 +331,7 @@ pub(crate) fn cwd_chooser(var: &dyn Fn(&str) -> Option<OsString>) -> Option<&'st
 pub(crate) fn agent_workspace(
     cwd: &Path,
     var: &dyn Fn(&str) -> Option<OsString>,
-) -> Result<(), String> {
+) -> Result<(), WorkspaceError> {
     let Some(chooser) = cwd_chooser(var) else {
         return Ok(());
     };
@@ -280,33 +344,21 @@ pub(crate) fn agent_workspace(
         // this check before it delegated (see `run`), or the agent's own sandbox.
         Err(_) if marked() => return Ok(()),
         Err(e) => {
-            return Err(format!(
-                "gate runs under {agent} ({marker} is set) and cannot tell which directory \
-                 {agent} works in ({e}), so the safe level has no workspace it can trust; \
-                 nothing was run",
-                agent = chooser.agent,
-                marker = chooser.marker,
-            ));
+            return Err(WorkspaceError::Unknown {
+                chooser,
+                cause: e.to_string(),
+            });
         }
     };
     let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
     if cwd.starts_with(&agent_dir) {
         return Ok(());
     }
-    Err(outside_message(chooser, &cwd, &agent_dir))
-}
-
-fn outside_message(chooser: &ChoosesCwd, cwd: &Path, agent_dir: &Path) -> String {
-    format!(
-        "{agent} runs this command in {cwd}, outside the directory {agent} works in \
-         ({dir}); the safe level makes the working directory writable, and the model chose \
-         this one ({argument}); nothing was run. Run it in the project, or start {agent} in \
-         the directory it may write",
-        agent = chooser.agent,
-        cwd = cwd.display(),
-        dir = agent_dir.display(),
-        argument = chooser.argument,
-    )
+    Err(WorkspaceError::Outside {
+        chooser,
+        cwd,
+        agent_dir,
+    })
 }
 
 fn marked() -> bool {

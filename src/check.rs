@@ -306,7 +306,7 @@ fn sandbox_problem(settings: &Settings) -> Result<String, String> {
         return Ok(String::new());
     };
     if let Err(why) = crate::agents::agent_workspace(&cwd, &var) {
-        return Err(format!("gate would not run it (exit 125): {why}"));
+        return Err(format!("gate would not run it (exit 125): {}", why.line()));
     }
     let root = nix::unistd::geteuid().is_root();
     let spec = match sandbox::spec::build(

@@ -291,7 +291,7 @@ fn run_allowed(
     // see which directory Codex works in. So the check is made here.
     if trail.judged.execs_gate && settings.policy.level == crate::policy::Level::Safe {
         let cwd = std::env::current_dir().unwrap_or_default();
-        if let Err(why) = crate::agents::agent_workspace(&cwd, &var) {
+        if let Err(why) = crate::agents::agent_workspace(&cwd, &var).map_err(|e| e.line()) {
             let e = Explanation {
                 decided_by: "error",
                 ..explanation

@@ -48,7 +48,7 @@ pub(super) fn prepare_sandbox(
     let not_run = |e: sandbox::SandboxError| explain::sandbox_not_run(&e);
     let cwd = std::env::current_dir()
         .map_err(|e| explain::not_run(&format!("cannot find the working directory ({e})"), None))?;
-    crate::agents::agent_workspace(&cwd, &var)?;
+    crate::agents::agent_workspace(&cwd, &var).map_err(|e| e.line())?;
     let is_root = nix::unistd::geteuid().is_root();
     let spec = sandbox::spec::build(
         &sandbox_settings(settings),
