@@ -336,36 +336,31 @@ fn recognise_startup<'t>(
     if !answers_startup(&settings.policy, &call) {
         return None;
     }
-    let (text, reason) = match call.answer {
+    // The file the answer is about, if any, and what gate does.
+    let (path, does) = match call.answer {
         StartupAnswer::WriteStub(path) => (
-            format!("({}: {path})", call.kind),
-            format!(
-                "{}: gate writes an empty snapshot to {path} and runs nothing",
-                call.kind
-            ),
+            Some(path),
+            format!("gate writes an empty snapshot to {path} and runs nothing"),
         ),
         StartupAnswer::PrintStub => (
-            format!("({})", call.kind),
-            format!(
-                "{}: gate prints an empty snapshot and runs nothing",
-                call.kind
-            ),
+            None,
+            "gate prints an empty snapshot and runs nothing".to_owned(),
         ),
         StartupAnswer::CheckStub(path) => (
-            format!("({}: {path})", call.kind),
-            format!(
-                "{}: {path} is gate's empty snapshot; nothing is run",
-                call.kind
-            ),
+            Some(path),
+            format!("{path} is gate's empty snapshot; nothing is run"),
         ),
         StartupAnswer::Nothing => (
-            format!("({})", call.kind),
-            format!(
-                "{}: gate answers it with no output (the environment holds secrets) and runs nothing",
-                call.kind
-            ),
+            None,
+            "gate answers it with no output (the environment holds secrets) and runs nothing"
+                .to_owned(),
         ),
     };
+    let text = match path {
+        Some(path) => format!("({}: {path})", call.kind),
+        None => format!("({})", call.kind),
+    };
+    let reason = format!("{}: {does}", call.kind);
     let judged = Judged {
         kind: "agent-startup",
         text: Some(CommandText::new(text)),
