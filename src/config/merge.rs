@@ -243,6 +243,15 @@ pub(crate) fn under_lock(s: &Settings) -> Vec<(&'static str, String)> {
         ),
         ("approval.socket", socket),
         (
+            "approval.approver",
+            match &s.approver {
+                Some(user) => format!("stays {user}"),
+                None => "stays unset (the approver runs as gate's own user): no later layer \
+                         may name one"
+                    .to_owned(),
+            },
+        ),
+        (
             "approval.tty",
             if s.tty {
                 "may be turned off (it is on)".to_owned()
@@ -255,6 +264,13 @@ pub(crate) fn under_lock(s: &Settings) -> Vec<(&'static str, String)> {
             format!("may be shortened, not lengthened (it is {} s)", s.timeout),
         ),
         ("audit.log", audit_log),
+        (
+            "audit.journal",
+            format!(
+                "stays \"{}\": no later layer may change where records go",
+                s.audit_journal.as_str()
+            ),
+        ),
         (
             "audit.required",
             if s.audit_required {
