@@ -180,24 +180,13 @@ pub static KSH: Options = Options {
     command_letters: b"c",
     value_letters: b"o",
     attached_values: true,
-    long_with_value: &[],
-    long_command_values: &[],
-    long_command_flags: &[],
-    set_o_command: &[],
-    long_prefixes: false,
+    ..NO_OPTIONS
 };
 
 /// mksh, lksh: also `-T TTY`.
 pub static MKSH: Options = Options {
-    command: CommandString::FirstOperand,
-    command_letters: b"c",
     value_letters: b"oT",
-    attached_values: true,
-    long_with_value: &[],
-    long_command_values: &[],
-    long_command_flags: &[],
-    set_o_command: &[],
-    long_prefixes: false,
+    ..KSH
 };
 
 /// yash: getopt_long with abbreviations; `--cmdline` and `-o cmdline` are `-c`.
