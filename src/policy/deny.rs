@@ -8,11 +8,12 @@
 //! ([`super::options`]). The program is compared by name (`rm` also catches `/bin/rm`),
 //! and a word whose value is only known when the shell runs matches the rest of any rule.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 
 use super::options::{Arg, RuleArgs};
 use super::rules::{RuleError, validate_rule};
 use super::scan::{self, Word};
+use super::index::{self, TextIndex};
 use super::{CommandText, Origin, RuleHashBuilder};
 
 /// Programs that run the program named by their first argument themselves, without an
@@ -24,7 +25,7 @@ struct DenyRule {
     text: Box<str>,
     /// The rule's first word after quote removal: a program name, or a path if it has a
     /// slash.
-    program: String,
+    program: Program,
     /// The rule's other words, read as the program reads them: when a command or an
     /// exec first names the rule's program (most of a policy's rules are never
     /// consulted by a given command, and reading them was most of their load).
@@ -32,13 +33,28 @@ struct DenyRule {
     origin: Origin,
 }
 
+/// Where a rule's program is: in its text as written (a rule in plain words, as most
+/// are: no copy is made), or, after quote removal, a text of its own.
+#[derive(Debug, Clone)]
+enum Program {
+    Written { start: u32, end: u32 },
+    Read(Box<str>),
+}
+
 impl DenyRule {
     fn args(&self) -> &RuleArgs {
         self.args.get_or_init(|| {
             let words = words(&self.text);
             let rest = words.get(1..).unwrap_or_default();
-            RuleArgs::new(&self.program, rest)
+            RuleArgs::new(self.program(), rest)
         })
+    }
+
+    fn program(&self) -> &str {
+        match &self.program {
+            Program::Written { start, end } => &self.text[*start as usize..*end as usize],
+            Program::Read(program) => program,
+        }
     }
 }
 
@@ -57,12 +73,18 @@ fn words(text: &str) -> Vec<std::borrow::Cow<'_, str>> {
 }
 
 /// A validated set of deny rules.
+///
+/// The rules are kept in the order they were added, a rule given twice as often as it
+/// was given (the first copy is the one that matches; [`DenyRules::iter`] shows each
+/// rule once): adding one is a push, which an imported policy does for each of its
+/// rules before every command (issue 25). Rules are found by their program by looking
+/// through them, or by [`TextIndex`] in a set of more than [`index::LINEAR_MAX`].
 #[derive(Debug, Clone, Default)]
 pub struct DenyRules {
     rules: Vec<DenyRule>,
     /// Rules by their first word (a program name, or a path), for commands whose
     /// program is known.
-    by_program: HashMap<String, Vec<usize>, RuleHashBuilder>,
+    by_program: TextIndex,
 }
 
 /// Why the deny rules refuse a command.
@@ -94,63 +116,76 @@ impl DenyRules {
 
     pub fn add(&mut self, raw: &str, origin: Origin) -> Result<(), RuleError> {
         let text = validate_rule(raw)?;
-        let words = words(text);
-        let Some(program) = words.first() else {
-            return Err(RuleError::NoProgram);
+        let program = match plain_program(text) {
+            Some(program) => {
+                // Within the text, which is far shorter than 4 GiB (a command line).
+                let start = program.as_ptr() as usize - text.as_ptr() as usize;
+                let at = |n: usize| u32::try_from(n).map_err(|_| RuleError::NoProgram);
+                Program::Written {
+                    start: at(start)?,
+                    end: at(start + program.len())?,
+                }
+            }
+            None => match words(text).first() {
+                Some(program) => Program::Read((**program).into()),
+                None => return Err(RuleError::NoProgram),
+            },
         };
-        let program: &str = program;
-        // A rule given twice has the same first word: only those are compared.
-        let same_program = self.by_program.get(program);
-        if same_program.is_some_and(|indexes| indexes.iter().any(|&i| &*self.rules[i].text == text))
-        {
-            return Ok(());
-        }
-        let index = self.rules.len();
-        self.by_program
-            .entry(program.to_owned())
-            .or_default()
-            .push(index);
+        self.by_program.clear();
         self.rules.push(DenyRule {
             text: text.into(),
-            program: program.to_owned(),
+            program,
             args: std::sync::OnceLock::new(),
             origin,
         });
         Ok(())
     }
 
-    /// Add every rule of `other` (already validated).
-    pub fn extend(&mut self, other: DenyRules) {
+    /// Add every rule of `other` (already validated) after this set's.
+    pub fn extend(&mut self, mut other: DenyRules) {
         if self.rules.is_empty() {
             *self = other;
             return;
         }
-        self.rules.reserve(other.rules.len());
-        for rule in other.rules {
-            let index = self.rules.len();
-            match self.by_program.get_mut(rule.program.as_str()) {
-                Some(indexes) if indexes.iter().any(|&i| self.rules[i].text == rule.text) => {
-                    continue;
-                }
-                Some(indexes) => indexes.push(index),
-                None => {
-                    self.by_program.insert(rule.program.clone(), vec![index]);
-                }
-            }
-            self.rules.push(rule);
-        }
+        self.by_program.clear();
+        self.rules.append(&mut other.rules);
     }
 
+    /// The number of rules, each counted once however often it was given.
     pub fn len(&self) -> usize {
-        self.rules.len()
+        self.firsts().len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.rules.is_empty()
     }
 
+    /// Each rule once (its first copy), in the order the rules were first given.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Origin)> {
-        self.rules.iter().map(|r| (&*r.text, &r.origin))
+        self.firsts()
+            .into_iter()
+            .map(|i| (&*self.rules[i].text, &self.rules[i].origin))
+    }
+
+    /// The position of each rule's first copy.
+    fn firsts(&self) -> Vec<usize> {
+        let mut seen: HashSet<&str, RuleHashBuilder> = HashSet::default();
+        (0..self.rules.len())
+            .filter(|&i| seen.insert(&self.rules[i].text))
+            .collect()
+    }
+
+    /// The positions of the rules whose program is `program`, in the order added.
+    fn with_program<'a>(&'a self, program: &'a str) -> Box<dyn Iterator<Item = usize> + 'a> {
+        let named = move |i: &usize| self.rules[*i].program() == program;
+        if self.rules.len() <= index::LINEAR_MAX {
+            Box::new((0..self.rules.len()).filter(named))
+        } else {
+            let keys = || -> Box<dyn Iterator<Item = &str>> {
+                Box::new(self.rules.iter().map(DenyRule::program))
+            };
+            Box::new(self.by_program.maybe_equal(keys, program).filter(named))
+        }
     }
 
     /// Each program the rules name, once, in the order of the rules: a name (`rm`), or
@@ -158,10 +193,11 @@ impl DenyRules {
     /// denied program under another name by what file it is; [`DenyRules::find_exec`]
     /// given that program's path then checks its arguments.
     pub fn program_names(&self) -> impl Iterator<Item = &str> {
-        self.rules.iter().enumerate().filter_map(|(i, rule)| {
-            let first = self.by_program.get(rule.program.as_str())?.first();
-            (first == Some(&i)).then_some(rule.program.as_str())
-        })
+        let mut seen: HashSet<&str, RuleHashBuilder> = HashSet::default();
+        self.rules
+            .iter()
+            .map(DenyRule::program)
+            .filter(move |program| seen.insert(program))
     }
 
     /// The first deny rule that catches any simple command in `command`.
@@ -199,22 +235,21 @@ impl DenyRules {
         if let Some(pattern) = &first.pattern {
             // A glob: it could be any program it matches, and more words after it.
             return self.rules.iter().find(|rule| {
-                (rule.program == first.text || glob_could_be(pattern, true, &rule.program))
+                (rule.program() == first.text || glob_could_be(pattern, true, rule.program()))
                     && rule
                         .args()
                         .matched_by(std::iter::once(Arg::of_word(first)).chain(rest()))
             });
         }
         let name = scan::program_name(&first.text);
-        let by_name = self.by_program.get(name).into_iter().flatten();
+        let by_name = self.with_program(name);
         let by_path = (name != first.text)
-            .then(|| self.by_program.get(first.text.as_str()))
-            .flatten()
+            .then(|| self.with_program(first.text.as_str()))
             .into_iter()
             .flatten();
         by_name
             .chain(by_path)
-            .map(|&i| &self.rules[i])
+            .map(|i| &self.rules[i])
             .find(|rule| rule.args().matched_by(rest()))
     }
 
@@ -262,10 +297,8 @@ impl DenyRules {
         programs.chain(applets).find_map(|(program, args)| {
             let program = std::str::from_utf8(program).ok()?;
             let literal = || args.iter().map(|a| Arg::literal(a));
-            self.by_program
-                .get(program)?
-                .iter()
-                .map(|&i| &self.rules[i])
+            self.with_program(program)
+                .map(|i| &self.rules[i])
                 .find(|rule| rule.args().matched_by(literal()))
         })
     }
@@ -306,15 +339,20 @@ fn glob_could_be(pattern: &str, first: bool, r: &str) -> bool {
 /// reads as the command as written, without running it. A policy's rules are read
 /// before every command, and most are written so. `None` for any other rule.
 fn plain_words(text: &str) -> Option<Vec<&str>> {
+    plain_program(text)?;
+    Some(text.split([' ', '\t']).filter(|w| !w.is_empty()).collect())
+}
+
+/// The first of [`plain_words`], found without splitting the rest.
+fn plain_program(text: &str) -> Option<&str> {
     let plain = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'-');
     if !text.bytes().all(|b| plain(b) || b == b' ' || b == b'\t') {
         return None;
     }
-    let words: Vec<&str> = text.split([' ', '\t']).filter(|w| !w.is_empty()).collect();
-    let first = *words.first()?;
+    let first = text.split([' ', '\t']).find(|w| !w.is_empty())?;
     let syntax = crate::shells::RESERVED_WORDS.contains(&first)
         || crate::shells::PREFIX_WORDS.contains(&first);
-    (!syntax).then_some(words)
+    (!syntax).then_some(first)
 }
 
 #[cfg(test)]
@@ -800,6 +838,50 @@ mod tests {
                     .map(|w| w.text)
                     .collect();
                 proptest::prop_assert_eq!(plain, scanned, "{:?}", text);
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Rules kept as given (a copy of a rule as often as it was given), looked
+        /// through or found by the index, catch what the same rules given once catch,
+        /// by the same rule from the same origin, and show each rule once.
+        #[test]
+        fn copies_and_the_index_change_nothing_that_is_found(
+            rules in proptest::collection::vec("(rm|git|tar|/bin/rm)( (-rf|push|-f|x)){0,2}", 1..10),
+            command in "(rm|git|tar|/bin/rm|sudo rm|busybox rm)( (-rf|-r|-f|push|x|-fr)){0,3}",
+        ) {
+            let origin = |i: usize| Origin::File { path: std::path::Path::new("f").into(), line: i as u32 };
+            let mut once = DenyRules::new();
+            let mut given: Vec<&str> = Vec::new();
+            for (i, rule) in rules.iter().enumerate() {
+                if !given.contains(&rule.as_str()) {
+                    given.push(rule);
+                    once.add(rule, origin(i)).unwrap();
+                }
+            }
+            let text = CommandText::new(command.clone());
+            let argv: Vec<&[u8]> = command.split(' ').map(str::as_bytes).collect();
+            for filler in [0, index::LINEAR_MAX + 1] {
+                let mut set = DenyRules::new();
+                for n in 0..filler {
+                    set.add(&format!("filler{n} x"), Origin::BuiltIn).unwrap();
+                }
+                // An index built before the rules are added must not hide them.
+                proptest::prop_assert_eq!(set.find(&text), None);
+                for (i, rule) in rules.iter().enumerate() {
+                    set.add(rule, origin(i)).unwrap();
+                }
+                proptest::prop_assert_eq!(set.find(&text), once.find(&text));
+                proptest::prop_assert_eq!(
+                    set.find_exec(argv[0], &argv),
+                    once.find_exec(argv[0], &argv)
+                );
+                let shown: Vec<_> = set.iter().skip(filler).collect();
+                proptest::prop_assert_eq!(shown, once.iter().collect::<Vec<_>>());
+                proptest::prop_assert_eq!(set.len(), once.len() + filler);
+                let names: Vec<_> = set.program_names().skip(filler).collect();
+                proptest::prop_assert_eq!(names, once.program_names().collect::<Vec<_>>());
             }
         }
     }

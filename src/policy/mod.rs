@@ -9,6 +9,7 @@ pub mod compound;
 mod decide;
 mod deny;
 mod examples;
+mod index;
 mod options;
 mod patterns;
 pub mod readonly;

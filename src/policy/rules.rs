@@ -17,6 +17,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
+use super::index::{self, TextIndex};
 use super::{Origin, RuleHashBuilder};
 
 /// The shell characters live with the other shell facts.
@@ -246,23 +247,38 @@ pub fn allow_rule_matches(rule: &str, command: &str) -> bool {
         || (command.starts_with(rule) && command.as_bytes().get(rule.len()) == Some(&b' '))
 }
 
-/// A set of validated allow rules, indexed so that matching costs one hash lookup per
-/// space in the command, however many rules there are.
+/// A set of validated allow rules.
 ///
 /// A rule is a prefix (it matches the command equal to it and the command followed by a
 /// space and more) or exact (only the command equal to it, as Claude Code's
 /// `Bash(git status)` and a lasting approval of one command mean).
+///
+/// The rules are kept in the order they were added, a rule given twice as often as it
+/// was given: adding one is a push, which an imported policy of hundreds of rules does
+/// before every command (issue 25). Of a rule's copies, the one in force is the first
+/// prefix, or the first copy when all are exact ([`AllowRules::held`]): a set keeps a
+/// rule's first origin, and a prefix over an exact copy, because the prefix is what
+/// matches. Up to [`index::LINEAR_MAX`] rules times 16 are looked through in one pass;
+/// a larger set is looked up by hash ([`index::TextIndex`]), one lookup per space in
+/// the command.
 #[derive(Debug, Clone, Default)]
 pub struct AllowRules {
-    by_text: HashMap<Box<str>, Held, RuleHashBuilder>,
+    rules: Vec<Allow>,
+    index: TextIndex,
 }
 
-/// One rule's origin and whether it is exact.
+/// One rule as it was added.
 #[derive(Debug, Clone)]
-struct Held {
+struct Allow {
+    text: Box<str>,
     origin: Origin,
     exact: bool,
 }
+
+/// The most rules [`AllowRules::find_where`] looks through in one pass, comparing each
+/// with the command once, before it uses the index: a pass costs a few comparisons a
+/// rule, the index a hash of each prefix of the command.
+const ONE_PASS_MAX: usize = index::LINEAR_MAX * 16;
 
 impl AllowRules {
     pub fn new() -> Self {
@@ -271,91 +287,52 @@ impl AllowRules {
 
     /// Make room for `additional` more rules.
     pub fn reserve(&mut self, additional: usize) {
-        self.by_text.reserve(additional);
+        self.rules.reserve(additional);
     }
 
-    /// Add a prefix rule, validating it. The first origin of a duplicated rule is kept.
+    /// Add a prefix rule, validating it.
     pub fn add(&mut self, raw: &str, origin: Origin) -> Result<(), RuleError> {
-        let text = validate_rule(raw)?;
-        self.hold(
-            text.into(),
-            Held {
-                origin,
-                exact: false,
-            },
-        );
-        Ok(())
+        self.push(raw, origin, false)
     }
 
     /// Add an exact rule, validating it as a prefix rule is validated.
     pub fn add_exact(&mut self, raw: &str, origin: Origin) -> Result<(), RuleError> {
+        self.push(raw, origin, true)
+    }
+
+    fn push(&mut self, raw: &str, origin: Origin, exact: bool) -> Result<(), RuleError> {
         let text = validate_rule(raw)?;
-        self.hold(
-            text.into(),
-            Held {
-                origin,
-                exact: true,
-            },
-        );
+        self.index.clear();
+        self.rules.push(Allow {
+            text: text.into(),
+            origin,
+            exact,
+        });
         Ok(())
     }
 
-    /// Keep the first origin of a rule given twice, unless the later one is a prefix
-    /// where the first was exact: the prefix is what is in force, so it is what is shown.
-    fn hold(&mut self, text: Box<str>, new: Held) {
-        use std::collections::hash_map::Entry;
-        match self.by_text.entry(text) {
-            Entry::Vacant(slot) => {
-                slot.insert(new);
-            }
-            Entry::Occupied(mut slot) => {
-                if slot.get().exact && !new.exact {
-                    slot.insert(new);
-                }
-            }
-        }
-    }
-
-    /// Add every rule of `other`; a rule both have keeps this set's origin (unless only
-    /// `other` has it as a prefix).
-    pub fn extend(&mut self, other: AllowRules) {
-        if other.by_text.len() <= self.by_text.len() {
-            for (text, held) in other.by_text {
-                self.hold(text, held);
-            }
+    /// Add every rule of `other` after this set's: a rule both have keeps this set's
+    /// origin (unless only `other` has it as a prefix).
+    pub fn extend(&mut self, mut other: AllowRules) {
+        if self.rules.is_empty() {
+            *self = other;
             return;
         }
-        // The larger set (an imported policy's hundreds of rules beside a few of the
-        // person's) is kept and the smaller one added to it: the same result, with this
-        // set's entries taking precedence as `hold` gives them it.
-        let mine = std::mem::replace(&mut self.by_text, other.by_text);
-        for (text, held) in mine {
-            use std::collections::hash_map::Entry;
-            match self.by_text.entry(text) {
-                Entry::Vacant(slot) => {
-                    slot.insert(held);
-                }
-                Entry::Occupied(mut slot) => {
-                    // Mine is the first origin: it stays, unless it is exact and the
-                    // other's is a prefix.
-                    if !held.exact || slot.get().exact {
-                        slot.insert(held);
-                    }
-                }
-            }
-        }
+        self.index.clear();
+        self.rules.append(&mut other.rules);
     }
 
+    /// The number of rules, each counted once however often it was given.
     pub fn len(&self) -> usize {
-        self.by_text.len()
+        self.firsts().len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.by_text.is_empty()
+        self.rules.is_empty()
     }
 
     pub fn contains(&self, rule: &str) -> bool {
-        self.by_text.contains_key(trim_blanks(rule))
+        self.held(trim_blanks(rule)).is_some()
     }
 
     /// The most specific (longest) rule that the command matches.
@@ -369,24 +346,26 @@ impl AllowRules {
         command: &str,
         mut accept: impl FnMut(&str) -> bool,
     ) -> Option<(&str, &Origin)> {
-        if self.by_text.is_empty() || first_unmatchable_char(command).is_some() {
+        if self.rules.is_empty() || first_unmatchable_char(command).is_some() {
             return None;
         }
         let command = trim_blanks(command);
+        if self.rules.len() <= ONE_PASS_MAX {
+            return self.find_in_one_pass(command, accept);
+        }
+        // The whole command first (an exact rule matches only it), then every prefix
+        // that ends just before a space, longest first. A prefix ending in white space
+        // cannot equal a rule (rules are trimmed), so runs of spaces cost a lookup each
+        // but never match wrongly.
         let mut lookup = |candidate: &str, whole: bool| {
-            self.by_text
-                .get_key_value(candidate)
-                .filter(|(_, held)| whole || !held.exact)
-                .map(|(k, held)| (&**k, &held.origin))
-                .filter(|(k, _)| accept(k))
+            self.held(candidate)
+                .filter(|rule| whole || !rule.exact)
+                .filter(|rule| accept(&rule.text))
+                .map(|rule| (&*rule.text, &rule.origin))
         };
         if let Some(found) = lookup(command, true) {
             return Some(found);
         }
-        // A rule followed by a space: every prefix that ends just before a space, longest
-        // first. A prefix ending in white space cannot equal a rule (rules are trimmed),
-        // so runs of spaces cost a lookup each but never match wrongly. Exact rules match
-        // the whole command only.
         command
             .bytes()
             .enumerate()
@@ -395,15 +374,99 @@ impl AllowRules {
             .find_map(|(i, _)| lookup(&command[..i], false))
     }
 
-    /// Whether `rule` is held as an exact rule (and not also as a prefix).
-    pub fn is_exact(&self, rule: &str) -> bool {
-        self.by_text
-            .get(trim_blanks(rule))
-            .is_some_and(|held| held.exact)
+    /// [`AllowRules::find_where`] by comparing each rule with the (trimmed) command
+    /// once: the rules that match, longest first and in force first, until `accept`
+    /// takes one.
+    fn find_in_one_pass(
+        &self,
+        command: &str,
+        mut accept: impl FnMut(&str) -> bool,
+    ) -> Option<(&str, &Origin)> {
+        let bytes = command.as_bytes();
+        let mut matched: Vec<usize> = (0..self.rules.len())
+            .filter(|&i| {
+                let rule = &self.rules[i];
+                let len = rule.text.len();
+                let ends = match bytes.get(len) {
+                    None => len == bytes.len(),
+                    Some(&b) => b == b' ' && !rule.exact,
+                };
+                ends && bytes.starts_with(rule.text.as_bytes())
+            })
+            .collect();
+        // Longest first; of one rule's copies, the one in force first (a prefix before
+        // an exact one, then the first added), as `held` chooses it.
+        matched.sort_by_key(|&i| (std::cmp::Reverse(self.rules[i].text.len()), self.rules[i].exact, i));
+        let mut last_len = None;
+        matched.into_iter().find_map(|i| {
+            let rule = &self.rules[i];
+            // Copies of a rule that is not in force, and the rule when it was refused.
+            if last_len.replace(rule.text.len()) == Some(rule.text.len()) {
+                return None;
+            }
+            accept(&rule.text).then_some((&*rule.text, &rule.origin))
+        })
     }
 
+    /// The copy of `text` that is in force: its first prefix, or its first copy when all
+    /// are exact.
+    fn held(&self, text: &str) -> Option<&Allow> {
+        let mut first = None;
+        for i in self.same_text(text) {
+            let rule = &self.rules[i];
+            if !rule.exact {
+                return Some(rule);
+            }
+            first.get_or_insert(rule);
+        }
+        first
+    }
+
+    /// The positions of the rules whose text is `text`, in the order added.
+    fn same_text<'a>(&'a self, text: &'a str) -> Box<dyn Iterator<Item = usize> + 'a> {
+        let equal = move |i: &usize| &*self.rules[*i].text == text;
+        if self.rules.len() <= index::LINEAR_MAX {
+            Box::new((0..self.rules.len()).filter(equal))
+        } else {
+            let keys = || -> Box<dyn Iterator<Item = &str>> {
+                Box::new(self.rules.iter().map(|r| &*r.text))
+            };
+            Box::new(self.index.maybe_equal(keys, text).filter(equal))
+        }
+    }
+
+    /// The position of each rule's copy in force, in the order the rules were first
+    /// given.
+    fn firsts(&self) -> Vec<usize> {
+        let mut seen: HashMap<&str, usize, RuleHashBuilder> = HashMap::default();
+        let mut order = Vec::new();
+        for (i, rule) in self.rules.iter().enumerate() {
+            match seen.get(&*rule.text) {
+                None => {
+                    seen.insert(&rule.text, order.len());
+                    order.push(i);
+                }
+                Some(&at) => {
+                    if self.rules[order[at]].exact && !rule.exact {
+                        order[at] = i;
+                    }
+                }
+            }
+        }
+        order
+    }
+
+    /// Whether `rule` is held as an exact rule (and not also as a prefix).
+    pub fn is_exact(&self, rule: &str) -> bool {
+        self.held(trim_blanks(rule)).is_some_and(|held| held.exact)
+    }
+
+    /// Each rule once, with the origin of its copy in force, in the order the rules were
+    /// first given.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Origin)> {
-        self.by_text.iter().map(|(k, v)| (&**k, &v.origin))
+        self.firsts()
+            .into_iter()
+            .map(|i| (&*self.rules[i].text, &self.rules[i].origin))
     }
 }
 
@@ -768,6 +831,106 @@ mod tests {
             prop_assume!(validate_rule(&rule).is_ok());
             if matches(&rule, &command) {
                 prop_assert!(trim_blanks(&command).starts_with(trim_blanks(&rule)));
+            }
+        }
+    }
+
+    /// The set as a hash table keyed by text held it before it became a list (issue 25):
+    /// a rule's first origin, unless it was exact and a later copy a prefix. The list
+    /// must find what the table found, looked through or by its index.
+    fn by_table(rules: &[(String, bool, u32)], command: &str, refused: &str) -> Option<(String, u32)> {
+        let mut table: HashMap<&str, (bool, u32)> = HashMap::new();
+        for (text, exact, origin) in rules {
+            let text = trim_blanks(text);
+            match table.get(text) {
+                Some(&(true, _)) if !exact => {
+                    table.insert(text, (*exact, *origin));
+                }
+                Some(_) => {}
+                None => {
+                    table.insert(text, (*exact, *origin));
+                }
+            }
+        }
+        if first_unmatchable_char(command).is_some() {
+            return None;
+        }
+        let command = trim_blanks(command);
+        let lookup = |candidate: &str, whole: bool| {
+            table
+                .get(candidate)
+                .filter(|(exact, _)| whole || !exact)
+                .filter(|_| candidate != refused)
+                .map(|&(_, origin)| (candidate.to_owned(), origin))
+        };
+        lookup(command, true).or_else(|| {
+            command
+                .bytes()
+                .enumerate()
+                .rev()
+                .filter(|&(_, b)| b == b' ')
+                .find_map(|(i, _)| lookup(&command[..i], false))
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn the_list_finds_what_a_table_found_looked_through_and_indexed(
+            rules in prop::collection::vec(("[ab]( [ab]){0,2}", any::<bool>()), 1..12),
+            (pick, tail) in (any::<prop::sample::Index>(), "( [ab]){0,2}"),
+            own in prop::option::of("[ab ]{0,8}"),
+            refuse in any::<prop::sample::Index>(),
+        ) {
+            // Mostly a rule's own text with words after it: the copies of one rule,
+            // exact and prefix, are what a table and a list could disagree on.
+            let command = own.unwrap_or_else(|| format!("{}{tail}", rules[pick.index(rules.len())].0));
+            let rules: Vec<(String, bool, u32)> = rules
+                .into_iter()
+                .enumerate()
+                .map(|(i, (text, exact))| (text, exact, i as u32))
+                .collect();
+            // `accept` refuses one of the rules, as a runner's check does.
+            let refused = trim_blanks(&rules[refuse.index(rules.len())].0).to_owned();
+            let expected = by_table(&rules, &command, &refused);
+            // Filler past both limits makes the set indexed; none of it matches.
+            for filler in [0, ONE_PASS_MAX + 1] {
+                let mut set = AllowRules::new();
+                for n in 0..filler {
+                    set.add(&format!("filler{n}"), Origin::BuiltIn).unwrap();
+                }
+                // An index built before the rules are added must not hide them.
+                prop_assert!(set.find(&command).is_none());
+                for (text, exact, origin) in &rules {
+                    let origin = Origin::File { path: std::path::Path::new("f").into(), line: *origin };
+                    if *exact {
+                        set.add_exact(text, origin).unwrap();
+                    } else {
+                        set.add(text, origin).unwrap();
+                    }
+                }
+                let found = set
+                    .find_where(&command, |rule| rule != refused)
+                    .map(|(rule, origin)| match origin {
+                        Origin::File { line, .. } => (rule.to_owned(), *line),
+                        other => panic!("{other:?}"),
+                    });
+                prop_assert_eq!(&found, &expected, "filler {}", filler);
+                for (text, _, _) in &rules {
+                    let text = trim_blanks(text);
+                    let held = by_table(&rules, text, "").filter(|(t, _)| t == text);
+                    prop_assert!(set.contains(text));
+                    let shown = set.iter().find(|(t, _)| *t == text).map(|(_, o)| o.clone());
+                    let line = match shown {
+                        Some(Origin::File { line, .. }) => line,
+                        other => panic!("{other:?}"),
+                    };
+                    prop_assert_eq!(Some(line), held.map(|(_, l)| l), "{}", text);
+                }
+                prop_assert_eq!(
+                    set.iter().count(),
+                    rules.iter().map(|r| trim_blanks(&r.0)).collect::<std::collections::HashSet<_>>().len() + filler
+                );
+                prop_assert_eq!(set.len(), set.iter().count());
             }
         }
     }
