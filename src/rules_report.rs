@@ -51,7 +51,7 @@ const ALLOW: Kind = Kind {
 
 /// Every rule in force, by kind in the order they apply, then in the order of the
 /// layers they came from (files as read, then variables, then options) and their lines.
-fn rules(s: &Settings) -> Vec<(&'static Kind, &str, &Origin)> {
+fn rules(s: &Settings) -> Vec<(&'static Kind, &str, Origin)> {
     let rank = |origin: &Origin| -> (usize, u32) {
         let files = s.files.len();
         match origin {
@@ -239,7 +239,7 @@ pub(crate) fn to_json(s: &Settings) -> Value {
                 "unsandboxed" => s.policy.unsandboxed.is_exact(rule),
                 _ => false,
             };
-            json!({"kind": kind.name, "rule": rule, "exact": exact, "origin": origin_json(origin)})
+            json!({"kind": kind.name, "rule": rule, "exact": exact, "origin": origin_json(&origin)})
         })
         .collect();
     let switches: serde_json::Map<String, Value> = switches(s)

@@ -345,7 +345,7 @@ fn run_allowed(
         Ok(_) => match execs {
             None => (None, None),
             Some(execs) => match exec_checks_readable() {
-                Ok(userns) => (None, Some(Deferred::Start(execs, userns))),
+                Ok(userns) => (None, Some(Deferred::Start(Box::new(execs), userns))),
                 Err(message) => return refuse(message),
             },
         },
@@ -401,7 +401,7 @@ fn run_allowed(
         None => match (Permit::for_allowed(allowed), supervisor) {
             (Ok(permit), None) => permit,
             (Ok(permit), Some(Deferred::Start(execs, userns))) => {
-                permit.checked_at_exec(execs, audit, userns)
+                permit.checked_at_exec(*execs, audit, userns)
             }
             (Ok(_), Some(Deferred::Started(_))) => unreachable!("started only with the sandbox"),
             (Err(PermitError::NeedsSandbox), _) => unreachable!("prepared above"),

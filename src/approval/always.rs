@@ -164,7 +164,7 @@ fn allowed_already(layer: &Layer, rule: &str, exact: bool) -> Option<u32> {
         return None;
     }
     match origin {
-        crate::policy::Origin::Always { line, .. } => Some(*line),
+        crate::policy::Origin::Always { line, .. } => Some(line),
         _ => None,
     }
 }

@@ -78,8 +78,9 @@ pub(super) struct FileCx<'a> {
     pub(super) lines: std::cell::OnceCell<Lines>,
     pub(super) home: Option<&'a Path>,
     pub(super) kind: FileKind,
-    /// The `from` of the file's last imported rule, whose file the next one shares.
-    pub(super) last_from: std::cell::RefCell<Option<crate::policy::ImportedFrom>>,
+    /// The origin of the file's last rule, which the next one's is made from: most
+    /// often only its lines change ([`FileCx::rule_origin`]).
+    pub(super) last_origin: std::cell::RefCell<Option<Origin>>,
 }
 
 impl<'a> FileCx<'a> {
@@ -90,7 +91,7 @@ impl<'a> FileCx<'a> {
             lines: std::cell::OnceCell::new(),
             home,
             kind,
-            last_from: std::cell::RefCell::new(None),
+            last_origin: std::cell::RefCell::new(None),
         }
     }
 
@@ -105,6 +106,50 @@ impl<'a> FileCx<'a> {
 
     pub(super) fn origin(&self, span: std::ops::Range<usize>) -> Origin {
         self.origin_at(self.line_of(span.start))
+    }
+
+    /// The origin of a rule on `line`, imported `from` where it says: the last rule's,
+    /// with its lines changed when only they differ (an imported policy's hundreds of
+    /// rules share a file and an imported-from file, and are read before every
+    /// command). Held until the next rule's.
+    pub(super) fn rule_origin(
+        &self,
+        line: u32,
+        from: Option<&str>,
+    ) -> std::cell::RefMut<'_, Origin> {
+        let mut last = self.last_origin.borrow_mut();
+        let relined = match (last.as_mut(), from) {
+            (Some(Origin::File { line: at, .. } | Origin::Always { line: at, .. }), None) => {
+                *at = line;
+                true
+            }
+            (
+                Some(Origin::Imported {
+                    line: at,
+                    from: was,
+                    ..
+                }),
+                Some(from),
+            ) => {
+                let relined = was.relined(from);
+                if relined {
+                    *at = line;
+                }
+                relined
+            }
+            _ => false,
+        };
+        if !relined {
+            *last = Some(match from {
+                None => self.origin_at(line),
+                Some(from) => Origin::Imported {
+                    path: self.path.clone(),
+                    line,
+                    from: crate::policy::ImportedFrom::new(from, None),
+                },
+            });
+        }
+        std::cell::RefMut::map(last, |last| last.as_mut().expect("set above"))
     }
 
     pub(super) fn origin_at(&self, line: u32) -> Origin {

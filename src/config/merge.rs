@@ -454,7 +454,7 @@ impl Merging {
         added.sort_by_key(|(rule, _)| *rule);
         for (rule, origin) in added {
             let what = format!("{} (`{rule}`)", me.lock.words());
-            self.refuse(origin, me.key, what);
+            self.refuse(&origin, me.key, what);
         }
     }
 }

@@ -158,40 +158,18 @@ pub(super) fn take_rule(
         exact,
         from,
     } = item;
-    let item_origin = match from {
-        None => cx.origin_at(line),
-        Some(_) if cx.kind == FileKind::Always => {
-            return Err(ConfigError::at(
-                &cx.origin_at(line),
-                name,
-                "the always-allow file holds approvals, not imported rules \
-                 (`from`); import into config.toml",
-            ));
-        }
-        Some(from) => {
-            let Origin::File { path, line } = cx.origin_at(line) else {
-                unreachable!("a file's origin is a file")
-            };
-            let mut last = cx.last_from.borrow_mut();
-            let from = crate::policy::ImportedFrom::new(from, last.as_ref());
-            *last = Some(from.clone());
-            Origin::Imported { path, line, from }
-        }
-    };
-    let added = if exact && name == "unsandboxed" {
-        layer.unsandboxed.add_exact(rule, item_origin.clone())
-    } else if exact {
-        layer.allow.add_exact(rule, item_origin.clone())
-    } else {
-        add_rule(layer, name, rule, item_origin.clone())
-    };
-    added.map_err(|e| {
-        ConfigError::at(
-            &item_origin,
+    if from.is_some() && cx.kind == FileKind::Always {
+        return Err(ConfigError::at(
+            &cx.origin_at(line),
             name,
-            format!("`{}`: {e}", rule.escape_debug()),
-        )
-    })?;
+            "the always-allow file holds approvals, not imported rules \
+             (`from`); import into config.toml",
+        ));
+    }
+    let origin = cx.rule_origin(line, from);
+    add_rule(layer, name, rule, &origin, exact)
+        .map_err(|e| ConfigError::at(&origin, name, format!("`{}`: {e}", rule.escape_debug())))?;
+    drop(origin);
     check_examples(cx, name, rule, exact, &examples)
 }
 
@@ -255,6 +233,6 @@ pub(super) fn text_rule(
     layer: &mut Layer,
 ) -> Result<(), ConfigError> {
     let rule = utf8(value, &origin, key)?;
-    add_rule(layer, key, rule, origin.clone())
+    add_rule(layer, key, rule, &origin, false)
         .map_err(|e| ConfigError::at(&origin, key, format!("`{}`: {e}", rule.escape_debug())))
 }

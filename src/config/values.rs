@@ -40,18 +40,20 @@ pub(super) fn check_timeout(seconds: i64) -> Result<u32, String> {
         })
 }
 
-/// Validate a rule and add it to its layer's set; the caller names the location.
+/// Validate a rule and add it to its layer's set (`exact`: an allow or unsandboxed
+/// rule that matches only the command equal to it); the caller names the location.
 pub(super) fn add_rule(
     layer: &mut Layer,
     key: &str,
     rule: &str,
-    origin: Origin,
+    origin: &Origin,
+    exact: bool,
 ) -> Result<(), RuleError> {
     match key {
-        "deny" => layer.deny.add(rule, origin),
-        "ask" => layer.ask.add(rule, origin),
-        "unsandboxed" => layer.unsandboxed.add(rule, origin),
-        _ => layer.allow.add(rule, origin),
+        "deny" => layer.deny.add_with(rule, origin),
+        "ask" => layer.ask.add_with(rule, origin),
+        "unsandboxed" => layer.unsandboxed.add_with(rule, origin, exact),
+        _ => layer.allow.add_with(rule, origin, exact),
     }
 }
 

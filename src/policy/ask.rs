@@ -52,6 +52,11 @@ impl AskRules {
         self.rules.add(raw, origin)
     }
 
+    /// [`AskRules::add`] with an origin the caller keeps.
+    pub fn add_with(&mut self, raw: &str, origin: &Origin) -> Result<(), RuleError> {
+        self.rules.add_with(raw, origin)
+    }
+
     /// Add every rule of `other` (already validated).
     pub fn extend(&mut self, other: AskRules) {
         self.rules.extend(other.rules);
@@ -65,7 +70,7 @@ impl AskRules {
         self.rules.is_empty()
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Origin)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&str, Origin)> {
         self.rules.iter()
     }
 
@@ -146,7 +151,7 @@ mod tests {
         // A duplicate keeps the first origin.
         a.add("git push", Origin::Flag("--ask")).unwrap();
         assert_eq!(a.len(), 1);
-        assert_eq!(a.iter().next().unwrap().1, &Origin::BuiltIn);
+        assert_eq!(a.iter().next().unwrap().1, Origin::BuiltIn);
     }
 
     #[test]

@@ -392,7 +392,7 @@ fn find_rule<'p>(
     policy: &'p Policy,
     text: &str,
     view: &View<'_>,
-) -> Result<(&'p str, &'p Origin), Unmatched> {
+) -> Result<(&'p str, Origin), Unmatched> {
     let mut text_reads_only: Option<Result<(), NotReadOnly>> = None;
     let mut passed_over = None;
     let found = policy.allow.find_where(text, |rule| {

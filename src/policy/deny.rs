@@ -10,19 +10,20 @@
 
 use std::collections::HashSet;
 
+use super::index::{self, TextIndex};
 use super::options::{Arg, RuleArgs};
 use super::rules::{RuleError, validate_rule};
 use super::scan::{self, Word};
-use super::index::{self, TextIndex};
+use super::store::Store;
 use super::{CommandText, Origin, RuleHashBuilder};
 
 /// Programs that run the program named by their first argument themselves, without an
 /// exec: `busybox rm x` removes `x` as `rm x` would.
 pub const MULTI_CALL: [&str; 3] = ["busybox", "toybox", "coreutils"];
 
+/// What a deny rule keeps besides its text and origin.
 #[derive(Debug, Clone)]
-struct DenyRule {
-    text: Box<str>,
+struct Parts {
     /// The rule's first word after quote removal: a program name, or a path if it has a
     /// slash.
     program: Program,
@@ -30,7 +31,6 @@ struct DenyRule {
     /// exec first names the rule's program (most of a policy's rules are never
     /// consulted by a given command, and reading them was most of their load).
     args: std::sync::OnceLock<RuleArgs>,
-    origin: Origin,
 }
 
 /// Where a rule's program is: in its text as written (a rule in plain words, as most
@@ -39,23 +39,6 @@ struct DenyRule {
 enum Program {
     Written { start: u32, end: u32 },
     Read(Box<str>),
-}
-
-impl DenyRule {
-    fn args(&self) -> &RuleArgs {
-        self.args.get_or_init(|| {
-            let words = words(&self.text);
-            let rest = words.get(1..).unwrap_or_default();
-            RuleArgs::new(self.program(), rest)
-        })
-    }
-
-    fn program(&self) -> &str {
-        match &self.program {
-            Program::Written { start, end } => &self.text[*start as usize..*end as usize],
-            Program::Read(program) => program,
-        }
-    }
 }
 
 /// A rule's words: split at blanks when it is in plain words ([`plain_words`]), as the
@@ -81,7 +64,9 @@ fn words(text: &str) -> Vec<std::borrow::Cow<'_, str>> {
 /// through them, or by [`TextIndex`] in a set of more than [`index::LINEAR_MAX`].
 #[derive(Debug, Clone, Default)]
 pub struct DenyRules {
-    rules: Vec<DenyRule>,
+    rules: Store,
+    /// Each rule's program and arguments, by position.
+    parts: Vec<Parts>,
     /// Rules by their first word (a program name, or a path), for commands whose
     /// program is known.
     by_program: TextIndex,
@@ -115,6 +100,11 @@ impl DenyRules {
     }
 
     pub fn add(&mut self, raw: &str, origin: Origin) -> Result<(), RuleError> {
+        self.add_with(raw, &origin)
+    }
+
+    /// [`DenyRules::add`] with an origin the caller keeps.
+    pub fn add_with(&mut self, raw: &str, origin: &Origin) -> Result<(), RuleError> {
         let text = validate_rule(raw)?;
         let program = match plain_program(text) {
             Some(program) => {
@@ -132,11 +122,10 @@ impl DenyRules {
             },
         };
         self.by_program.clear();
-        self.rules.push(DenyRule {
-            text: text.into(),
+        self.rules.push(text, origin, false);
+        self.parts.push(Parts {
             program,
             args: std::sync::OnceLock::new(),
-            origin,
         });
         Ok(())
     }
@@ -148,7 +137,8 @@ impl DenyRules {
             return;
         }
         self.by_program.clear();
-        self.rules.append(&mut other.rules);
+        self.rules.append(other.rules);
+        self.parts.append(&mut other.parts);
     }
 
     /// The number of rules, each counted once however often it was given.
@@ -161,28 +151,28 @@ impl DenyRules {
     }
 
     /// Each rule once (its first copy), in the order the rules were first given.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Origin)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&str, Origin)> {
         self.firsts()
             .into_iter()
-            .map(|i| (&*self.rules[i].text, &self.rules[i].origin))
+            .map(|i| (self.rules.text(i), self.rules.origin(i)))
     }
 
     /// The position of each rule's first copy.
     fn firsts(&self) -> Vec<usize> {
         let mut seen: HashSet<&str, RuleHashBuilder> = HashSet::default();
         (0..self.rules.len())
-            .filter(|&i| seen.insert(&self.rules[i].text))
+            .filter(|&i| seen.insert(self.rules.text(i)))
             .collect()
     }
 
     /// The positions of the rules whose program is `program`, in the order added.
     fn with_program<'a>(&'a self, program: &'a str) -> Box<dyn Iterator<Item = usize> + 'a> {
-        let named = move |i: &usize| self.rules[*i].program() == program;
+        let named = move |i: &usize| self.program(*i) == program;
         if self.rules.len() <= index::LINEAR_MAX {
             Box::new((0..self.rules.len()).filter(named))
         } else {
             let keys = || -> Box<dyn Iterator<Item = &str>> {
-                Box::new(self.rules.iter().map(DenyRule::program))
+                Box::new((0..self.rules.len()).map(|i| self.program(i)))
             };
             Box::new(self.by_program.maybe_equal(keys, program).filter(named))
         }
@@ -194,10 +184,26 @@ impl DenyRules {
     /// given that program's path then checks its arguments.
     pub fn program_names(&self) -> impl Iterator<Item = &str> {
         let mut seen: HashSet<&str, RuleHashBuilder> = HashSet::default();
-        self.rules
-            .iter()
-            .map(DenyRule::program)
+        (0..self.rules.len())
+            .map(|i| self.program(i))
             .filter(move |program| seen.insert(program))
+    }
+
+    /// Rule `i`'s program.
+    fn program(&self, i: usize) -> &str {
+        match &self.parts[i].program {
+            Program::Written { start, end } => &self.rules.text(i)[*start as usize..*end as usize],
+            Program::Read(program) => program,
+        }
+    }
+
+    /// Rule `i`'s other words, read the first time they are needed.
+    fn args(&self, i: usize) -> &RuleArgs {
+        self.parts[i].args.get_or_init(|| {
+            let words = words(self.rules.text(i));
+            let rest = words.get(1..).unwrap_or_default();
+            RuleArgs::new(self.program(i), rest)
+        })
     }
 
     /// The first deny rule that catches any simple command in `command`.
@@ -211,9 +217,9 @@ impl DenyRules {
         let mut first = None;
         let scanned = scan::for_each_candidate(command.as_str(), |candidate| {
             if first.is_none() {
-                first = self.find_in(candidate).map(|rule| DenyMatch::Rule {
-                    rule: rule.text.clone(),
-                    origin: rule.origin.clone(),
+                first = self.find_in(candidate).map(|i| DenyMatch::Rule {
+                    rule: self.rules.text(i).into(),
+                    origin: self.rules.origin(i),
                     found: shown(candidate),
                 });
             }
@@ -224,20 +230,21 @@ impl DenyRules {
         }
     }
 
-    fn find_in(&self, command: &[Word]) -> Option<&DenyRule> {
+    fn find_in(&self, command: &[Word]) -> Option<usize> {
         let first = &command[0];
         if first.dynamic {
             // The program is computed at run time: it could be any of them, with any
             // words after it.
-            return self.rules.first();
+            return (!self.rules.is_empty()).then_some(0);
         }
         let rest = || command[1..].iter().map(Arg::of_word);
         if let Some(pattern) = &first.pattern {
             // A glob: it could be any program it matches, and more words after it.
-            return self.rules.iter().find(|rule| {
-                (rule.program() == first.text || glob_could_be(pattern, true, rule.program()))
-                    && rule
-                        .args()
+            return (0..self.rules.len()).find(|&i| {
+                let program = self.program(i);
+                (program == first.text || glob_could_be(pattern, true, program))
+                    && self
+                        .args(i)
                         .matched_by(std::iter::once(Arg::of_word(first)).chain(rest()))
             });
         }
@@ -249,8 +256,7 @@ impl DenyRules {
             .flatten();
         by_name
             .chain(by_path)
-            .map(|i| &self.rules[i])
-            .find(|rule| rule.args().matched_by(rest()))
+            .find(|&i| self.args(i).matched_by(rest()))
     }
 
     /// The first deny rule that matches a program the kernel is about to run: the file
@@ -264,14 +270,14 @@ impl DenyRules {
     /// an empty `argv` the program is `path`'s, with no arguments. Bytes that are not
     /// UTF-8 are compared as bytes.
     pub fn find_exec(&self, path: &[u8], argv: &[&[u8]]) -> Option<ExecMatch> {
-        let rule = self.exec_rule(path, argv)?;
+        let i = self.exec_rule(path, argv)?;
         Some(ExecMatch {
-            rule: rule.text.clone(),
-            origin: rule.origin.clone(),
+            rule: self.rules.text(i).into(),
+            origin: self.rules.origin(i),
         })
     }
 
-    fn exec_rule(&self, path: &[u8], argv: &[&[u8]]) -> Option<&DenyRule> {
+    fn exec_rule(&self, path: &[u8], argv: &[&[u8]]) -> Option<usize> {
         if self.rules.is_empty() {
             return None;
         }
@@ -298,8 +304,7 @@ impl DenyRules {
             let program = std::str::from_utf8(program).ok()?;
             let literal = || args.iter().map(|a| Arg::literal(a));
             self.with_program(program)
-                .map(|i| &self.rules[i])
-                .find(|rule| rule.args().matched_by(literal()))
+                .find(|&i| self.args(i).matched_by(literal()))
         })
     }
 }
@@ -710,9 +715,9 @@ mod tests {
             return Some(DenyMatch::TooComplex);
         };
         candidates.iter().find_map(|c| {
-            rules.find_in(c).map(|rule| DenyMatch::Rule {
-                rule: rule.text.clone(),
-                origin: rule.origin.clone(),
+            rules.find_in(c).map(|i| DenyMatch::Rule {
+                rule: rules.rules.text(i).into(),
+                origin: rules.rules.origin(i),
                 found: shown(c),
             })
         })

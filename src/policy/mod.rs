@@ -16,6 +16,7 @@ pub mod readonly;
 mod rules;
 pub mod runners;
 pub mod scan;
+mod store;
 pub mod wrapper;
 
 use std::fmt;
@@ -109,6 +110,33 @@ impl ImportedFrom {
             _ => Arc::from(file),
         };
         ImportedFrom { file, line }
+    }
+}
+
+impl ImportedFrom {
+    /// Become the `from` that `text` says when it is this one's file at another line
+    /// (what [`ImportedFrom::new`] would make of it, without making anything); `false`,
+    /// and unchanged, otherwise.
+    pub fn relined(&mut self, text: &str) -> bool {
+        let Some(digits) = text
+            .strip_prefix(&*self.file)
+            .and_then(|rest| rest.strip_prefix(':'))
+        else {
+            return false;
+        };
+        let digits = digits.as_bytes();
+        if !(1..=9).contains(&digits.len())
+            || digits[0] == b'0'
+            || !digits.iter().all(u8::is_ascii_digit)
+        {
+            return false;
+        }
+        self.line = Some(
+            digits
+                .iter()
+                .fold(0u32, |n, &d| n * 10 + u32::from(d - b'0')),
+        );
+        true
     }
 }
 
@@ -297,6 +325,19 @@ mod imported_from_tests {
         fn any_from_is_shown_as_written(text in "[a-z:0-9/]{0,12}", earlier in "[a-z:0-9/]{0,12}") {
             let earlier = ImportedFrom::new(&earlier, None);
             prop_assert_eq!(ImportedFrom::new(&text, Some(&earlier)).to_string(), text);
+        }
+
+        /// Relining a `from` makes what reading the text anew makes, or declines and
+        /// leaves it as it was.
+        #[test]
+        fn relining_makes_what_reading_anew_makes(text in "[a:0-9/]{0,10}", earlier in "[a:0-9/]{0,10}") {
+            let mut relined = ImportedFrom::new(&earlier, None);
+            let before = relined.clone();
+            if relined.relined(&text) {
+                prop_assert_eq!(&relined, &ImportedFrom::new(&text, None));
+            } else {
+                prop_assert_eq!(&relined, &before);
+            }
         }
     }
 }

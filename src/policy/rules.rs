@@ -18,6 +18,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use super::index::{self, TextIndex};
+use super::store::Store;
 use super::{Origin, RuleHashBuilder};
 
 /// The shell characters live with the other shell facts.
@@ -263,16 +264,9 @@ pub fn allow_rule_matches(rule: &str, command: &str) -> bool {
 /// the command.
 #[derive(Debug, Clone, Default)]
 pub struct AllowRules {
-    rules: Vec<Allow>,
+    /// The rules, each marked when it is exact.
+    rules: Store,
     index: TextIndex,
-}
-
-/// One rule as it was added.
-#[derive(Debug, Clone)]
-struct Allow {
-    text: Box<str>,
-    origin: Origin,
-    exact: bool,
 }
 
 /// The most rules [`AllowRules::find_where`] looks through in one pass, comparing each
@@ -292,34 +286,28 @@ impl AllowRules {
 
     /// Add a prefix rule, validating it.
     pub fn add(&mut self, raw: &str, origin: Origin) -> Result<(), RuleError> {
-        self.push(raw, origin, false)
+        self.add_with(raw, &origin, false)
     }
 
     /// Add an exact rule, validating it as a prefix rule is validated.
     pub fn add_exact(&mut self, raw: &str, origin: Origin) -> Result<(), RuleError> {
-        self.push(raw, origin, true)
+        self.add_with(raw, &origin, true)
     }
 
-    fn push(&mut self, raw: &str, origin: Origin, exact: bool) -> Result<(), RuleError> {
+    /// Add a rule, exact or a prefix, with an origin the caller keeps (a file's reader
+    /// changes one origin's line from rule to rule).
+    pub fn add_with(&mut self, raw: &str, origin: &Origin, exact: bool) -> Result<(), RuleError> {
         let text = validate_rule(raw)?;
         self.index.clear();
-        self.rules.push(Allow {
-            text: text.into(),
-            origin,
-            exact,
-        });
+        self.rules.push(text, origin, exact);
         Ok(())
     }
 
     /// Add every rule of `other` after this set's: a rule both have keeps this set's
     /// origin (unless only `other` has it as a prefix).
-    pub fn extend(&mut self, mut other: AllowRules) {
-        if self.rules.is_empty() {
-            *self = other;
-            return;
-        }
+    pub fn extend(&mut self, other: AllowRules) {
         self.index.clear();
-        self.rules.append(&mut other.rules);
+        self.rules.append(other.rules);
     }
 
     /// The number of rules, each counted once however often it was given.
@@ -336,7 +324,7 @@ impl AllowRules {
     }
 
     /// The most specific (longest) rule that the command matches.
-    pub fn find(&self, command: &str) -> Option<(&str, &Origin)> {
+    pub fn find(&self, command: &str) -> Option<(&str, Origin)> {
         self.find_where(command, |_| true)
     }
 
@@ -345,33 +333,33 @@ impl AllowRules {
         &self,
         command: &str,
         mut accept: impl FnMut(&str) -> bool,
-    ) -> Option<(&str, &Origin)> {
+    ) -> Option<(&str, Origin)> {
         if self.rules.is_empty() || first_unmatchable_char(command).is_some() {
             return None;
         }
         let command = trim_blanks(command);
-        if self.rules.len() <= ONE_PASS_MAX {
-            return self.find_in_one_pass(command, accept);
-        }
-        // The whole command first (an exact rule matches only it), then every prefix
-        // that ends just before a space, longest first. A prefix ending in white space
-        // cannot equal a rule (rules are trimmed), so runs of spaces cost a lookup each
-        // but never match wrongly.
-        let mut lookup = |candidate: &str, whole: bool| {
-            self.held(candidate)
-                .filter(|rule| whole || !rule.exact)
-                .filter(|rule| accept(&rule.text))
-                .map(|rule| (&*rule.text, &rule.origin))
+        let found = if self.rules.len() <= ONE_PASS_MAX {
+            self.find_in_one_pass(command, accept)
+        } else {
+            // The whole command first (an exact rule matches only it), then every prefix
+            // that ends just before a space, longest first. A prefix ending in white
+            // space cannot equal a rule (rules are trimmed), so runs of spaces cost a
+            // lookup each but never match wrongly.
+            let mut lookup = |candidate: &str, whole: bool| {
+                self.held(candidate)
+                    .filter(|&i| whole || !self.rules.mark(i))
+                    .filter(|&i| accept(self.rules.text(i)))
+            };
+            lookup(command, true).or_else(|| {
+                command
+                    .bytes()
+                    .enumerate()
+                    .rev()
+                    .filter(|&(_, b)| b == b' ')
+                    .find_map(|(i, _)| lookup(&command[..i], false))
+            })
         };
-        if let Some(found) = lookup(command, true) {
-            return Some(found);
-        }
-        command
-            .bytes()
-            .enumerate()
-            .rev()
-            .filter(|&(_, b)| b == b' ')
-            .find_map(|(i, _)| lookup(&command[..i], false))
+        found.map(|i| (self.rules.text(i), self.rules.origin(i)))
     }
 
     /// [`AllowRules::find_where`] by comparing each rule with the (trimmed) command
@@ -381,56 +369,55 @@ impl AllowRules {
         &self,
         command: &str,
         mut accept: impl FnMut(&str) -> bool,
-    ) -> Option<(&str, &Origin)> {
+    ) -> Option<usize> {
         let bytes = command.as_bytes();
         let mut matched: Vec<usize> = (0..self.rules.len())
             .filter(|&i| {
-                let rule = &self.rules[i];
-                let len = rule.text.len();
-                let ends = match bytes.get(len) {
-                    None => len == bytes.len(),
-                    Some(&b) => b == b' ' && !rule.exact,
+                let rule = self.rules.text(i).as_bytes();
+                let ends = match bytes.get(rule.len()) {
+                    None => rule.len() == bytes.len(),
+                    Some(&b) => b == b' ' && !self.rules.mark(i),
                 };
-                ends && bytes.starts_with(rule.text.as_bytes())
+                ends && bytes.starts_with(rule)
             })
             .collect();
         // Longest first; of one rule's copies, the one in force first (a prefix before
         // an exact one, then the first added), as `held` chooses it.
-        matched.sort_by_key(|&i| (std::cmp::Reverse(self.rules[i].text.len()), self.rules[i].exact, i));
+        matched.sort_by_key(|&i| {
+            (
+                std::cmp::Reverse(self.rules.text(i).len()),
+                self.rules.mark(i),
+                i,
+            )
+        });
         let mut last_len = None;
-        matched.into_iter().find_map(|i| {
-            let rule = &self.rules[i];
+        matched.into_iter().find(|&i| {
+            let len = self.rules.text(i).len();
             // Copies of a rule that is not in force, and the rule when it was refused.
-            if last_len.replace(rule.text.len()) == Some(rule.text.len()) {
-                return None;
-            }
-            accept(&rule.text).then_some((&*rule.text, &rule.origin))
+            last_len.replace(len) != Some(len) && accept(self.rules.text(i))
         })
     }
 
     /// The copy of `text` that is in force: its first prefix, or its first copy when all
     /// are exact.
-    fn held(&self, text: &str) -> Option<&Allow> {
+    fn held(&self, text: &str) -> Option<usize> {
         let mut first = None;
         for i in self.same_text(text) {
-            let rule = &self.rules[i];
-            if !rule.exact {
-                return Some(rule);
+            if !self.rules.mark(i) {
+                return Some(i);
             }
-            first.get_or_insert(rule);
+            first.get_or_insert(i);
         }
         first
     }
 
     /// The positions of the rules whose text is `text`, in the order added.
     fn same_text<'a>(&'a self, text: &'a str) -> Box<dyn Iterator<Item = usize> + 'a> {
-        let equal = move |i: &usize| &*self.rules[*i].text == text;
+        let equal = move |i: &usize| self.rules.text(*i) == text;
         if self.rules.len() <= index::LINEAR_MAX {
             Box::new((0..self.rules.len()).filter(equal))
         } else {
-            let keys = || -> Box<dyn Iterator<Item = &str>> {
-                Box::new(self.rules.iter().map(|r| &*r.text))
-            };
+            let keys = || -> Box<dyn Iterator<Item = &str>> { Box::new(self.rules.texts()) };
             Box::new(self.index.maybe_equal(keys, text).filter(equal))
         }
     }
@@ -439,15 +426,15 @@ impl AllowRules {
     /// given.
     fn firsts(&self) -> Vec<usize> {
         let mut seen: HashMap<&str, usize, RuleHashBuilder> = HashMap::default();
-        let mut order = Vec::new();
-        for (i, rule) in self.rules.iter().enumerate() {
-            match seen.get(&*rule.text) {
+        let mut order: Vec<usize> = Vec::new();
+        for (i, text) in self.rules.texts().enumerate() {
+            match seen.get(text) {
                 None => {
-                    seen.insert(&rule.text, order.len());
+                    seen.insert(text, order.len());
                     order.push(i);
                 }
                 Some(&at) => {
-                    if self.rules[order[at]].exact && !rule.exact {
+                    if self.rules.mark(order[at]) && !self.rules.mark(i) {
                         order[at] = i;
                     }
                 }
@@ -458,15 +445,16 @@ impl AllowRules {
 
     /// Whether `rule` is held as an exact rule (and not also as a prefix).
     pub fn is_exact(&self, rule: &str) -> bool {
-        self.held(trim_blanks(rule)).is_some_and(|held| held.exact)
+        self.held(trim_blanks(rule))
+            .is_some_and(|i| self.rules.mark(i))
     }
 
     /// Each rule once, with the origin of its copy in force, in the order the rules were
     /// first given.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Origin)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&str, Origin)> {
         self.firsts()
             .into_iter()
-            .map(|i| (&*self.rules[i].text, &self.rules[i].origin))
+            .map(|i| (self.rules.text(i), self.rules.origin(i)))
     }
 }
 
@@ -677,7 +665,7 @@ mod tests {
         r.add("ls", Origin::Flag("--allow")).unwrap();
         r.add(" ls ", Origin::Env("GATE_X")).unwrap();
         assert_eq!(r.len(), 1);
-        assert_eq!(r.find("ls").unwrap().1, &Origin::Flag("--allow"));
+        assert_eq!(r.find("ls").unwrap().1, Origin::Flag("--allow"));
     }
 
     #[test]
@@ -743,15 +731,12 @@ mod tests {
         let mut r = exact(&["git status"]);
         r.add("git status", Origin::Flag("--second")).unwrap();
         assert!(!r.is_exact("git status"));
-        assert_eq!(
-            r.find("git status -s").unwrap().1,
-            &Origin::Flag("--second")
-        );
+        assert_eq!(r.find("git status -s").unwrap().1, Origin::Flag("--second"));
         // Prefix first, then exact: the prefix stays, with the first origin.
         let mut r = rules(&["git status"]);
         r.add_exact("git status", Origin::Flag("--second")).unwrap();
         assert!(!r.is_exact("git status"));
-        assert_eq!(r.find("git status -s").unwrap().1, &Origin::Flag("--allow"));
+        assert_eq!(r.find("git status -s").unwrap().1, Origin::Flag("--allow"));
         // Across layers the same.
         let mut first = exact(&["ls"]);
         first.extend(rules(&["ls"]));
@@ -838,7 +823,11 @@ mod tests {
     /// The set as a hash table keyed by text held it before it became a list (issue 25):
     /// a rule's first origin, unless it was exact and a later copy a prefix. The list
     /// must find what the table found, looked through or by its index.
-    fn by_table(rules: &[(String, bool, u32)], command: &str, refused: &str) -> Option<(String, u32)> {
+    fn by_table(
+        rules: &[(String, bool, u32)],
+        command: &str,
+        refused: &str,
+    ) -> Option<(String, u32)> {
         let mut table: HashMap<&str, (bool, u32)> = HashMap::new();
         for (text, exact, origin) in rules {
             let text = trim_blanks(text);
@@ -911,7 +900,7 @@ mod tests {
                 let found = set
                     .find_where(&command, |rule| rule != refused)
                     .map(|(rule, origin)| match origin {
-                        Origin::File { line, .. } => (rule.to_owned(), *line),
+                        Origin::File { line, .. } => (rule.to_owned(), line),
                         other => panic!("{other:?}"),
                     });
                 prop_assert_eq!(&found, &expected, "filler {}", filler);

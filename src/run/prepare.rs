@@ -16,7 +16,7 @@ pub(super) enum Deferred {
     Started(crate::supervisor::Supervisor),
     /// With whether the command must run in a user namespace of its own, for the
     /// supervisor to read its memory ([`crate::supervisor::Reading`]).
-    Start(crate::supervisor::Execs, bool),
+    Start(Box<crate::supervisor::Execs>, bool),
 }
 
 /// Whether the supervisor for deny rules at exec, outside the sandbox, could read what

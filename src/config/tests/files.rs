@@ -25,7 +25,7 @@ required = true
     assert_eq!(layer.shell.unwrap().0, PathBuf::from("/bin/bash"));
     assert_eq!(layer.allow.len(), 2);
     assert_eq!(
-        *layer.allow.find("cargo test").unwrap().1,
+        layer.allow.find("cargo test").unwrap().1,
         Origin::File {
             path: Arc::from(Path::new("/etc/gate/config.toml")),
             line: 4
@@ -437,7 +437,7 @@ fn line_numbers_are_exact_for_many_rules() {
     text.push_str("]\n");
     let l = file(&text).unwrap();
     assert_eq!(
-        *l.allow.find("cmd999").unwrap().1,
+        l.allow.find("cmd999").unwrap().1,
         Origin::File {
             path: Arc::from(Path::new("/etc/gate/config.toml")),
             line: 1001

@@ -72,7 +72,7 @@ fn flags_are_parsed_and_named_in_errors() {
     assert_eq!(l.level.unwrap(), (Level::Deny, flag("--level")));
     assert_eq!(
         l.allow.iter().collect::<Vec<_>>(),
-        vec![("ls", &flag("--allow"))]
+        vec![("ls", flag("--allow"))]
     );
     assert!(!l.tty.unwrap().0);
     let bad = GateArgs {
