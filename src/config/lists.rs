@@ -250,7 +250,7 @@ fn as_written(line: &str, number: u32, tab: bool) -> Option<RuleItem<'_>> {
     // character but tab into the file, and found whether there is a tab).
     let bytes = from.as_bytes();
     let plain = from.is_ascii()
-        && !bytes.contains(&b'"')
+        && memchr::memchr(b'"', bytes).is_none()
         && !(tab && bytes.contains(&b'\t'))
         && bytes.iter().any(|&b| b != b' ');
     plain.then_some(RuleItem {

@@ -348,15 +348,35 @@ fn plain_words(text: &str) -> Option<Vec<&str>> {
     Some(text.split([' ', '\t']).filter(|w| !w.is_empty()).collect())
 }
 
+/// The bytes of a rule in plain words: letters, digits, `_./-`, and blanks.
+const PLAIN: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] =
+            c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'/' | b'-' | b' ' | b'\t');
+        b += 1;
+    }
+    table
+};
+
 /// The first of [`plain_words`], found without splitting the rest.
 fn plain_program(text: &str) -> Option<&str> {
-    let plain = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'-');
-    if !text.bytes().all(|b| plain(b) || b == b' ' || b == b'\t') {
+    if !text.bytes().all(|b| PLAIN[usize::from(b)]) {
         return None;
     }
-    let first = text.split([' ', '\t']).find(|w| !w.is_empty())?;
-    let syntax = crate::shells::RESERVED_WORDS.contains(&first)
-        || crate::shells::PREFIX_WORDS.contains(&first);
+    let text = text.trim_start_matches([' ', '\t']);
+    let end = text
+        .bytes()
+        .position(|b| b == b' ' || b == b'\t')
+        .unwrap_or(text.len());
+    let first = Some(&text[..end]).filter(|first| !first.is_empty())?;
+    // The shell's words in plain characters are all lower-case letters: a program
+    // name with anything else (most of an imported policy's) is looked up in no list.
+    let syntax = first.bytes().all(|b| b.is_ascii_lowercase())
+        && (crate::shells::RESERVED_WORDS.contains(&first)
+            || crate::shells::PREFIX_WORDS.contains(&first));
     (!syntax).then_some(first)
 }
 
@@ -546,6 +566,20 @@ mod tests {
         let argv: [&[u8]; 3] = [b"git", b"push", b"orig\xffin"];
         assert!(exec(&rules, b"/usr/bin/git", &argv).is_none());
         assert!(exec(&rules, b"\xff", &[b"\xff", b"-\xff", b"--\xff=\xff"]).is_none());
+    }
+
+    /// `plain_program` looks in the shell's word lists only for lower-case words: every
+    /// word there that a rule in plain words could start with is one.
+    #[test]
+    fn the_shells_words_in_plain_characters_are_lower_case() {
+        let words = crate::shells::RESERVED_WORDS
+            .iter()
+            .chain(&crate::shells::PREFIX_WORDS);
+        for word in words {
+            if plain_program(&format!("{word} x")).is_some() {
+                panic!("{word:?} is read as a program");
+            }
+        }
     }
 
     #[test]
