@@ -269,6 +269,21 @@ pub struct AllowRules {
     index: TextIndex,
 }
 
+/// The texts a rule must equal to match the (trimmed) `command`, longest first: the
+/// whole command (which an exact rule matches too), then every prefix that ends just
+/// before a space (`false`: prefix rules only). A prefix ending in white space cannot
+/// equal a rule (rules are trimmed), so runs of spaces cost a candidate each but never
+/// match wrongly.
+fn candidates(command: &str) -> impl Iterator<Item = (&str, bool)> {
+    let prefixes = command
+        .bytes()
+        .enumerate()
+        .rev()
+        .filter(|&(_, b)| b == b' ')
+        .map(|(i, _)| (&command[..i], false));
+    std::iter::once((command, true)).chain(prefixes)
+}
+
 /// The most rules [`AllowRules::find_where`] looks through in one pass, comparing each
 /// with the command once, before it uses the index: a pass costs a few comparisons a
 /// rule, the index a hash of each prefix of the command.
@@ -341,22 +356,10 @@ impl AllowRules {
         let found = if self.rules.len() <= ONE_PASS_MAX {
             self.find_in_one_pass(command, accept)
         } else {
-            // The whole command first (an exact rule matches only it), then every prefix
-            // that ends just before a space, longest first. A prefix ending in white
-            // space cannot equal a rule (rules are trimmed), so runs of spaces cost a
-            // lookup each but never match wrongly.
-            let mut lookup = |candidate: &str, whole: bool| {
+            candidates(command).find_map(|(candidate, whole)| {
                 self.held(candidate)
                     .filter(|&i| whole || !self.rules.mark(i))
                     .filter(|&i| accept(self.rules.text(i)))
-            };
-            lookup(command, true).or_else(|| {
-                command
-                    .bytes()
-                    .enumerate()
-                    .rev()
-                    .filter(|&(_, b)| b == b' ')
-                    .find_map(|(i, _)| lookup(&command[..i], false))
             })
         };
         found.map(|i| (self.rules.text(i), self.rules.origin(i)))
@@ -845,20 +848,12 @@ mod tests {
             return None;
         }
         let command = trim_blanks(command);
-        let lookup = |candidate: &str, whole: bool| {
+        candidates(command).find_map(|(candidate, whole)| {
             table
                 .get(candidate)
                 .filter(|(exact, _)| whole || !exact)
                 .filter(|_| candidate != refused)
                 .map(|&(_, origin)| (candidate.to_owned(), origin))
-        };
-        lookup(command, true).or_else(|| {
-            command
-                .bytes()
-                .enumerate()
-                .rev()
-                .filter(|&(_, b)| b == b' ')
-                .find_map(|(i, _)| lookup(&command[..i], false))
         })
     }
 
