@@ -10,6 +10,7 @@
 
 use std::hash::BuildHasher;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::RuleHashBuilder;
 
@@ -18,14 +19,40 @@ use super::RuleHashBuilder;
 /// lookup by looking through is cheaper than building the index once.
 pub(crate) const LINEAR_MAX: usize = 64;
 
+/// How often a set that may be looked through in one pass is, before it is indexed
+/// instead: gate decides once per process, where one pass costs less than the index,
+/// but compound mode looks a set up once per part, and a caller that lives longer as
+/// often as it is asked.
+const PASSES: u32 = 4;
+
 /// The keys' hashes with their positions, sorted, built at the first lookup.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct TextIndex(OnceLock<Box<[(u64, u32)]>>);
+#[derive(Debug, Default)]
+pub(crate) struct TextIndex {
+    sorted: OnceLock<Box<[(u64, u32)]>>,
+    /// The passes made without the index ([`TextIndex::worth_building`]).
+    passes: AtomicU32,
+}
+
+impl Clone for TextIndex {
+    fn clone(&self) -> Self {
+        TextIndex {
+            sorted: self.sorted.clone(),
+            passes: AtomicU32::new(self.passes.load(Ordering::Relaxed)),
+        }
+    }
+}
 
 impl TextIndex {
     /// Forget the index: the keys changed.
     pub(crate) fn clear(&mut self) {
-        self.0 = OnceLock::new();
+        self.sorted = OnceLock::new();
+    }
+
+    /// Whether a set that could be looked through in one pass should use the index
+    /// instead: it is built already, or the set has been looked through [`PASSES`]
+    /// times. Counts this pass.
+    pub(crate) fn worth_building(&self) -> bool {
+        self.sorted.get().is_some() || self.passes.fetch_add(1, Ordering::Relaxed) >= PASSES
     }
 
     /// The positions, in ascending order, of the keys that may equal `key` (those with
@@ -36,7 +63,7 @@ impl TextIndex {
         keys: impl FnOnce() -> Box<dyn Iterator<Item = &'k str> + 'k>,
         key: &str,
     ) -> impl Iterator<Item = usize> + 's {
-        let sorted = self.0.get_or_init(|| {
+        let sorted = self.sorted.get_or_init(|| {
             let mut sorted: Vec<(u64, u32)> = keys()
                 .enumerate()
                 .map(|(i, k)| (hash(k), u32::try_from(i).unwrap_or(u32::MAX)))

@@ -353,7 +353,9 @@ impl AllowRules {
             return None;
         }
         let command = trim_blanks(command);
-        let found = if self.rules.len() <= ONE_PASS_MAX {
+        let found = if self.rules.len() <= ONE_PASS_MAX
+            && (self.rules.len() <= index::LINEAR_MAX || !self.index.worth_building())
+        {
             self.find_in_one_pass(command, accept)
         } else {
             candidates(command).find_map(|(candidate, whole)| {
@@ -374,15 +376,18 @@ impl AllowRules {
         mut accept: impl FnMut(&str) -> bool,
     ) -> Option<usize> {
         let bytes = command.as_bytes();
-        let mut matched: Vec<usize> = (0..self.rules.len())
-            .filter(|&i| {
-                let rule = self.rules.text(i).as_bytes();
+        let mut matched: Vec<usize> = self
+            .rules
+            .rows()
+            .enumerate()
+            .filter(|&(_, (rule, exact))| {
                 let ends = match bytes.get(rule.len()) {
                     None => rule.len() == bytes.len(),
-                    Some(&b) => b == b' ' && !self.rules.mark(i),
+                    Some(&b) => b == b' ' && !exact,
                 };
                 ends && bytes.starts_with(rule)
             })
+            .map(|(i, _)| i)
             .collect();
         // Longest first; of one rule's copies, the one in force first (a prefix before
         // an exact one, then the first added), as `held` chooses it.
@@ -876,14 +881,17 @@ mod tests {
             // `accept` refuses one of the rules, as a runner's check does.
             let refused = trim_blanks(&rules[refuse.index(rules.len())].0).to_owned();
             let expected = by_table(&rules, &command, &refused);
-            // Filler past both limits makes the set indexed; none of it matches.
-            for filler in [0, ONE_PASS_MAX + 1] {
+            // Filler past the limits makes the set indexed: at once, or once it has
+            // been looked through a few times. None of it matches.
+            for filler in [0, index::LINEAR_MAX + 1, ONE_PASS_MAX + 1] {
                 let mut set = AllowRules::new();
                 for n in 0..filler {
                     set.add(&format!("filler{n}"), Origin::BuiltIn).unwrap();
                 }
                 // An index built before the rules are added must not hide them.
-                prop_assert!(set.find(&command).is_none());
+                for _ in 0..8 {
+                    prop_assert!(set.find(&command).is_none());
+                }
                 for (text, exact, origin) in &rules {
                     let origin = Origin::File { path: std::path::Path::new("f").into(), line: *origin };
                     if *exact {
@@ -892,13 +900,16 @@ mod tests {
                         set.add(text, origin).unwrap();
                     }
                 }
-                let found = set
-                    .find_where(&command, |rule| rule != refused)
-                    .map(|(rule, origin)| match origin {
-                        Origin::File { line, .. } => (rule.to_owned(), line),
-                        other => panic!("{other:?}"),
-                    });
-                prop_assert_eq!(&found, &expected, "filler {}", filler);
+                // Looked through, then (past the limit) by the index.
+                for pass in 0..8 {
+                    let found = set
+                        .find_where(&command, |rule| rule != refused)
+                        .map(|(rule, origin)| match origin {
+                            Origin::File { line, .. } => (rule.to_owned(), line),
+                            other => panic!("{other:?}"),
+                        });
+                    prop_assert_eq!(&found, &expected, "filler {}, pass {}", filler, pass);
+                }
                 for (text, _, _) in &rules {
                     let text = trim_blanks(text);
                     let held = by_table(&rules, text, "").filter(|(t, _)| t == text);

@@ -118,6 +118,15 @@ impl Store {
         origin
     }
 
+    /// Every text as bytes, with its mark, in position order: for looking through them
+    /// all (a text's bytes are found without checking where its characters start).
+    pub(crate) fn rows(&self) -> impl Iterator<Item = (&[u8], bool)> {
+        let text = self.text.as_bytes();
+        self.rows
+            .iter()
+            .map(move |row| (&text[row.start as usize..row.end as usize], row.mark))
+    }
+
     /// Every text, in position order.
     pub(crate) fn texts(&self) -> impl Iterator<Item = &str> {
         (0..self.rows.len()).map(|i| self.text(i))
