@@ -121,7 +121,7 @@ pub(crate) struct Plan {
     pub(crate) program: OsString,
     pub(crate) argv: Vec<OsString>,
     pub(crate) kind: PlanKind,
-    /// Environment variables taken out before the exec ([`START_UP_VARIABLES`] when the
+    /// Environment variables taken out before the exec ([`start_files::START_UP_VARIABLES`] when the
     /// shell starts clean, none otherwise).
     pub(crate) unset: &'static [&'static str],
 }

@@ -242,7 +242,7 @@ pub(crate) struct Alternative {
 /// For `decision`, made under `policy` for `request`, when it needs an approver because
 /// nothing allows it: which of the settings that are off there, `compound` and
 /// `readonly`, would have allowed it, each alone or (when neither alone does) both
-/// together. Each is [`decide`](crate::policy::decide) again with the setting turned on;
+/// together. Each is [`crate::policy::decide`] again with the setting turned on;
 /// nothing else changes.
 pub(crate) fn alternatives(
     decision: &Decision,

@@ -3,7 +3,7 @@
 //! file, the variables and the options, and merging them. The only part of `config` that
 //! touches the file system or the environment; what it reads it hands to the pure
 //! readers ([`super::parse_file`], [`super::env_layer`], [`super::flag_layer`]) and to
-//! [`super::merge`].
+//! [`super::merge()`].
 
 use std::ffi::{OsStr, OsString};
 use std::io;

@@ -10,7 +10,7 @@
 //! stricter; anything else is an error that names the layer and key, and nothing runs.
 //! Every error names its source (file and line, variable or option) and key.
 //!
-//! Parsing and merging are pure (text in, [`Settings`] out). [`load`] is the only part
+//! Parsing and merging are pure (text in, [`Settings`] out). [`load()`] is the only part
 //! that reads files and the environment.
 //!
 //! This file holds the types the layers make ([`Layer`], [`Settings`], the errors);

@@ -299,7 +299,7 @@ enum Check {
     Printenv,
     /// Options from a list, operands by a rule.
     Options(&'static Options),
-    /// `-n`, options from [`table::SED`], and print-only scripts.
+    /// `-n`, options from [`option_lists::SED`], and print-only scripts.
     Sed,
     /// No primary that runs, deletes or writes, wherever it is.
     Find,

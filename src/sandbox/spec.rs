@@ -3,7 +3,7 @@
 //! nothing, and not granting write is the safe side.
 //!
 //! The built-in lists are data in [`defaults`]; paths are made canonical with a memo
-//! ([`canonical`]), given their other names through other mounts ([`aliases`]), and the
+//! ([`canonical`]), given their other names through other mounts ([`mod@aliases`]), and the
 //! terminals gate was handed are found by [`terminals`].
 
 use std::ffi::OsString;

@@ -1,7 +1,7 @@
 //! The connect duty: each `connect()` of the command either gets a connection to the
 //! proxy that the supervisor made (network by domain), or goes on into the kernel, where
 //! Landlock's TCP rules decide; on a kernel without those rules (before Landlock ABI 4),
-//! the supervisor decides every `connect()` and `bind()` itself ([`Decides`]).
+//! the supervisor decides every `connect()` and `bind()` itself ([`Connects::decides`], by [`Ports`]).
 //! See the module notes of [`super`] for why no address the command writes is trusted.
 //!
 //! **Deciding in place of Landlock.** The supervisor never lets such a call go on into

@@ -3,8 +3,8 @@
 //! to run, and fails with EACCES when a deny rule matches it.
 //!
 //! What is judged, for each call:
-//! - the program, by the last component of the path the caller passed and of argv[0]
-//!   (a multi-call binary runs what argv[0] names), and by the file itself: at start the
+//! - the program, by the last component of the path the caller passed and of `argv[0]`
+//!   (a multi-call binary runs what `argv[0]` names), and by the file itself: at start the
 //!   supervisor looks up every program a rule names in the standard directories and the
 //!   command's `PATH` and keeps their (device, inode), so a link to a denied program, by
 //!   any name, is that program;
@@ -48,7 +48,7 @@ use tell::{encode, message, tell};
 /// Far above what commands pass (Linux allows up to a quarter of the stack limit); an
 /// argv past it is refused rather than judged in part.
 pub(crate) const MAX_ARGV_BYTES: usize = 1 << 20;
-/// argv[0] of the question another gate asks before it starts a supervisor of its own
+/// `argv[0]` of the question another gate asks before it starts a supervisor of its own
 /// ([`super::outer_checks`]); the path is `/`.
 pub(crate) const PROBE: &str = "\u{1}gate: are these deny rules checked at exec?";
 /// The longest path the kernel takes (PATH_MAX).
@@ -123,7 +123,7 @@ impl Execs {
     /// Find the files the rules' programs are (in gate, before it forks the supervisor,
     /// which inherits what was found, and before gate judges its own exec). Once: later
     /// calls do nothing. The multi-call binaries are known by name and argv alone: a link
-    /// to one runs what its argv[0] names, which is judged anyway.
+    /// to one runs what its `argv[0]` names, which is judged anyway.
     pub(crate) fn learn(&mut self) {
         if std::mem::replace(&mut self.learned, true) {
             return;
@@ -219,7 +219,7 @@ struct Call {
     /// Where the file is, from the supervisor (a /proc path in the caller's view).
     file: PathBuf,
     argv_at: u64,
-    /// argv[0]'s pointer, when it was read with the path (0: argv is empty).
+    /// `argv[0]`'s pointer, when it was read with the path (0: argv is empty).
     argv0_at: Option<u64>,
 }
 

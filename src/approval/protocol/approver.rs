@@ -23,7 +23,7 @@ pub enum ApproverMessage {
     /// and `settled` when one closes.
     Watch,
     /// `{"type":"decide","id":"…","decision":…}`: answer an approval request. `id` is
-    /// the broker's short id, or the request's `call_id` (see [`is_short_id`]).
+    /// the broker's short id, or the request's `call_id` (see [`super::is_short_id`]).
     Decide { id: String, decision: Decision },
     /// `{"type":"answer","id":"…","answer":"…"}` or `"declined":true`: answer a question.
     Answer { id: String, answer: Answer },

@@ -202,7 +202,7 @@ pub enum Reads {
     Nothing,
     /// It reads names and metadata, or prints counts, checksums or types: never what a
     /// file holds (`ls`, `stat`, `wc`, `sha256sum`). Unless it is told to read names or
-    /// text from a file ([`Entry::lists`]), when it counts as [`Reads::Contents`].
+    /// text from a file ([`Reading::lists`]), when it counts as [`Reads::Contents`].
     Names,
     /// It prints what files hold, or lines of them (`cat`, `grep`, `sort`, `jq`).
     Contents,

@@ -249,7 +249,7 @@ pub(super) fn lex(text: &str) -> Vec<SimpleCommand> {
     lex_in(text, &mut Budget::default(), 0)
 }
 
-/// [`lex`] with a shared budget; `depth` counts texts read inside other texts. Past
+/// `lex` (a test's entry) with a shared budget; `depth` counts texts read inside other texts. Past
 /// the budget or the depth it sets `budget.exceeded` and returns what it found.
 pub(super) fn lex_in(text: &str, budget: &mut Budget, depth: usize) -> Vec<SimpleCommand> {
     if depth > MAX_NESTED_TEXT || !budget.spend(text.len()) {

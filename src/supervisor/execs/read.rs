@@ -50,9 +50,9 @@ pub(super) fn read_call(req: &libc::seccomp_notif) -> Result<Call, Errno> {
     })
 }
 
-/// The path at `path_at` and, when it came with it, argv[0]'s pointer (`Some(0)`: argv
+/// The path at `path_at` and, when it came with it, `argv[0]`'s pointer (`Some(0)`: argv
 /// is empty), from one read of both where it can be: the path's page and argv's first
-/// pointer. Where the first read falls short, the path is read on, and argv[0] later.
+/// pointer. Where the first read falls short, the path is read on, and `argv[0]` later.
 pub(super) fn read_path_and_argv0(
     pid: u32,
     path_at: u64,
