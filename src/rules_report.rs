@@ -75,8 +75,8 @@ fn rules(s: &Settings) -> Vec<(&'static Kind, &str, Origin)> {
         (&ALLOW, s.policy.allow.iter().collect()),
     ] {
         let mut found = found;
-        // Deny and ask rules are kept in the order they were read; allow rules are
-        // indexed by text, so on one line they are listed by text.
+        // Rules are kept in the order they were read; allow rules on one line are
+        // listed by text (as when they were kept in a hash table, which had no order).
         if matches!(kind.name, "allow" | "unsandboxed") {
             found.sort_by(|a, b| a.0.cmp(b.0));
         }
