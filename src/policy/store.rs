@@ -71,6 +71,17 @@ impl Store {
             *self = other;
             return;
         }
+        if other.rows.len() > self.rows.len() {
+            // The larger store keeps its allocations and takes the smaller one in: a
+            // person's few rules before an imported file's hundreds are then copied,
+            // rather than the hundreds (new memory, which the process must fault in,
+            // before every command). Only the rows' order says which rule comes first;
+            // where a text or a shared part sits does not.
+            let mut larger = other;
+            larger.take_in_front(std::mem::take(self));
+            *self = larger;
+            return;
+        }
         let (text, shared) = (fits(self.text.len()), fits(self.shared.len()));
         self.text.push_str(&other.text);
         self.rows.extend(other.rows.into_iter().map(|row| Row {
@@ -80,6 +91,22 @@ impl Store {
             ..row
         }));
         self.shared.extend(other.shared);
+    }
+
+    /// Put `earlier`'s rules before these, its texts and shared parts after theirs.
+    fn take_in_front(&mut self, earlier: Store) {
+        let (text, shared) = (fits(self.text.len()), fits(self.shared.len()));
+        self.text.push_str(&earlier.text);
+        self.shared.extend(earlier.shared);
+        self.rows.splice(
+            0..0,
+            earlier.rows.into_iter().map(|row| Row {
+                start: row.start + text,
+                end: row.end + text,
+                shared: row.shared + shared,
+                ..row
+            }),
+        );
     }
 
     pub(crate) fn reserve(&mut self, rows: usize) {
@@ -258,5 +285,49 @@ mod tests {
             );
         }
         assert_eq!(one.shared.len(), 1);
+    }
+
+    #[test]
+    fn an_append_keeps_the_order_given_whichever_store_is_larger() {
+        let file: Arc<Path> = Path::new("/c/config.toml").into();
+        let store = |name: &str, n: u32, imported: bool| {
+            let mut store = Store::default();
+            for line in 1..=n {
+                let origin = if imported {
+                    Origin::Imported {
+                        path: file.clone(),
+                        line,
+                        from: ImportedFrom::new(&format!("/h/{name}.json:{line}"), None),
+                    }
+                } else {
+                    Origin::File {
+                        path: file.clone(),
+                        line,
+                    }
+                };
+                store.push(&format!("{name} {line}"), &origin, line % 2 == 0);
+            }
+            store
+        };
+        let rows = |s: &Store| -> Vec<(String, Origin, bool)> {
+            (0..s.len())
+                .map(|i| (s.text(i).to_owned(), s.origin(i), s.mark(i)))
+                .collect()
+        };
+        for (n, m) in [(1, 5), (5, 1), (3, 3), (0, 4), (4, 0), (2, 40)] {
+            let (a, b) = (store("a", n, false), store("b", m, true));
+            let mut expected = rows(&a);
+            expected.extend(rows(&b));
+            let mut appended = a.clone();
+            appended.append(b.clone());
+            assert_eq!(rows(&appended), expected, "{n} rules, then {m}");
+            // A rule added afterwards comes last, and shares the origin before it.
+            appended.push(
+                "later",
+                &expected.last().map_or(Origin::BuiltIn, |r| r.1.clone()),
+                true,
+            );
+            assert_eq!(appended.text(appended.len() - 1), "later");
+        }
     }
 }
