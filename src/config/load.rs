@@ -46,7 +46,60 @@ pub(crate) const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 /// empty) is read, and at most [`MAX_CONFIG_BYTES`] of it, so that no file can make gate
 /// wait (a FIFO with no writer, a terminal) or grow without end (`/dev/zero`).
 pub(super) fn read_optional(path: &Path) -> Result<Option<String>, ConfigError> {
-    use std::io::Read;
+    match open_optional(path)? {
+        Some((file, size)) => read_whole(path, file, size).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// A configuration file that may be absent, parsed: read a piece at a time where it is
+/// larger than a piece and made only of rule lists (see [`super::lists::read_piecewise`]),
+/// whole otherwise. The same layer, and the same errors, as [`read_optional`] and then
+/// [`parse_file`].
+fn read_layer(
+    path: &Path,
+    kind: FileKind,
+    home: Option<&Path>,
+) -> Result<Option<Layer>, ConfigError> {
+    read_layer_checked(path, kind, home, || Ok(()))
+}
+
+/// [`read_layer`], with `check` run once the file is open, before it is read.
+fn read_layer_checked(
+    path: &Path,
+    kind: FileKind,
+    home: Option<&Path>,
+    check: impl FnOnce() -> Result<(), ConfigError>,
+) -> Result<Option<Layer>, ConfigError> {
+    use std::io::Seek;
+
+    let Some((mut file, size)) = open_optional(path)? else {
+        return Ok(None);
+    };
+    check()?;
+    if size as usize > super::lists::PIECE {
+        let cx = super::file::FileCx::new(path, "", kind, home);
+        let max = MAX_CONFIG_BYTES as usize;
+        match super::lists::read_piecewise(&cx, &mut file, size as usize, max) {
+            Ok(Some(layer)) => return Ok(Some(layer)),
+            // From the start, whole, to the TOML parser, which says what is wrong.
+            Ok(None) => file
+                .rewind()
+                .map_err(|e| ConfigError(format!("{}: cannot read it: {e}", path.display())))?,
+            Err(e) => {
+                return Err(ConfigError(format!(
+                    "{}: cannot read it: {e}",
+                    path.display()
+                )));
+            }
+        }
+    }
+    let text = read_whole(path, file, size)?;
+    parse_file(path, &text, kind, home).map(Some)
+}
+
+/// A configuration file opened, with its size; `None` when it is absent.
+fn open_optional(path: &Path) -> Result<Option<(std::fs::File, u64)>, ConfigError> {
     use std::os::unix::fs::OpenOptionsExt;
 
     let error = |problem: String| ConfigError(format!("{}: {problem}", path.display()));
@@ -70,24 +123,31 @@ pub(super) fn read_optional(path: &Path) -> Result<Option<String>, ConfigError> 
     };
     let meta = file.metadata().map_err(cannot_read)?;
     readable_kind(&meta).map_err(error)?;
+    Ok(Some((file, meta.len())))
+}
+
+/// The text of an opened configuration file, at most [`MAX_CONFIG_BYTES`] of it.
+fn read_whole(path: &Path, file: std::fs::File, size: u64) -> Result<String, ConfigError> {
+    use std::io::Read;
+
+    let error = |problem: String| ConfigError(format!("{}: {problem}", path.display()));
+    let cannot_read = |e: io::Error| error(format!("cannot read it: {e}"));
     let too_large = |size: String| {
         error(format!(
             "is larger than 1 MiB ({size}), too large for a configuration file"
         ))
     };
-    if meta.len() > MAX_CONFIG_BYTES {
-        return Err(too_large(format!("{} bytes", meta.len())));
+    if size > MAX_CONFIG_BYTES {
+        return Err(too_large(format!("{size} bytes")));
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
     file.take(MAX_CONFIG_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(cannot_read)?;
     if bytes.len() as u64 > MAX_CONFIG_BYTES {
         return Err(too_large("it grew while it was read".into()));
     }
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|_| error("the file is not valid UTF-8".into()))
+    String::from_utf8(bytes).map_err(|_| error("the file is not valid UTF-8".into()))
 }
 
 /// [`read_optional`], for the other readers of gate's configuration format (a
@@ -215,14 +275,16 @@ fn system_layers(
     home: Option<&Path>,
 ) -> Result<Vec<(PathBuf, Layer)>, ConfigError> {
     let mut layers = Vec::new();
-    match read_optional(&places.file)? {
-        Some(text) => {
-            if !places.candidate_file {
-                check_system_place(&places.file)?;
-            }
-            let layer = parse_file(&places.file, &text, FileKind::System, home)?;
-            layers.push((places.file.clone(), layer));
+    // A candidate (`--system-file`) may be anywhere.
+    let place = || {
+        if places.candidate_file {
+            Ok(())
+        } else {
+            check_system_place(&places.file)
         }
+    };
+    match read_layer_checked(&places.file, FileKind::System, home, place)? {
+        Some(layer) => layers.push((places.file.clone(), layer)),
         None if places.candidate_file => {
             return Err(ConfigError(format!(
                 "--system-file: {}: no such file",
@@ -236,13 +298,12 @@ fn system_layers(
             check_system_place(&path)?;
         }
         // Listed a moment ago: gone now, or a link to nothing, is no policy to skip.
-        let text = read_optional(&path)?.ok_or_else(|| {
+        let layer = read_layer(&path, FileKind::System, home)?.ok_or_else(|| {
             ConfigError(format!(
                 "{}: cannot read it: it vanished or is a link to nothing",
                 path.display()
             ))
         })?;
-        let layer = parse_file(&path, &text, FileKind::System, home)?;
         layers.push((path, layer));
     }
     Ok(layers)
@@ -304,9 +365,9 @@ pub(crate) fn file_layers(
             None => (env.user_config(), None),
         };
         if let Some(path) = path {
-            match read_optional(&path)? {
-                Some(text) => {
-                    layers.push(parse_file(&path, &text, FileKind::User, home.as_deref())?);
+            match read_layer(&path, FileKind::User, home.as_deref())? {
+                Some(layer) => {
+                    layers.push(layer);
                     files.push(path);
                 }
                 None => {
@@ -325,13 +386,14 @@ pub(crate) fn file_layers(
         if required.is_none() {
             if let Some(dir) = crate::xdg::config_home(env.var).map(|d| user_drop_ins(&d)) {
                 for path in drop_ins_in(&dir, false, false)? {
-                    let text = read_optional(&path)?.ok_or_else(|| {
-                        ConfigError(format!(
-                            "{}: cannot read it: it vanished or is a link to nothing",
-                            path.display()
-                        ))
-                    })?;
-                    layers.push(parse_file(&path, &text, FileKind::User, home.as_deref())?);
+                    let layer =
+                        read_layer(&path, FileKind::User, home.as_deref())?.ok_or_else(|| {
+                            ConfigError(format!(
+                                "{}: cannot read it: it vanished or is a link to nothing",
+                                path.display()
+                            ))
+                        })?;
+                    layers.push(layer);
                     files.push(path);
                 }
             }
@@ -339,8 +401,8 @@ pub(crate) fn file_layers(
     }
     // The always-allow file, part of the user's own layer.
     if let Some(path) = always_file_for(args, env) {
-        if let Some(text) = read_optional(&path)? {
-            layers.push(parse_file(&path, &text, FileKind::Always, home.as_deref())?);
+        if let Some(layer) = read_layer(&path, FileKind::Always, home.as_deref())? {
+            layers.push(layer);
             files.push(path);
         }
     }
