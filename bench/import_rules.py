@@ -5,24 +5,35 @@ issue 25's target (at most 0.1 ms more than without it).
     bench/import_rules.py GATE [ROUNDS]          (default 1,000 rounds)
 
 GATE should be a static release build (`cargo build-static` -> target/release/gate).
-Three homes share one user file (level ask, one allow rule, one deny rule: any deny
+Four homes share one user file (level ask, one allow rule, one deny rule: any deny
 rule brings the exec-stage supervisor, so it is on every side):
 
-- `empty`: the user file alone;
+- `none`: the user file alone;
+- `empty`: the user file and what `gate import claude --save` writes for a Claude Code
+  settings file with no shell rule: an imported policy of no rules (the drop-in
+  directory and one small file to read);
 - `imported`: the user file and what `gate import claude --save` writes for a Claude
   Code settings file of 500 shell rules (350 + 50 allow, 50 ask, 50 deny);
 - `comments`: the user file and a file of the same size in the same place made only of
   comments (the imported file, each line commented out): what reading those bytes costs
   before any rule is taken from them.
 
-Each round runs `GATE check -c 'echo hi'` (loading and deciding, no exec) and then
-`GATE -c 'echo hi'` (a run) for each home, in an order that alternates round by round,
-after 200 rounds of warm-up. Medians of wall time (posix_spawn to wait4) and of the
-processes' CPU time (from wait4) are compared with the `empty` home's. hyperfine's
-blocks of one command at a time drifted here by more than the difference being
-measured; interleaving makes a drift of the machine's speed fall on every side alike.
-Run one binary per invocation: alternating two binaries in one run moved the `empty`
-case by tens of microseconds.
+The homes sit in a scratch directory with a short name (`/tmp/gXXXXXXXX/i`), so that
+the imported rules' `from` paths (`HOME/.claude/settings.json:LINE`, most of the file's
+bytes) are about as long as a real home's (`/home/alice`), not the 30-odd bytes longer
+that a default temporary directory made them.
+
+`GATE check -c 'echo hi'` (loading and deciding, no exec) is measured in rounds of its
+own, then `GATE -c 'echo hi'` (a run), each after 200 rounds of warm-up; in each round
+every home runs once, the order turned by one home each round, so that each home
+follows each other equally often. (When checks and runs alternated in one round, the
+check right after a run paid for what the run left exiting: the comments file's figure
+doubled.) Medians of wall time (posix_spawn to wait4) and of the processes' CPU time
+(from wait4) are compared with the `none` home's and with the `empty` one's.
+hyperfine's blocks of one command at a time drifted here by more than the difference
+being measured; interleaving makes a drift of the machine's speed fall on every side
+alike. Run one binary per invocation: alternating two binaries in one run moved the
+baseline by tens of microseconds.
 """
 
 import json
@@ -33,15 +44,18 @@ import sys
 import tempfile
 import time
 
-SIDES = ("empty", "imported", "comments")
+SIDES = ("none", "empty", "imported", "comments")
+# The short names the homes have on disk (see above).
+DIRS = {"none": "n", "empty": "e", "imported": "i", "comments": "c"}
 MODES = ("check", "run")
 
 
-def settings_json(path):
-    allow = [f"Bash(tool{i} run:*)" for i in range(350)]
-    allow += [f"Bash(tool{i} status)" for i in range(50)]
-    ask = [f"Bash(tool{i} push:*)" for i in range(50)]
-    deny = [f"Bash(tool{i} destroy:*)" for i in range(50)]
+def settings_json(path, rules=True):
+    n = 1 if rules else 0
+    allow = [f"Bash(tool{i} run:*)" for i in range(350 * n)]
+    allow += [f"Bash(tool{i} status)" for i in range(50 * n)]
+    ask = [f"Bash(tool{i} push:*)" for i in range(50 * n)]
+    deny = [f"Bash(tool{i} destroy:*)" for i in range(50 * n)]
     with open(path, "w") as f:
         json.dump({"permissions": {"allow": allow, "ask": ask, "deny": deny}}, f, indent=2)
 
@@ -57,28 +71,34 @@ def environment(home):
 
 def set_up(gate, scratch):
     for side in SIDES:
-        base = f"{scratch}/{side}"
+        base = f"{scratch}/{DIRS[side]}"
         for sub in ("config/gate", "state", "home/.claude"):
             os.makedirs(f"{base}/{sub}")
         with open(f"{base}/config/gate/config.toml", "w") as f:
             f.write('level = "ask"\nallow = ["echo hi"]\ndeny = ["never-run-this"]\n')
-    imported = f"{scratch}/imported"
-    settings_json(f"{imported}/home/.claude/settings.json")
-    subprocess.run(
-        [gate, "import", "claude", "--save"],
-        cwd=imported,
-        env=environment(imported),
-        stdout=subprocess.DEVNULL,
-        check=True,
-    )
-    written = f"{imported}/config/gate/config.d/import-claude.toml"
+    for side in ("empty", "imported"):
+        home = f"{scratch}/{DIRS[side]}"
+        settings_json(f"{home}/home/.claude/settings.json", rules=side == "imported")
+        subprocess.run(
+            [gate, "import", "claude", "--save"],
+            cwd=home,
+            env=environment(home),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=True,
+        )
+    written = f"{scratch}/{DIRS['imported']}/config/gate/config.d/import-claude.toml"
     with open(written) as f:
         lines = f.read().splitlines()
     rules = sum(1 for line in lines if "rule = " in line)
-    os.makedirs(f"{scratch}/comments/config/gate/config.d")
-    with open(f"{scratch}/comments/config/gate/config.d/import-claude.toml", "w") as f:
+    comments = f"{scratch}/{DIRS['comments']}/config/gate/config.d"
+    os.makedirs(comments)
+    with open(f"{comments}/import-claude.toml", "w") as f:
         f.write("".join(f"# {line}\n" for line in lines))
-    return rules, os.path.getsize(written)
+    empty = f"{scratch}/{DIRS['empty']}/config/gate/config.d/import-claude.toml"
+    if not os.path.exists(empty):
+        sys.exit("bench/import_rules.py: gate import wrote nothing for the empty settings")
+    return rules, os.path.getsize(written), os.path.getsize(empty)
 
 
 def run_once(argv, env):
@@ -98,34 +118,38 @@ def main():
         sys.exit(__doc__)
     gate = os.path.realpath(sys.argv[1])
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
-    with tempfile.TemporaryDirectory() as scratch:
-        rules, size = set_up(gate, scratch)
-        print(f"imported policy: {rules} rules, {size} bytes", file=sys.stderr)
-        cases = [
-            (mode, side, [gate] + (["check"] if mode == "check" else []) + ["-c", "echo hi"],
-             environment(f"{scratch}/{side}"))
-            for mode in MODES
-            for side in SIDES
-        ]
-        wall = {(m, s): [] for m, s, _, _ in cases}
-        cpu = {(m, s): [] for m, s, _, _ in cases}
-        for _ in range(200):
-            for _, _, argv, env in cases:
-                run_once(argv, env)
-        for i in range(rounds):
-            for mode, side, argv, env in cases if i % 2 == 0 else cases[::-1]:
-                w, c = run_once(argv, env)
-                wall[(mode, side)].append(w)
-                cpu[(mode, side)].append(c)
+    wall, cpu = {}, {}
+    with tempfile.TemporaryDirectory(prefix="g", dir="/tmp") as scratch:
+        rules, size, empty_size = set_up(gate, scratch)
+        print(f"imported policy: {rules} rules, {size} bytes; with no rule: {empty_size} bytes",
+              file=sys.stderr)
+        for mode in MODES:
+            words = ["check"] if mode == "check" else []
+            cases = [
+                (side, [gate] + words + ["-c", "echo hi"],
+                 environment(f"{scratch}/{DIRS[side]}"))
+                for side in SIDES
+            ]
+            for _ in range(200):
+                for _, argv, env in cases:
+                    run_once(argv, env)
+            for i in range(rounds):
+                turn = i % len(cases)
+                for side, argv, env in cases[turn:] + cases[:turn]:
+                    w, c = run_once(argv, env)
+                    wall.setdefault((mode, side), []).append(w)
+                    cpu.setdefault((mode, side), []).append(c)
     median = statistics.median
     for mode in MODES:
         for side in SIDES:
             print(f"{mode:5} {side:8} wall {median(wall[(mode, side)]):8.1f} us"
                   f"  cpu {median(cpu[(mode, side)]):8.1f} us")
-        for side in SIDES[1:]:
-            dw = median(wall[(mode, side)]) - median(wall[(mode, "empty")])
-            dc = median(cpu[(mode, side)]) - median(cpu[(mode, "empty")])
-            print(f"{mode:5} {side} adds {dw:+.1f} us wall, {dc:+.1f} us cpu")
+        for base in ("none", "empty"):
+            for side in SIDES[SIDES.index(base) + 1:]:
+                dw = median(wall[(mode, side)]) - median(wall[(mode, base)])
+                dc = median(cpu[(mode, side)]) - median(cpu[(mode, base)])
+                print(f"{mode:5} {side} adds {dw:+.1f} us wall, {dc:+.1f} us cpu"
+                      f" to {base}")
 
 
 if __name__ == "__main__":
