@@ -46,7 +46,7 @@ pub(crate) const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 /// empty) is read, and at most [`MAX_CONFIG_BYTES`] of it, so that no file can make gate
 /// wait (a FIFO with no writer, a terminal) or grow without end (`/dev/zero`).
 pub(super) fn read_optional(path: &Path) -> Result<Option<String>, ConfigError> {
-    match open_optional(path)? {
+    match open_optional(path, false)? {
         Some((file, size)) => read_whole(path, file, size).map(Some),
         None => Ok(None),
     }
@@ -61,19 +61,21 @@ fn read_layer(
     kind: FileKind,
     home: Option<&Path>,
 ) -> Result<Option<Layer>, ConfigError> {
-    read_layer_checked(path, kind, home, || Ok(()))
+    read_layer_checked(path, kind, home, false, || Ok(()))
 }
 
-/// [`read_layer`], with `check` run once the file is open, before it is read.
+/// [`read_layer`], with `check` run once the file is open, before it is read;
+/// `regular`: a directory's listing said that the file is a regular one.
 fn read_layer_checked(
     path: &Path,
     kind: FileKind,
     home: Option<&Path>,
+    regular: bool,
     check: impl FnOnce() -> Result<(), ConfigError>,
 ) -> Result<Option<Layer>, ConfigError> {
     use std::io::Seek;
 
-    let Some((mut file, size)) = open_optional(path)? else {
+    let Some((mut file, size)) = open_optional(path, regular)? else {
         return Ok(None);
     };
     check()?;
@@ -98,17 +100,21 @@ fn read_layer_checked(
     parse_file(path, &text, kind, home).map(Some)
 }
 
-/// A configuration file opened, with its size; `None` when it is absent.
-fn open_optional(path: &Path) -> Result<Option<(std::fs::File, u64)>, ConfigError> {
+/// A configuration file opened, with its size; `None` when it is absent. `regular`: a
+/// directory's listing said that it is a regular file, which looking at it before
+/// opening it would only say again.
+fn open_optional(path: &Path, regular: bool) -> Result<Option<(std::fs::File, u64)>, ConfigError> {
     use std::os::unix::fs::OpenOptionsExt;
 
     let error = |problem: String| ConfigError(format!("{}: {problem}", path.display()));
     let cannot_read = |e: io::Error| error(format!("cannot read it: {e}"));
     // Look before opening, so that a FIFO or a device is not even opened.
-    match std::fs::metadata(path) {
-        Ok(meta) => readable_kind(&meta).map_err(error)?,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(cannot_read(e)),
+    if !regular {
+        match std::fs::metadata(path) {
+            Ok(meta) => readable_kind(&meta).map_err(error)?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(cannot_read(e)),
+        }
     }
     // Should the path change under gate since, opening still cannot wait (O_NONBLOCK)
     // nor make a terminal gate's own (O_NOCTTY); what was opened is checked again.
@@ -201,13 +207,21 @@ pub(crate) fn is_drop_in(name: &OsStr) -> bool {
 /// The drop-ins in `dir`, in the byte order of their names (`10-base.toml` before
 /// `20-ci.toml` before `ci.toml`). An absent installed directory holds none; a candidate
 /// one must be there.
-fn drop_in_files(dir: &Path, candidate: bool) -> Result<Vec<PathBuf>, ConfigError> {
+fn drop_in_files(dir: &Path, candidate: bool) -> Result<Vec<DropIn>, ConfigError> {
     drop_ins_in(dir, candidate, !candidate)
+}
+
+/// A drop-in found in its directory.
+struct DropIn {
+    path: PathBuf,
+    /// The listing said it is a regular file (not a link, not a FIFO): it need not be
+    /// looked at before it is opened (see [`open_optional`]).
+    regular: bool,
 }
 
 /// The drop-ins in `dir` (see [`drop_in_files`]); `system`: the directory must be one
 /// this user cannot write.
-fn drop_ins_in(dir: &Path, candidate: bool, system: bool) -> Result<Vec<PathBuf>, ConfigError> {
+fn drop_ins_in(dir: &Path, candidate: bool, system: bool) -> Result<Vec<DropIn>, ConfigError> {
     let cannot = |e: io::Error| {
         ConfigError(format!(
             "{}: cannot read the drop-in directory: {e}",
@@ -224,14 +238,23 @@ fn drop_ins_in(dir: &Path, candidate: bool, system: bool) -> Result<Vec<PathBuf>
     }
     let mut names = Vec::new();
     for entry in entries {
-        let name = entry.map_err(cannot)?.file_name();
+        let entry = entry.map_err(cannot)?;
+        let name = entry.file_name();
         if is_drop_in(&name) {
-            names.push(name);
+            // From the listing itself where the file system says (no call of its own).
+            let regular = entry.file_type().is_ok_and(|kind| kind.is_file());
+            names.push((name, regular));
         }
     }
     // On Unix an OsString orders by its bytes.
     names.sort();
-    Ok(names.into_iter().map(|name| dir.join(name)).collect())
+    Ok(names
+        .into_iter()
+        .map(|(name, regular)| DropIn {
+            path: dir.join(name),
+            regular,
+        })
+        .collect())
 }
 
 /// A file of the installed system layer, or its directory, that this user can write is
@@ -283,7 +306,7 @@ fn system_layers(
             check_system_place(&places.file)
         }
     };
-    match read_layer_checked(&places.file, FileKind::System, home, place)? {
+    match read_layer_checked(&places.file, FileKind::System, home, false, place)? {
         Some(layer) => layers.push((places.file.clone(), layer)),
         None if places.candidate_file => {
             return Err(ConfigError(format!(
@@ -293,12 +316,13 @@ fn system_layers(
         }
         None => {}
     }
-    for path in drop_in_files(&places.drop_ins, places.candidate_drop_ins)? {
+    for DropIn { path, regular } in drop_in_files(&places.drop_ins, places.candidate_drop_ins)? {
         if !places.candidate_drop_ins {
             check_system_place(&path)?;
         }
         // Listed a moment ago: gone now, or a link to nothing, is no policy to skip.
-        let layer = read_layer(&path, FileKind::System, home)?.ok_or_else(|| {
+        let read = read_layer_checked(&path, FileKind::System, home, regular, || Ok(()))?;
+        let layer = read.ok_or_else(|| {
             ConfigError(format!(
                 "{}: cannot read it: it vanished or is a link to nothing",
                 path.display()
@@ -385,14 +409,20 @@ pub(crate) fn file_layers(
         // whole user layer.
         if required.is_none() {
             if let Some(dir) = crate::xdg::config_home(env.var).map(|d| user_drop_ins(&d)) {
-                for path in drop_ins_in(&dir, false, false)? {
-                    let layer =
-                        read_layer(&path, FileKind::User, home.as_deref())?.ok_or_else(|| {
-                            ConfigError(format!(
-                                "{}: cannot read it: it vanished or is a link to nothing",
-                                path.display()
-                            ))
-                        })?;
+                for DropIn { path, regular } in drop_ins_in(&dir, false, false)? {
+                    let read = read_layer_checked(
+                        &path,
+                        FileKind::User,
+                        home.as_deref(),
+                        regular,
+                        || Ok(()),
+                    )?;
+                    let layer = read.ok_or_else(|| {
+                        ConfigError(format!(
+                            "{}: cannot read it: it vanished or is a link to nothing",
+                            path.display()
+                        ))
+                    })?;
                     layers.push(layer);
                     files.push(path);
                 }
