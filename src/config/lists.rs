@@ -70,8 +70,10 @@ fn read_in_pieces(
     max: usize,
     length: usize,
 ) -> std::io::Result<Option<Layer>> {
-    // A rule's line holds at least a quote, a quote, a comma and a line feed.
-    let mut reader = Reader::new(size / 4);
+    // Room for a rule on every 48 bytes (what `gate import` writes takes about 90 a
+    // line): a file of shorter lines grows the room once or twice, and a larger
+    // guess would be memory the process maps and unmaps for nothing.
+    let mut reader = Reader::new(size / 48);
     let mut piece = vec![0u8; length];
     let (mut held, mut total) = (0, 0);
     loop {
