@@ -217,31 +217,57 @@ fn written_by_gate(entry: &Map<String, Value>, exe: &str) -> bool {
         && field(entry, "GATE_PID") == field(entry, "_PID")
 }
 
-/// docs/audit.md's whole rule, over entries in journal order: those that pass
-/// [`written_by_gate`], and of those, per process (`_BOOT_ID`, `_PID`), the first, and
-/// after it only an `error` record of the same call (an exec that failed). gate writes
-/// one decision per process and then execs the command, which keeps the pid.
+/// docs/audit.md's whole rule, over entries in journal order. A decision: one that
+/// passes [`written_by_gate`], the first of its process (`_BOOT_ID`, `_PID`), and after
+/// it, of the same call, only an `error` record or a refusal at exec (gate refusing its
+/// own exec): gate writes one decision per process and then execs the command, which
+/// keeps the pid. A refusal at exec by the supervisor: from gate's executable and the
+/// user, of a process that sent only refusals at exec, and of a call a decision kept
+/// above named first, from another process.
 fn gates_records<'e>(entries: &'e [Map<String, Value>], exe: &str) -> Vec<&'e Map<String, Value>> {
+    let process =
+        |e: &Map<String, Value>| (field(e, "_BOOT_ID").unwrap(), field(e, "_PID").unwrap());
+    let at_exec = |e: &Map<String, Value>| field(e, "GATE_DECIDED_BY").as_deref() == Some("exec");
+    // The processes that sent anything but refusals at exec (a supervisor never does).
+    let deciders: std::collections::HashSet<(String, String)> = entries
+        .iter()
+        .filter(|e| field(e, "SYSLOG_IDENTIFIER").as_deref() == Some("gate") && !at_exec(e))
+        .map(process)
+        .collect();
     let mut first: std::collections::HashMap<(String, String), String> = Default::default();
     let mut kept = Vec::new();
-    for entry in entries.iter().filter(|e| written_by_gate(e, exe)) {
-        let process = (
-            field(entry, "_BOOT_ID").unwrap(),
-            field(entry, "_PID").unwrap(),
-        );
+    for entry in entries {
         let call = field(entry, "GATE_CALL_ID").unwrap_or_default();
-        match first.get(&process) {
-            None => {
-                first.insert(process, call);
-                kept.push(entry);
+        if written_by_gate(entry, exe) {
+            match first.get(&process(entry)) {
+                None => {
+                    first.insert(process(entry), call);
+                    kept.push(entry);
+                    continue;
+                }
+                Some(decided)
+                    if *decided == call
+                        && (field(entry, "GATE_DECISION").as_deref() == Some("error")
+                            || at_exec(entry)) =>
+                {
+                    kept.push(entry);
+                    continue;
+                }
+                Some(_) => {}
             }
-            Some(decided)
-                if *decided == call
-                    && field(entry, "GATE_DECISION").as_deref() == Some("error") =>
-            {
-                kept.push(entry)
-            }
-            Some(_) => {}
+        }
+        let supervisor = field(entry, "SYSLOG_IDENTIFIER").as_deref() == Some("gate")
+            && field(entry, "_TRANSPORT").as_deref() == Some("journal")
+            && field(entry, "_EXE").as_deref() == Some(exe)
+            && field(entry, "GATE_UID").is_some()
+            && field(entry, "GATE_UID") == field(entry, "_UID")
+            && at_exec(entry)
+            && !deciders.contains(&process(entry))
+            && first
+                .iter()
+                .any(|(decider, decided)| *decided == call && *decider != process(entry));
+        if supervisor {
+            kept.push(entry);
         }
     }
     kept
@@ -521,6 +547,124 @@ for_each_user! {
         assert_ne!(field(child, "_EXE").as_deref(), Some(exe.as_str()), "{child:#?}");
         assert!(!written_by_gate(child, &exe));
     }
+}
+
+for_each_user! {
+    fn a_refusal_at_exec_reaches_journald_from_the_supervisor(user) needs root because "it starts systemd-journald in a mount namespace of its own" {
+        use std::os::unix::fs::PermissionsExt;
+        let journald = Journald::start(false);
+        let env = TestEnv::new();
+        let victim = env.work.join("victim");
+        fs::write(&victim, "").unwrap();
+        let script = env.work.join("remove.sh");
+        fs::write(&script, "#!/bin/sh\nrm -f victim\n").unwrap();
+        fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+        let gate = |deny: bool, args: &[&str]| {
+            let mut gate = env
+                .gate()
+                .user(user)
+                .within(journald.enter(&env))
+                .env("GATE_AUDIT_JOURNAL", "on")
+                .args(["--no-config", "--level", "full"]);
+            if deny {
+                gate = gate.args(["--deny", "rm"]);
+            }
+            gate.args(args).run()
+        };
+        // The command text names no denied program; the script's `rm` is refused at
+        // exec, by the supervisor.
+        let out = gate(true, &["-c", "./remove.sh"]);
+        assert_ne!(out.code(), Some(0), "{}", out.report());
+        assert!(victim.exists(), "BYPASS: the script removed the victim\n{}", out.report());
+        let records = audit_records(&env.default_audit_log());
+        assert_eq!(records.len(), 2, "{records:#?}\n{}", out.report());
+        let (decision, refusal) = (&records[0], &records[1]);
+        assert_eq!(refusal["decided_by"], "exec", "{refusal:#?}");
+        let call = decision["call_id"].as_str().unwrap().to_owned();
+        assert_eq!(refusal["call_id"], call.as_str());
+        let entries = journald.wait_for(&[format!("GATE_CALL_ID={call}")], 2);
+        assert_eq!(entries.len(), 2, "{entries:#?}");
+        let exec = entries
+            .iter()
+            .find(|e| field(e, "GATE_DECIDED_BY").as_deref() == Some("exec"))
+            .unwrap_or_else(|| panic!("no refusal at exec in {entries:#?}"));
+        // Every field of the JSONL record, under its GATE_ name.
+        let Value::Object(refusal) = refusal else { panic!("{refusal}") };
+        for (key, value) in refusal {
+            let name = journal::field_name(key);
+            assert_eq!(field(exec, &name), as_field(value), "{name} in {exec:#?}");
+        }
+        // Sent by the supervisor: gate's executable, the user, a pid of its own (not
+        // gate's, which the command kept, nor the refused process's).
+        let exe = gate_exe(user);
+        assert_eq!(field(exec, "_EXE").as_deref(), Some(exe.as_str()), "{exec:#?}");
+        assert_eq!(field(exec, "_UID").unwrap(), uid_of(user).to_string());
+        assert_ne!(field(exec, "_PID").unwrap(), out.pid.to_string());
+        assert_ne!(field(exec, "_PID"), field(exec, "GATE_PID"));
+        assert_eq!(field(exec, "PRIORITY").unwrap(), "5");
+        let kept = gates_records(&entries, &exe);
+        assert_eq!(kept.len(), 2, "the rule keeps the decision and the refusal: {entries:#?}");
+
+        // The model: a later command sends refusals at exec of the first run's call:
+        // from itself (the process gate was, which journald may still describe as gate)
+        // and from a child. Neither is gate's by the rule.
+        let written = |e: &Map<String, Value>| -> Vec<(String, Vec<u8>)> {
+            e.iter()
+                .filter(|(k, _)| !k.starts_with('_'))
+                .map(|(k, v)| (k.clone(), bytes(v)))
+                .collect()
+        };
+        let forge = |call: &str| {
+            let mut fields = written(exec);
+            for (name, value) in &mut fields {
+                if name == "GATE_CALL_ID" {
+                    *value = call.as_bytes().to_vec();
+                }
+            }
+            let message = journal::native(&fields);
+            message.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        };
+        let python_script = "import os, socket, sys\n\
+                      def send(message):\n\
+                      \x20   message = bytes.fromhex(message)\n\
+                      \x20   s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n\
+                      \x20   s.sendto(message, '/run/systemd/journal/socket')\n\
+                      send(sys.argv[1])\n\
+                      child = os.fork()\n\
+                      if child == 0:\n\
+                      \x20   send(sys.argv[2])\n\
+                      \x20   os._exit(0)\n\
+                      os.waitpid(child, 0)\n";
+        let python = python3().display().to_string();
+        let forged = forge(&call);
+        let out = gate(false, &["--", &python, "-c", python_script, &forged, &forged]);
+        out.assert_code(0);
+        let all = journald.wait_for(&["SYSLOG_IDENTIFIER=gate".to_owned()], 5);
+        assert_eq!(all.len(), 5, "{all:#?}");
+        // Control: both forgeries arrived, as refusals at exec of a call gate made, with
+        // every field the supervisor's has.
+        let forged: Vec<&Map<String, Value>> = all
+            .iter()
+            .filter(|e| at_exec_of(e) && field(e, "_PID") != field(exec, "_PID"))
+            .collect();
+        assert_eq!(forged.len(), 2, "{all:#?}");
+        for f in &forged {
+            assert_eq!(written(f), written(exec), "{f:#?}");
+        }
+        // Which check caught which: the command's own came from a process that sent a
+        // decision (its own, of another call); the child's, from a program not gate.
+        assert_eq!(field(forged[0], "_PID").unwrap(), out.pid.to_string());
+        assert_ne!(field(forged[1], "_EXE").as_deref(), Some(exe.as_str()));
+        let kept = gates_records(&all, &exe);
+        let kept_pids: Vec<Option<String>> = kept.iter().map(|e| field(e, "_PID")).collect();
+        assert_eq!(kept.len(), 3, "the two decisions and the supervisor's refusal: {kept_pids:?} of {all:#?}");
+        assert!(kept.iter().all(|e| forged.iter().all(|f| !std::ptr::eq(*e, *f))), "{kept:#?}");
+    }
+}
+
+/// Whether the entry is a refusal at exec.
+fn at_exec_of(entry: &Map<String, Value>) -> bool {
+    field(entry, "GATE_DECIDED_BY").as_deref() == Some("exec")
 }
 
 for_each_user! {

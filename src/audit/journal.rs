@@ -291,6 +291,43 @@ impl SystemLog {
         self.kind
     }
 
+    /// Another handle on the same connected socket, for gate's supervisor, which records
+    /// the execs it refuses: not primed (journald has not read who holds it).
+    pub fn try_clone(&self) -> io::Result<SystemLog> {
+        Ok(SystemLog {
+            socket: self.socket.try_clone()?,
+            kind: self.kind,
+            path: self.path.clone(),
+            primed: std::cell::Cell::new(None),
+        })
+    }
+
+    /// The path the socket was connected to.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The socket, to hand over ([`SystemLog::handed_over`] on the other side).
+    pub fn socket(&self) -> std::os::fd::BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        self.socket.as_fd()
+    }
+
+    /// A system log of `kind` on a socket another process connected and handed over
+    /// (gate's, to its supervisor): named by the socket's usual path in messages.
+    pub fn handed_over(socket: OwnedFd, kind: Kind) -> SystemLog {
+        let path = match kind {
+            Kind::Journal => JOURNAL_SOCKET,
+            Kind::Syslog => SYSLOG_SOCKET,
+        };
+        SystemLog {
+            socket,
+            kind,
+            path: PathBuf::from(path),
+            primed: std::cell::Cell::new(None),
+        }
+    }
+
     /// Have journald read who gate is now, before the record: send [`PRIMING`] and an
     /// empty datagram. journald reads the sender's `/proc` files (`_EXE`, `_COMM`,
     /// `_CMDLINE`, ...) for the first, keeps them for that pid for a second, and ignores

@@ -162,12 +162,30 @@ impl Trail<'_> {
     /// with the same ids. `None` when the log is off or was never opened.
     pub(super) fn supervisor_audit(&self) -> Result<Option<crate::supervisor::Audit>, String> {
         let file = self.file.borrow();
-        let (Some((path, file)), Some(call_id)) = (file.as_ref(), self.call_id.get()) else {
+        let system = self.system.borrow();
+        let Some(call_id) = self.call_id.get() else {
             return Ok(None);
         };
-        let file = file.try_clone().map_err(|err| audit_error(path, &err))?;
+        if file.is_none() && system.is_none() {
+            return Ok(None);
+        }
+        let file = match file.as_ref() {
+            Some((path, file)) => Some(file.try_clone().map_err(|err| audit_error(path, &err))?),
+            None => None,
+        };
+        let journal = match system.as_ref() {
+            Some(log) => Some(log.try_clone().map_err(|err| {
+                crate::audit::journal::SendError {
+                    path: log.path().to_owned(),
+                    error: err,
+                }
+                .to_string()
+            })?),
+            None => None,
+        };
         Ok(Some(crate::supervisor::Audit {
             file,
+            journal,
             call_id: call_id.clone(),
             session_id: session::session_id(self.settings.session.as_deref()),
             level: self.settings.policy.level.as_str(),

@@ -203,12 +203,31 @@ fn is_kind(meta: &FileStat, kind: SFlag) -> bool {
     SFlag::from_bits_truncate(meta.st_mode) & SFlag::S_IFMT == kind
 }
 
-/// Where a refusal is recorded: the run's audit log and its ids.
+/// Where a refusal is recorded: the run's audit log and system log, each where the run
+/// has one, and its ids.
 pub(super) struct Record {
-    pub(crate) file: std::fs::File,
+    pub(crate) file: Option<std::fs::File>,
+    pub(crate) journal: Option<crate::audit::journal::SystemLog>,
     pub(crate) call_id: String,
     pub(crate) session_id: String,
     pub(crate) level: String,
+}
+
+impl Record {
+    /// The record of a refusal, to the audit log and the system log, each where there is
+    /// one. What cannot be written is dropped: the refusal stands, and was told.
+    fn write(&mut self, pid: u32, refusal: &Refusal, message: &str) {
+        let record = encode(self, pid, refusal, message, SystemTime::now());
+        let mut line = serde_json::to_vec(&serde_json::Value::Object(record.clone()))
+            .expect("a JSON map always encodes");
+        line.push(b'\n');
+        if let Some(file) = &mut self.file {
+            let _ = crate::audit::write(file, &line);
+        }
+        if let Some(journal) = &self.journal {
+            let _ = journal.send(&record, &line, u64::from(pid));
+        }
+    }
 }
 
 /// What the caller asks the kernel to run.
@@ -339,16 +358,14 @@ impl Execs {
         };
         let line = message(&refusal)?;
         if let Some(audit) = audit {
-            if let Ok(file) = audit.file.try_clone() {
-                let mut record = Record {
-                    file,
-                    call_id: audit.call_id.clone(),
-                    session_id: audit.session_id.clone(),
-                    level: audit.level.to_owned(),
-                };
-                let encoded = encode(&record, pid, &refusal, &line, SystemTime::now());
-                let _ = crate::audit::write(&mut record.file, &encoded);
-            }
+            let mut record = Record {
+                file: audit.file.as_ref().and_then(|f| f.try_clone().ok()),
+                journal: audit.journal.as_ref().and_then(|j| j.try_clone().ok()),
+                call_id: audit.call_id.clone(),
+                session_id: audit.session_id.clone(),
+                level: audit.level.to_owned(),
+            };
+            record.write(pid, &refusal, &line);
         }
         Some(line)
     }
@@ -500,8 +517,7 @@ impl Execs {
         };
         tell(pid, &line);
         if let Some(record) = record {
-            let line = encode(record, pid, refusal, &line, SystemTime::now());
-            let _ = crate::audit::write(&mut record.file, &line);
+            record.write(pid, refusal, &line);
         }
     }
 }

@@ -168,11 +168,12 @@ impl Bound {
     }
 }
 
-/// Where the supervisor records: the run's audit log (a descriptor of its own) and the
-/// run's ids.
+/// Where the supervisor records: the run's audit log and system log (each a descriptor
+/// of its own, where the run has one) and the run's ids.
 #[derive(Debug)]
 pub(crate) struct Audit {
-    pub(crate) file: std::fs::File,
+    pub(crate) file: Option<std::fs::File>,
+    pub(crate) journal: Option<crate::audit::journal::SystemLog>,
     pub(crate) call_id: String,
     pub(crate) session_id: String,
     pub(crate) level: &'static str,
@@ -292,7 +293,16 @@ impl Supervisor {
         let mut fds = Vec::new();
         fds.extend(listener.as_ref().map(|l| l.as_raw_fd()));
         if let Some(audit) = &audit {
-            fds.push(audit.file.as_raw_fd());
+            // Which of the two logs come, before the ids.
+            use crate::audit::journal::Kind;
+            message.push(if audit.file.is_some() { b'F' } else { b'-' });
+            message.push(match audit.journal.as_ref().map(|j| j.kind()) {
+                Some(Kind::Journal) => b'J',
+                Some(Kind::Syslog) => b'S',
+                None => b'-',
+            });
+            fds.extend(audit.file.as_ref().map(|f| f.as_raw_fd()));
+            fds.extend(audit.journal.as_ref().map(|j| j.socket().as_raw_fd()));
             message.extend(
                 format!("\0{}\0{}\0{}", audit.call_id, audit.session_id, audit.level).into_bytes(),
             );

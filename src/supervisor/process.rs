@@ -60,10 +60,14 @@ pub(super) fn supervise(channel: OwnedFd, pidfd: OwnedFd, work: Work, inherited:
     }
     let mut record = None;
     let mut connects = None;
-    if let Some(audit) = &audit {
+    let mut audit = audit;
+    if let Some(audit) = &mut audit {
         if execs.is_some() {
-            record = audit.file.try_clone().ok().map(|file| execs::Record {
-                file,
+            record = Some(execs::Record {
+                file: audit.file.as_ref().and_then(|f| f.try_clone().ok()),
+                // The system log records refused execs only (not the proxy's
+                // connections), so the handle goes to them.
+                journal: audit.journal.take(),
                 call_id: audit.call_id.clone(),
                 session_id: audit.session_id.clone(),
                 level: audit.level.clone(),
@@ -72,10 +76,12 @@ pub(super) fn supervise(channel: OwnedFd, pidfd: OwnedFd, work: Work, inherited:
     }
     let mut proxied = None;
     if let (Some(bound), Some(admission)) = (proxy, admission) {
-        let proxy_audit = audit.map(|a| netproxy::Audit {
-            file: a.file,
-            call_id: a.call_id,
-            session_id: a.session_id,
+        let proxy_audit = audit.and_then(|a| {
+            Some(netproxy::Audit {
+                file: a.file?,
+                call_id: a.call_id,
+                session_id: a.session_id,
+            })
         });
         let Bound { proxy, addr, .. } = bound;
         if std::thread::Builder::new()
@@ -238,7 +244,8 @@ pub(super) fn ranges(fds: impl Iterator<Item = RawFd>) -> Vec<(RawFd, RawFd)> {
 
 /// What the hand-over brings: the audit log and its ids.
 pub(super) struct Received {
-    file: std::fs::File,
+    file: Option<std::fs::File>,
+    journal: Option<crate::audit::journal::SystemLog>,
     call_id: String,
     session_id: String,
     level: String,
@@ -280,7 +287,7 @@ pub(super) fn receive_listener(channel: &OwnedFd, pidfd: &OwnedFd) -> Option<Han
     }
     let mut message = [0u8; 512];
     let mut iov = [io::IoSliceMut::new(&mut message)];
-    let mut space = nix::cmsg_space!([RawFd; 3]);
+    let mut space = nix::cmsg_space!([RawFd; 4]);
     let msg = recvmsg::<()>(
         channel.as_raw_fd(),
         &mut iov,
@@ -310,13 +317,27 @@ pub(super) fn receive_listener(channel: &OwnedFd, pidfd: &OwnedFd) -> Option<Han
     let audit = match has_audit {
         b'-' => None,
         b'A' => {
-            let mut parts = ids[3..].split(|&b| b == 0).skip(1);
+            let mut parts = ids[3..].split(|&b| b == 0);
+            // Which logs come (their descriptors in this order), then the ids.
+            let file = match parts.next()? {
+                [b'F', _] => Some(std::fs::File::from(fds.next()?)),
+                [b'-', _] => None,
+                _ => return None,
+            };
+            use crate::audit::journal::{Kind, SystemLog};
+            let journal = match ids.get(4)? {
+                b'J' => Some(SystemLog::handed_over(fds.next()?, Kind::Journal)),
+                b'S' => Some(SystemLog::handed_over(fds.next()?, Kind::Syslog)),
+                b'-' => None,
+                _ => return None,
+            };
             let mut text = || String::from_utf8(parts.next()?.to_vec()).ok();
             let call_id = text()?;
             let session_id = text()?;
             let level = text()?;
             Some(Received {
-                file: std::fs::File::from(fds.next()?),
+                file,
+                journal,
                 call_id,
                 session_id,
                 level,

@@ -147,14 +147,15 @@ pub(super) fn descriptor_of(pid: u32, fd: i32) -> Option<OwnedFd> {
     descriptor_from(&pidfd, fd).ok()
 }
 
-/// The audit record of a refused exec.
+/// The audit record of a refused exec, as the JSON object the audit log's line and the
+/// system log's fields are made from.
 pub(super) fn encode(
     record: &Record,
     pid: u32,
     refusal: &Refusal,
     message: &str,
     now: SystemTime,
-) -> Vec<u8> {
+) -> Map<String, Value> {
     let mut o = Map::new();
     o.insert("time".into(), json!(crate::audit::rfc3339(now)));
     o.insert("call_id".into(), json!(record.call_id));
@@ -187,7 +188,5 @@ pub(super) fn encode(
     o.insert("rule".into(), json!(rule));
     o.insert("rule_origin".into(), json!(origin));
     o.insert("message".into(), json!(message));
-    let mut line = serde_json::to_vec(&Value::Object(o)).expect("a JSON map always encodes");
-    line.push(b'\n');
-    line
+    o
 }
