@@ -273,6 +273,31 @@ fn gates_records<'e>(entries: &'e [Map<String, Value>], exe: &str) -> Vec<&'e Ma
     kept
 }
 
+/// The model, as a command gate runs: it sends each message given (hex; `@PID@`
+/// becomes its own pid) to journald's socket from itself, and the last one from a child
+/// it forks.
+const FORGER: &str = "import os, socket, sys\n\
+                      def send(message):\n\
+                      \x20   message = bytes.fromhex(message).replace(b'@PID@', str(os.getpid()).encode())\n\
+                      \x20   s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n\
+                      \x20   s.sendto(message, '/run/systemd/journal/socket')\n\
+                      for message in sys.argv[1:-1]:\n\
+                      \x20   send(message)\n\
+                      child = os.fork()\n\
+                      if child == 0:\n\
+                      \x20   send(sys.argv[-1])\n\
+                      \x20   os._exit(0)\n\
+                      os.waitpid(child, 0)\n";
+
+/// The fields a sender writes (journald's own, starting with `_`, left out).
+fn written(entry: &Map<String, Value>) -> Vec<(String, Vec<u8>)> {
+    entry
+        .iter()
+        .filter(|(k, _)| !k.starts_with('_'))
+        .map(|(k, v)| (k.clone(), bytes(v)))
+        .collect()
+}
+
 /// The only JSONL record in `env`'s log.
 #[track_caller]
 fn only_record(env: &TestEnv) -> Map<String, Value> {
@@ -451,12 +476,6 @@ for_each_user! {
         // command itself; (2) a new decision naming the command's own pid (`@PID@`),
         // from the command itself, which is the process gate was; (3) the same from a
         // child of the command.
-        let written = |e: &Map<String, Value>| -> Vec<(String, Vec<u8>)> {
-            e.iter()
-                .filter(|(k, _)| !k.starts_with('_'))
-                .map(|(k, v)| (k.clone(), bytes(v)))
-                .collect()
-        };
         let exe = gate_exe(user);
         let forge = |call: Option<&str>, pid: Option<&str>| {
             let mut fields = written(&genuine);
@@ -479,23 +498,12 @@ for_each_user! {
             let message = journal::native(&fields);
             message.iter().map(|b| format!("{b:02x}")).collect::<String>()
         };
-        let script = "import os, socket, sys\n\
-                      def send(message):\n\
-                      \x20   message = bytes.fromhex(message).replace(b'@PID@', str(os.getpid()).encode())\n\
-                      \x20   s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n\
-                      \x20   s.sendto(message, '/run/systemd/journal/socket')\n\
-                      send(sys.argv[1])\n\
-                      send(sys.argv[2])\n\
-                      child = os.fork()\n\
-                      if child == 0:\n\
-                      \x20   send(sys.argv[3])\n\
-                      \x20   os._exit(0)\n\
-                      os.waitpid(child, 0)\n";
+
         let python = python3().display().to_string();
         let copied = forge(None, None);
         let own = forge(Some("f0f0f0f0f0f0f0f2"), Some("@PID@"));
         let child = forge(Some("f0f0f0f0f0f0f0f3"), Some("@PID@"));
-        gate(&["--", &python, "-c", script, &copied, &own, &child]).assert_code(0);
+        gate(&["--", &python, "-c", FORGER, &copied, &own, &child]).assert_code(0);
         // The two genuine records (the second: the command that forged) and three
         // forged ones.
         journald.wait_for(&["SYSLOG_IDENTIFIER=gate".to_owned()], 5);
@@ -608,12 +616,6 @@ for_each_user! {
         // The model: a later command sends refusals at exec of the first run's call:
         // from itself (the process gate was, which journald may still describe as gate)
         // and from a child. Neither is gate's by the rule.
-        let written = |e: &Map<String, Value>| -> Vec<(String, Vec<u8>)> {
-            e.iter()
-                .filter(|(k, _)| !k.starts_with('_'))
-                .map(|(k, v)| (k.clone(), bytes(v)))
-                .collect()
-        };
         let forge = |call: &str| {
             let mut fields = written(exec);
             for (name, value) in &mut fields {
@@ -624,20 +626,10 @@ for_each_user! {
             let message = journal::native(&fields);
             message.iter().map(|b| format!("{b:02x}")).collect::<String>()
         };
-        let python_script = "import os, socket, sys\n\
-                      def send(message):\n\
-                      \x20   message = bytes.fromhex(message)\n\
-                      \x20   s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n\
-                      \x20   s.sendto(message, '/run/systemd/journal/socket')\n\
-                      send(sys.argv[1])\n\
-                      child = os.fork()\n\
-                      if child == 0:\n\
-                      \x20   send(sys.argv[2])\n\
-                      \x20   os._exit(0)\n\
-                      os.waitpid(child, 0)\n";
+
         let python = python3().display().to_string();
         let forged = forge(&call);
-        let out = gate(false, &["--", &python, "-c", python_script, &forged, &forged]);
+        let out = gate(false, &["--", &python, "-c", FORGER, &forged, &forged]);
         out.assert_code(0);
         let all = journald.wait_for(&["SYSLOG_IDENTIFIER=gate".to_owned()], 5);
         assert_eq!(all.len(), 5, "{all:#?}");
