@@ -588,6 +588,7 @@ for_each_user! {
         assert_eq!(records.len(), 2, "{records:#?}\n{}", out.report());
         let (decision, refusal) = (&records[0], &records[1]);
         assert_eq!(refusal["decided_by"], "exec", "{refusal:#?}");
+        assert_eq!(refusal["host"], decision["host"], "{refusal:#?}");
         let call = decision["call_id"].as_str().unwrap().to_owned();
         assert_eq!(refusal["call_id"], call.as_str());
         let entries = journald.wait_for(&[format!("GATE_CALL_ID={call}")], 2);

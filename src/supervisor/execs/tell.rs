@@ -162,6 +162,7 @@ pub(super) fn encode(
     o.insert("session_id".into(), json!(record.session_id));
     o.insert("pid".into(), json!(pid));
     o.insert("uid".into(), json!(nix::unistd::getuid().as_raw()));
+    o.insert("host".into(), json!(crate::audit::host_name()));
     o.insert("level".into(), json!(record.level));
     o.insert("kind".into(), json!("exec"));
     let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
