@@ -2,7 +2,7 @@
 """What the system journal adds to a command: gate with `audit.journal = "on"` against
 the same gate with the JSONL log alone, interleaved.
 
-    bench/journal.py GATE [ROUNDS]          (default 2,000 rounds; run as root)
+    bench/journal.py [--pin] GATE [ROUNDS]          (default 2,000 rounds; run as root)
 
 GATE should be a static release build (`cargo build-static` -> target/release/gate).
 Each round runs, in an order that alternates, `GATE --no-config --level full --
@@ -15,6 +15,10 @@ journald is the real one: the script starts /lib/systemd/systemd-journald itself
 tests/journal.rs does, in a mount namespace of its own with empty /run/systemd and
 /run/log (it re-executes itself under `unshare --mount`), so the machine's own journal,
 if any, is neither used nor filled. Root is needed for that.
+
+With `--pin`, journald runs on CPU 1 and the gates on CPU 0, as on a machine where
+journald finds a CPU of its own (here the kernel otherwise wakes it on gate's: a unix
+socket's reader is woken as a synchronous wakeup).
 """
 
 import os
@@ -57,6 +61,8 @@ def run(argv, env):
 
 def main():
     args = sys.argv[1:]
+    pin = "--pin" in args
+    args = [a for a in args if a != "--pin"]
     if args[:1] != ["--inside"]:
         if os.geteuid() != 0:
             sys.exit("bench/journal.py: run it as root (it starts its own journald)")
@@ -64,10 +70,14 @@ def main():
             sys.exit(__doc__.strip().splitlines()[3].strip())
         unshare = shutil.which("unshare") or sys.exit("bench/journal.py: needs unshare")
         os.execv(unshare, [unshare, "--mount", "--propagation", "private", "--",
-                           sys.executable, os.path.abspath(__file__), "--inside"] + args)
+                           sys.executable, os.path.abspath(__file__), "--inside"]
+                 + (["--pin"] if pin else []) + args)
     gate = os.path.abspath(args[1])
     rounds = int(args[2]) if len(args) == 3 else 2000
     journald = inside()
+    if pin:
+        os.sched_setaffinity(journald.pid, {1})
+        os.sched_setaffinity(0, {0})
     state = tempfile.mkdtemp(prefix="gate-bench-journal-")
     try:
         base = {"PATH": "/usr/bin:/bin", "XDG_STATE_HOME": state,
